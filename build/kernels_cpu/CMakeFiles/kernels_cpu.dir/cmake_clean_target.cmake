@@ -1,0 +1,3 @@
+file(REMOVE_RECURSE
+  "libkernels_cpu.a"
+)

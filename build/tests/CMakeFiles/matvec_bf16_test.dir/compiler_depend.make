@@ -1,0 +1,2 @@
+# Empty compiler generated dependencies file for matvec_bf16_test.
+# This may be replaced when dependencies are built.

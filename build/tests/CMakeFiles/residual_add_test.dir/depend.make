@@ -1,0 +1,2 @@
+# Empty dependencies file for residual_add_test.
+# This may be replaced when dependencies are built.

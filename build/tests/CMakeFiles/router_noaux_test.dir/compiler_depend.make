@@ -1,0 +1,2 @@
+# Empty compiler generated dependencies file for router_noaux_test.
+# This may be replaced when dependencies are built.

@@ -1,0 +1,2 @@
+# Empty dependencies file for router_topk_test.
+# This may be replaced when dependencies are built.

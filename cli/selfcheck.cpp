@@ -1,0 +1,57 @@
+#include "selfcheck.h"
+
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+#include "core/check.h"
+#include "op_registry.h"
+
+namespace moe {
+namespace {
+
+std::set<std::string> split_list(const std::string& s) {
+  std::set<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.insert(item);
+  return out;
+}
+
+}  // namespace
+
+int run_selfcheck(const SelfcheckOptions& opt) {
+  const std::set<std::string> wanted = split_list(opt.ops);
+  std::set<std::string> known;
+  for (const OpInfo& op : op_registry()) known.insert(op.stem);
+  for (const std::string& w : wanted)
+    MOE_CHECK(known.count(w), "selfcheck: unknown op '" << w << "' (see `moeoracle ops`)");
+
+  std::printf("Three-way agreement: f32 tier (engine order) and fast tier against the f64 truth.\n");
+  std::printf("'budget' is the worst |error| / bound over all elements (bounds from error analysis, <= 100%% passes).\n");
+  std::printf("seed %llu\n\n", (unsigned long long)opt.seed);
+  std::printf("%-17s %-28s %10s %10s %10s %10s %8s  %s\n", "op", "shape", "ref32 bud", "fast bud", "truth ms",
+              "fast ms", "speedup", "verdict");
+  int cases = 0, failed = 0;
+  std::vector<std::string> evidence;
+  for (const OpInfo& op : op_registry()) {
+    if (!wanted.empty() && !wanted.count(op.stem)) continue;
+    const auto results = op.check(opt.seed, opt.remainders ? CheckScope::All : CheckScope::Real);
+    for (const CheckResult& r : results) {
+      ++cases;
+      const bool ok = r.pass();
+      failed += !ok;
+      const double speedup = r.fast.seconds > 0 ? r.truth_seconds / r.fast.seconds : 0.0;
+      std::printf("%-17s %-28.28s %9.1f%% %9.1f%% %10.3f %10.3f %7.1fx  %s\n", r.op.c_str(), r.shape.c_str(),
+                  100 * r.ref32.worst_ratio, 100 * r.fast.worst_ratio, 1e3 * r.truth_seconds, 1e3 * r.fast.seconds,
+                  speedup, ok ? "ok" : "FAIL");
+      if (!r.ref32.pass()) evidence.push_back(describe(r, r.ref32));
+      if (!r.fast.pass()) evidence.push_back(describe(r, r.fast));
+    }
+  }
+  for (const std::string& e : evidence) std::printf("FAIL %s\n", e.c_str());
+  std::printf("\n%d passed, %d failed\n", cases - failed, failed);
+  return failed ? 1 : 0;
+}
+
+}  // namespace moe

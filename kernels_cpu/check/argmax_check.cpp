@@ -1,0 +1,1 @@
+#include "ops/argmax.h"

@@ -1,0 +1,1 @@
+#include "ops/matvec_bf16.h"

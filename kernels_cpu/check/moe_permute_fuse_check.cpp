@@ -1,0 +1,1 @@
+#include "ops/moe_permute_fuse.h"

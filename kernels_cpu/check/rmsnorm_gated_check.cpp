@@ -1,0 +1,1 @@
+#include "ops/rmsnorm_gated.h"

@@ -1,0 +1,2 @@
+// argmax: placeholder until implemented
+#pragma once

@@ -1,0 +1,2 @@
+// attention: placeholder until implemented
+#pragma once

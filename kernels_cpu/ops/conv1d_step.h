@@ -1,0 +1,2 @@
+// conv1d_step: placeholder until implemented
+#pragma once

@@ -1,0 +1,1 @@
+#include "ops/conv1d_step.h"

@@ -1,0 +1,2 @@
+// decay_beta: placeholder until implemented
+#pragma once

@@ -1,0 +1,2 @@
+// delta_net: placeholder until implemented
+#pragma once

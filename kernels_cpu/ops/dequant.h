@@ -1,0 +1,2 @@
+// dequant: placeholder until implemented
+#pragma once

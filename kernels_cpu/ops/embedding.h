@@ -1,0 +1,2 @@
+// embedding: placeholder until implemented
+#pragma once

@@ -1,0 +1,1 @@
+#include "ops/expert_buckets.h"

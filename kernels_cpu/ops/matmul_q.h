@@ -1,0 +1,2 @@
+// matmul_q: placeholder until implemented
+#pragma once

@@ -1,0 +1,1 @@
+#include "ops/matmul_q.h"

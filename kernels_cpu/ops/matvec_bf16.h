@@ -1,0 +1,2 @@
+// matvec_bf16: placeholder until implemented
+#pragma once

@@ -1,0 +1,38 @@
+// matvec_q: quantized matrix-vector product y = W x (spec/ops.md §4).
+//
+// Shape contract:
+//   W  QuantMatrix [rows, cols], bits 2/4/8, group_size G (64 in every checkpoint)
+//   x  [cols] f32
+//   y  [rows] f32 (must not alias x)
+//   y[r] = sum_c (q[r][c] * s[r][c/G] + b[r][c/G]) * x[c]
+// f32 tier order (spec/ops.md §4.2, CPU-C/CPU-R bit-exact): per row, groups ascending, words
+// ascending, values low bits first: t = fma(q, s, b) (exact: q*s is exact), acc = fma(t, x, acc).
+#pragma once
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/check_util.h"
+#include "core/quant.h"
+
+namespace moe {
+
+struct MatvecQParams {
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int bits = 4;
+  int group_size = 64;
+  template <class F>
+  void visit(F&& f) const {
+    f("rows", rows), f("cols", cols), f("bits", bits), f("group_size", group_size);
+  }
+};
+
+template <class Acc>
+void matvec_q_ref(const MatvecQParams& p, const QuantMatrix& W, std::span<const float> x, std::span<float> y);
+void matvec_q_fast(const MatvecQParams& p, const QuantMatrix& W, std::span<const float> x, std::span<float> y);
+std::vector<CheckResult> matvec_q_check(uint64_t seed, CheckScope scope);
+
+void matvec_q_validate(const MatvecQParams& p, const QuantMatrix& W, std::span<const float> x, std::span<float> y);
+
+}  // namespace moe

@@ -1,0 +1,2 @@
+// moe_combine: placeholder until implemented
+#pragma once

@@ -1,0 +1,1 @@
+#include "ops/moe_combine.h"

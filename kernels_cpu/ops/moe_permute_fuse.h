@@ -1,0 +1,2 @@
+// moe_permute_fuse: placeholder until implemented
+#pragma once

@@ -1,0 +1,2 @@
+// qk_norm: placeholder until implemented
+#pragma once

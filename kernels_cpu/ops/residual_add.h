@@ -1,0 +1,2 @@
+// residual_add: placeholder until implemented
+#pragma once

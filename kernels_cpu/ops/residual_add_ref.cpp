@@ -1,0 +1,1 @@
+#include "ops/residual_add.h"

@@ -1,0 +1,2 @@
+// rmsnorm_gated: placeholder until implemented
+#pragma once

@@ -1,0 +1,2 @@
+// rope: placeholder until implemented
+#pragma once

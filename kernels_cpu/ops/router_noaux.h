@@ -1,0 +1,2 @@
+// router_noaux: placeholder until implemented
+#pragma once

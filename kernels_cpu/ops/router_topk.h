@@ -1,0 +1,2 @@
+// router_topk: placeholder until implemented
+#pragma once

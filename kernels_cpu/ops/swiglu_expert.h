@@ -1,0 +1,2 @@
+// swiglu_expert: placeholder until implemented
+#pragma once

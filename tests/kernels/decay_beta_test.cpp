@@ -1,0 +1,1 @@
+#include "ops/decay_beta.h"

@@ -1,0 +1,1 @@
+#include "ops/qk_norm.h"

@@ -1,0 +1,1 @@
+#include "ops/router_topk.h"
