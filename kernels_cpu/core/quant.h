@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "core/bf16.h"
 #include "core/check.h"
@@ -61,5 +62,18 @@ inline void check_quant(const QuantMatrix& m, std::string_view op, std::string_v
                                            << ", expected a multiple of group_size=" << m.group_size);
   MOE_CHECK(m.rows == 0 || (m.w && m.scales && m.biases), op << ": " << what << " has a null data pointer");
 }
+
+}  // namespace moe
+
+namespace moe {
+
+// Owned storage for a quantized matrix (fixtures, tests, checks).
+struct QuantStorage {
+  std::vector<uint32_t> w;
+  std::vector<bf16> scales, biases;
+  int64_t rows = 0, cols = 0;
+  int bits = 4, group_size = 64;
+  QuantMatrix view() const { return {w.data(), scales.data(), biases.data(), rows, cols, bits, group_size}; }
+};
 
 }  // namespace moe

@@ -31,7 +31,73 @@ kernels_cpu/CMakeFiles/kernels_cpu.dir/check/embedding_check.cpp.o: /work/main/k
 
 kernels_cpu/CMakeFiles/kernels_cpu.dir/check/expert_buckets_check.cpp.o: /work/main/kernels_cpu/check/expert_buckets_check.cpp \
   /usr/include/stdc-predef.h \
-  /work/main/kernels_cpu/ops/expert_buckets.h
+  /work/main/kernels_cpu/ops/expert_buckets.h \
+  /usr/include/c++/12/cstdint \
+  /usr/include/x86_64-linux-gnu/c++/12/bits/c++config.h \
+  /usr/include/x86_64-linux-gnu/c++/12/bits/os_defines.h \
+  /usr/include/features.h \
+  /usr/include/features-time64.h \
+  /usr/include/x86_64-linux-gnu/bits/wordsize.h \
+  /usr/include/x86_64-linux-gnu/bits/timesize.h \
+  /usr/include/x86_64-linux-gnu/sys/cdefs.h \
+  /usr/include/x86_64-linux-gnu/bits/long-double.h \
+  /usr/include/x86_64-linux-gnu/gnu/stubs.h \
+  /usr/include/x86_64-linux-gnu/gnu/stubs-64.h \
+  /usr/include/x86_64-linux-gnu/c++/12/bits/cpu_defines.h \
+  /usr/include/c++/12/pstl/pstl_config.h \
+  /usr/lib/gcc/x86_64-linux-gnu/12/include/stdint.h \
+  /usr/include/stdint.h \
+  /usr/include/x86_64-linux-gnu/bits/libc-header-start.h \
+  /usr/include/x86_64-linux-gnu/bits/types.h \
+  /usr/include/x86_64-linux-gnu/bits/typesizes.h \
+  /usr/include/x86_64-linux-gnu/bits/time64.h \
+  /usr/include/x86_64-linux-gnu/bits/wchar.h \
+  /usr/include/x86_64-linux-gnu/bits/stdint-intn.h \
+  /usr/include/x86_64-linux-gnu/bits/stdint-uintn.h \
+  /usr/include/c++/12/vector \
+  /usr/include/c++/12/bits/stl_algobase.h \
+  /usr/include/c++/12/bits/functexcept.h \
+  /usr/include/c++/12/bits/exception_defines.h \
+  /usr/include/c++/12/bits/cpp_type_traits.h \
+  /usr/include/c++/12/ext/type_traits.h \
+  /usr/include/c++/12/ext/numeric_traits.h \
+  /usr/include/c++/12/bits/stl_pair.h \
+  /usr/include/c++/12/type_traits \
+  /usr/include/c++/12/bits/move.h \
+  /usr/include/c++/12/bits/utility.h \
+  /usr/include/c++/12/compare \
+  /usr/include/c++/12/concepts \
+  /usr/include/c++/12/bits/stl_iterator_base_types.h \
+  /usr/include/c++/12/bits/iterator_concepts.h \
+  /usr/include/c++/12/bits/ptr_traits.h \
+  /usr/include/c++/12/bits/ranges_cmp.h \
+  /usr/include/c++/12/bits/stl_iterator_base_funcs.h \
+  /usr/include/c++/12/bits/concept_check.h \
+  /usr/include/c++/12/debug/assertions.h \
+  /usr/include/c++/12/bits/stl_iterator.h \
+  /usr/include/c++/12/new \
+  /usr/include/c++/12/bits/exception.h \
+  /usr/include/c++/12/bits/stl_construct.h \
+  /usr/include/c++/12/debug/debug.h \
+  /usr/include/c++/12/bits/predefined_ops.h \
+  /usr/include/c++/12/bits/allocator.h \
+  /usr/include/x86_64-linux-gnu/c++/12/bits/c++allocator.h \
+  /usr/include/c++/12/bits/new_allocator.h \
+  /usr/include/c++/12/bits/memoryfwd.h \
+  /usr/include/c++/12/bits/stl_uninitialized.h \
+  /usr/include/c++/12/ext/alloc_traits.h \
+  /usr/include/c++/12/bits/alloc_traits.h \
+  /usr/include/c++/12/bits/stl_vector.h \
+  /usr/include/c++/12/initializer_list \
+  /usr/include/c++/12/bits/stl_bvector.h \
+  /usr/include/c++/12/bits/functional_hash.h \
+  /usr/include/c++/12/bits/hash_bytes.h \
+  /usr/include/c++/12/bits/refwrap.h \
+  /usr/include/c++/12/bits/invoke.h \
+  /usr/include/c++/12/bits/stl_function.h \
+  /usr/include/c++/12/backward/binders.h \
+  /usr/include/c++/12/bits/range_access.h \
+  /usr/include/c++/12/bits/vector.tcc
 
 kernels_cpu/CMakeFiles/kernels_cpu.dir/check/matmul_q_check.cpp.o: /work/main/kernels_cpu/check/matmul_q_check.cpp \
   /usr/include/stdc-predef.h \
@@ -830,31 +896,7 @@ kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/embedding_ref.cpp.o: /work/main/kerne
 
 kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/expert_buckets_fast.cpp.o: /work/main/kernels_cpu/ops/expert_buckets_fast.cpp \
   /usr/include/stdc-predef.h \
-  /work/main/kernels_cpu/ops/expert_buckets.h
-
-kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/expert_buckets_ref.cpp.o: /work/main/kernels_cpu/ops/expert_buckets_ref.cpp \
-  /usr/include/stdc-predef.h \
-  /work/main/kernels_cpu/ops/expert_buckets.h
-
-kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/matmul_q_fast.cpp.o: /work/main/kernels_cpu/ops/matmul_q_fast.cpp \
-  /usr/include/stdc-predef.h \
-  /work/main/kernels_cpu/ops/matmul_q.h
-
-kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/matmul_q_ref.cpp.o: /work/main/kernels_cpu/ops/matmul_q_ref.cpp \
-  /usr/include/stdc-predef.h \
-  /work/main/kernels_cpu/ops/matmul_q.h
-
-kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/matvec_bf16_fast.cpp.o: /work/main/kernels_cpu/ops/matvec_bf16_fast.cpp \
-  /usr/include/stdc-predef.h \
-  /work/main/kernels_cpu/ops/matvec_bf16.h
-
-kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/matvec_bf16_ref.cpp.o: /work/main/kernels_cpu/ops/matvec_bf16_ref.cpp \
-  /usr/include/stdc-predef.h \
-  /work/main/kernels_cpu/ops/matvec_bf16.h
-
-kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/matvec_q_fast.cpp.o: /work/main/kernels_cpu/ops/matvec_q_fast.cpp \
-  /usr/include/stdc-predef.h \
-  /work/main/kernels_cpu/ops/matvec_q.h \
+  /work/main/kernels_cpu/ops/expert_buckets.h \
   /usr/include/c++/12/cstdint \
   /usr/include/x86_64-linux-gnu/c++/12/bits/c++config.h \
   /usr/include/x86_64-linux-gnu/c++/12/bits/os_defines.h \
@@ -877,21 +919,19 @@ kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/matvec_q_fast.cpp.o: /work/main/kerne
   /usr/include/x86_64-linux-gnu/bits/wchar.h \
   /usr/include/x86_64-linux-gnu/bits/stdint-intn.h \
   /usr/include/x86_64-linux-gnu/bits/stdint-uintn.h \
-  /usr/include/c++/12/span \
-  /usr/include/c++/12/array \
-  /usr/include/c++/12/compare \
-  /usr/include/c++/12/concepts \
-  /usr/include/c++/12/type_traits \
-  /usr/include/c++/12/initializer_list \
+  /usr/include/c++/12/vector \
+  /usr/include/c++/12/bits/stl_algobase.h \
   /usr/include/c++/12/bits/functexcept.h \
   /usr/include/c++/12/bits/exception_defines.h \
-  /usr/include/c++/12/bits/stl_algobase.h \
   /usr/include/c++/12/bits/cpp_type_traits.h \
   /usr/include/c++/12/ext/type_traits.h \
   /usr/include/c++/12/ext/numeric_traits.h \
   /usr/include/c++/12/bits/stl_pair.h \
+  /usr/include/c++/12/type_traits \
   /usr/include/c++/12/bits/move.h \
   /usr/include/c++/12/bits/utility.h \
+  /usr/include/c++/12/compare \
+  /usr/include/c++/12/concepts \
   /usr/include/c++/12/bits/stl_iterator_base_types.h \
   /usr/include/c++/12/bits/iterator_concepts.h \
   /usr/include/c++/12/bits/ptr_traits.h \
@@ -905,13 +945,6 @@ kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/matvec_q_fast.cpp.o: /work/main/kerne
   /usr/include/c++/12/bits/stl_construct.h \
   /usr/include/c++/12/debug/debug.h \
   /usr/include/c++/12/bits/predefined_ops.h \
-  /usr/include/c++/12/bits/range_access.h \
-  /usr/include/c++/12/cstddef \
-  /usr/lib/gcc/x86_64-linux-gnu/12/include/stddef.h \
-  /usr/include/c++/12/bits/ranges_base.h \
-  /usr/include/c++/12/bits/max_size_type.h \
-  /usr/include/c++/12/numbers \
-  /usr/include/c++/12/vector \
   /usr/include/c++/12/bits/allocator.h \
   /usr/include/x86_64-linux-gnu/c++/12/bits/c++allocator.h \
   /usr/include/c++/12/bits/new_allocator.h \
@@ -920,6 +953,7 @@ kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/matvec_q_fast.cpp.o: /work/main/kerne
   /usr/include/c++/12/ext/alloc_traits.h \
   /usr/include/c++/12/bits/alloc_traits.h \
   /usr/include/c++/12/bits/stl_vector.h \
+  /usr/include/c++/12/initializer_list \
   /usr/include/c++/12/bits/stl_bvector.h \
   /usr/include/c++/12/bits/functional_hash.h \
   /usr/include/c++/12/bits/hash_bytes.h \
@@ -927,7 +961,171 @@ kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/matvec_q_fast.cpp.o: /work/main/kerne
   /usr/include/c++/12/bits/invoke.h \
   /usr/include/c++/12/bits/stl_function.h \
   /usr/include/c++/12/backward/binders.h \
+  /usr/include/c++/12/bits/range_access.h \
+  /usr/include/c++/12/bits/vector.tcc
+
+kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/expert_buckets_ref.cpp.o: /work/main/kernels_cpu/ops/expert_buckets_ref.cpp \
+  /usr/include/stdc-predef.h \
+  /work/main/kernels_cpu/ops/expert_buckets.h \
+  /usr/include/c++/12/cstdint \
+  /usr/include/x86_64-linux-gnu/c++/12/bits/c++config.h \
+  /usr/include/x86_64-linux-gnu/c++/12/bits/os_defines.h \
+  /usr/include/features.h \
+  /usr/include/features-time64.h \
+  /usr/include/x86_64-linux-gnu/bits/wordsize.h \
+  /usr/include/x86_64-linux-gnu/bits/timesize.h \
+  /usr/include/x86_64-linux-gnu/sys/cdefs.h \
+  /usr/include/x86_64-linux-gnu/bits/long-double.h \
+  /usr/include/x86_64-linux-gnu/gnu/stubs.h \
+  /usr/include/x86_64-linux-gnu/gnu/stubs-64.h \
+  /usr/include/x86_64-linux-gnu/c++/12/bits/cpu_defines.h \
+  /usr/include/c++/12/pstl/pstl_config.h \
+  /usr/lib/gcc/x86_64-linux-gnu/12/include/stdint.h \
+  /usr/include/stdint.h \
+  /usr/include/x86_64-linux-gnu/bits/libc-header-start.h \
+  /usr/include/x86_64-linux-gnu/bits/types.h \
+  /usr/include/x86_64-linux-gnu/bits/typesizes.h \
+  /usr/include/x86_64-linux-gnu/bits/time64.h \
+  /usr/include/x86_64-linux-gnu/bits/wchar.h \
+  /usr/include/x86_64-linux-gnu/bits/stdint-intn.h \
+  /usr/include/x86_64-linux-gnu/bits/stdint-uintn.h \
+  /usr/include/c++/12/vector \
+  /usr/include/c++/12/bits/stl_algobase.h \
+  /usr/include/c++/12/bits/functexcept.h \
+  /usr/include/c++/12/bits/exception_defines.h \
+  /usr/include/c++/12/bits/cpp_type_traits.h \
+  /usr/include/c++/12/ext/type_traits.h \
+  /usr/include/c++/12/ext/numeric_traits.h \
+  /usr/include/c++/12/bits/stl_pair.h \
+  /usr/include/c++/12/type_traits \
+  /usr/include/c++/12/bits/move.h \
+  /usr/include/c++/12/bits/utility.h \
+  /usr/include/c++/12/compare \
+  /usr/include/c++/12/concepts \
+  /usr/include/c++/12/bits/stl_iterator_base_types.h \
+  /usr/include/c++/12/bits/iterator_concepts.h \
+  /usr/include/c++/12/bits/ptr_traits.h \
+  /usr/include/c++/12/bits/ranges_cmp.h \
+  /usr/include/c++/12/bits/stl_iterator_base_funcs.h \
+  /usr/include/c++/12/bits/concept_check.h \
+  /usr/include/c++/12/debug/assertions.h \
+  /usr/include/c++/12/bits/stl_iterator.h \
+  /usr/include/c++/12/new \
+  /usr/include/c++/12/bits/exception.h \
+  /usr/include/c++/12/bits/stl_construct.h \
+  /usr/include/c++/12/debug/debug.h \
+  /usr/include/c++/12/bits/predefined_ops.h \
+  /usr/include/c++/12/bits/allocator.h \
+  /usr/include/x86_64-linux-gnu/c++/12/bits/c++allocator.h \
+  /usr/include/c++/12/bits/new_allocator.h \
+  /usr/include/c++/12/bits/memoryfwd.h \
+  /usr/include/c++/12/bits/stl_uninitialized.h \
+  /usr/include/c++/12/ext/alloc_traits.h \
+  /usr/include/c++/12/bits/alloc_traits.h \
+  /usr/include/c++/12/bits/stl_vector.h \
+  /usr/include/c++/12/initializer_list \
+  /usr/include/c++/12/bits/stl_bvector.h \
+  /usr/include/c++/12/bits/functional_hash.h \
+  /usr/include/c++/12/bits/hash_bytes.h \
+  /usr/include/c++/12/bits/refwrap.h \
+  /usr/include/c++/12/bits/invoke.h \
+  /usr/include/c++/12/bits/stl_function.h \
+  /usr/include/c++/12/backward/binders.h \
+  /usr/include/c++/12/bits/range_access.h \
+  /usr/include/c++/12/bits/vector.tcc
+
+kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/matmul_q_fast.cpp.o: /work/main/kernels_cpu/ops/matmul_q_fast.cpp \
+  /usr/include/stdc-predef.h \
+  /work/main/kernels_cpu/ops/matmul_q.h
+
+kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/matmul_q_ref.cpp.o: /work/main/kernels_cpu/ops/matmul_q_ref.cpp \
+  /usr/include/stdc-predef.h \
+  /work/main/kernels_cpu/ops/matmul_q.h
+
+kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/matvec_bf16_fast.cpp.o: /work/main/kernels_cpu/ops/matvec_bf16_fast.cpp \
+  /usr/include/stdc-predef.h \
+  /work/main/kernels_cpu/ops/matvec_bf16.h
+
+kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/matvec_bf16_ref.cpp.o: /work/main/kernels_cpu/ops/matvec_bf16_ref.cpp \
+  /usr/include/stdc-predef.h \
+  /work/main/kernels_cpu/ops/matvec_bf16.h
+
+kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/matvec_q_fast.cpp.o: /work/main/kernels_cpu/ops/matvec_q_fast.cpp \
+  /usr/include/stdc-predef.h \
+  /usr/include/c++/12/vector \
+  /usr/include/c++/12/bits/stl_algobase.h \
+  /usr/include/x86_64-linux-gnu/c++/12/bits/c++config.h \
+  /usr/include/x86_64-linux-gnu/c++/12/bits/os_defines.h \
+  /usr/include/features.h \
+  /usr/include/features-time64.h \
+  /usr/include/x86_64-linux-gnu/bits/wordsize.h \
+  /usr/include/x86_64-linux-gnu/bits/timesize.h \
+  /usr/include/x86_64-linux-gnu/sys/cdefs.h \
+  /usr/include/x86_64-linux-gnu/bits/long-double.h \
+  /usr/include/x86_64-linux-gnu/gnu/stubs.h \
+  /usr/include/x86_64-linux-gnu/gnu/stubs-64.h \
+  /usr/include/x86_64-linux-gnu/c++/12/bits/cpu_defines.h \
+  /usr/include/c++/12/pstl/pstl_config.h \
+  /usr/include/c++/12/bits/functexcept.h \
+  /usr/include/c++/12/bits/exception_defines.h \
+  /usr/include/c++/12/bits/cpp_type_traits.h \
+  /usr/include/c++/12/ext/type_traits.h \
+  /usr/include/c++/12/ext/numeric_traits.h \
+  /usr/include/c++/12/bits/stl_pair.h \
+  /usr/include/c++/12/type_traits \
+  /usr/include/c++/12/bits/move.h \
+  /usr/include/c++/12/bits/utility.h \
+  /usr/include/c++/12/compare \
+  /usr/include/c++/12/concepts \
+  /usr/include/c++/12/bits/stl_iterator_base_types.h \
+  /usr/include/c++/12/bits/iterator_concepts.h \
+  /usr/include/c++/12/bits/ptr_traits.h \
+  /usr/include/c++/12/bits/ranges_cmp.h \
+  /usr/include/c++/12/bits/stl_iterator_base_funcs.h \
+  /usr/include/c++/12/bits/concept_check.h \
+  /usr/include/c++/12/debug/assertions.h \
+  /usr/include/c++/12/bits/stl_iterator.h \
+  /usr/include/c++/12/new \
+  /usr/include/c++/12/bits/exception.h \
+  /usr/include/c++/12/bits/stl_construct.h \
+  /usr/include/c++/12/debug/debug.h \
+  /usr/include/c++/12/bits/predefined_ops.h \
+  /usr/include/c++/12/bits/allocator.h \
+  /usr/include/x86_64-linux-gnu/c++/12/bits/c++allocator.h \
+  /usr/include/c++/12/bits/new_allocator.h \
+  /usr/include/c++/12/bits/memoryfwd.h \
+  /usr/include/c++/12/bits/stl_uninitialized.h \
+  /usr/include/c++/12/ext/alloc_traits.h \
+  /usr/include/c++/12/bits/alloc_traits.h \
+  /usr/include/c++/12/bits/stl_vector.h \
+  /usr/include/c++/12/initializer_list \
+  /usr/include/c++/12/bits/stl_bvector.h \
+  /usr/include/c++/12/bits/functional_hash.h \
+  /usr/include/c++/12/bits/hash_bytes.h \
+  /usr/include/c++/12/bits/refwrap.h \
+  /usr/include/c++/12/bits/invoke.h \
+  /usr/include/c++/12/bits/stl_function.h \
+  /usr/include/c++/12/backward/binders.h \
+  /usr/include/c++/12/bits/range_access.h \
   /usr/include/c++/12/bits/vector.tcc \
+  /work/main/kernels_cpu/ops/matvec_q.h \
+  /usr/include/c++/12/cstdint \
+  /usr/lib/gcc/x86_64-linux-gnu/12/include/stdint.h \
+  /usr/include/stdint.h \
+  /usr/include/x86_64-linux-gnu/bits/libc-header-start.h \
+  /usr/include/x86_64-linux-gnu/bits/types.h \
+  /usr/include/x86_64-linux-gnu/bits/typesizes.h \
+  /usr/include/x86_64-linux-gnu/bits/time64.h \
+  /usr/include/x86_64-linux-gnu/bits/wchar.h \
+  /usr/include/x86_64-linux-gnu/bits/stdint-intn.h \
+  /usr/include/x86_64-linux-gnu/bits/stdint-uintn.h \
+  /usr/include/c++/12/span \
+  /usr/include/c++/12/array \
+  /usr/include/c++/12/cstddef \
+  /usr/lib/gcc/x86_64-linux-gnu/12/include/stddef.h \
+  /usr/include/c++/12/bits/ranges_base.h \
+  /usr/include/c++/12/bits/max_size_type.h \
+  /usr/include/c++/12/numbers \
   /work/main/kernels_cpu/core/check_util.h \
   /usr/include/c++/12/chrono \
   /usr/include/c++/12/bits/chrono.h \
@@ -2428,6 +2626,34 @@ kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/swiglu_expert_ref.cpp.o: /work/main/k
 
 /usr/include/c++/12/bits/algorithmfwd.h:
 
+/usr/include/c++/12/bits/locale_facets.tcc:
+
+/work/main/kernels_cpu/ops/moe_combine_ref.cpp:
+
+/usr/include/x86_64-linux-gnu/bits/sched.h:
+
+/usr/lib/gcc/x86_64-linux-gnu/12/include/amxbf16intrin.h:
+
+/usr/include/c++/12/bits/ranges_cmp.h:
+
+/usr/include/c++/12/bits/stl_iterator_base_types.h:
+
+/work/main/kernels_cpu/ops/delta_net.h:
+
+/work/main/kernels_cpu/ops/residual_add_ref.cpp:
+
+/usr/include/eigen3/Eigen/src/Core/MatrixBase.h:
+
+/usr/include/c++/12/debug/debug.h:
+
+/usr/include/c++/12/compare:
+
+/usr/include/c++/12/bits/stl_iterator.h:
+
+/usr/include/c++/12/bits/locale_classes.tcc:
+
+/work/main/kernels_cpu/check/swiglu_expert_check.cpp:
+
 /usr/include/c++/12/bits/stl_algobase.h:
 
 /usr/include/c++/12/bits/hash_bytes.h:
@@ -2440,11 +2666,17 @@ kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/swiglu_expert_ref.cpp.o: /work/main/k
 
 /usr/include/c++/12/cctype:
 
-/usr/include/c++/12/compare:
+/usr/include/c++/12/bits/streambuf_iterator.h:
 
-/usr/include/c++/12/array:
+/usr/include/c++/12/vector:
 
-/usr/include/x86_64-linux-gnu/bits/libc-header-start.h:
+/work/main/kernels_cpu/check/rope_check.cpp:
+
+/usr/include/x86_64-linux-gnu/gnu/stubs.h:
+
+/usr/lib/gcc/x86_64-linux-gnu/12/include/wmmintrin.h:
+
+/usr/include/eigen3/Eigen/src/plugins/IndexedViewMethods.h:
 
 /usr/include/c++/12/bits/max_size_type.h:
 
@@ -2466,47 +2698,21 @@ kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/swiglu_expert_ref.cpp.o: /work/main/k
 
 /usr/include/c++/12/bits/stl_pair.h:
 
-/usr/include/c++/12/concepts:
-
 /usr/include/c++/12/bits/cxxabi_init_exception.h:
 
 /usr/include/c++/12/bits/memoryfwd.h:
+
+/usr/include/c++/12/concepts:
 
 /work/main/kernels_cpu/ops/rope.h:
 
 /usr/include/c++/12/initializer_list:
 
+/usr/include/x86_64-linux-gnu/bits/libc-header-start.h:
+
+/usr/include/c++/12/array:
+
 /usr/include/c++/12/ratio:
-
-/usr/include/x86_64-linux-gnu/bits/stdint-uintn.h:
-
-/usr/include/x86_64-linux-gnu/bits/types/struct_timespec.h:
-
-/usr/include/x86_64-linux-gnu/bits/types/cookie_io_functions_t.h:
-
-/usr/include/eigen3/Eigen/src/Core/Swap.h:
-
-/usr/include/c++/12/type_traits:
-
-/usr/lib/gcc/x86_64-linux-gnu/12/include/vaesintrin.h:
-
-/usr/include/c++/12/bits/atomic_wait.h:
-
-/usr/include/x86_64-linux-gnu/bits/local_lim.h:
-
-/usr/include/x86_64-linux-gnu/gnu/stubs-64.h:
-
-/usr/include/stdio.h:
-
-/usr/include/c++/12/bits/functional_hash.h:
-
-/usr/include/x86_64-linux-gnu/bits/confname.h:
-
-/usr/include/c++/12/bits/stringfwd.h:
-
-/usr/include/x86_64-linux-gnu/bits/long-double.h:
-
-/usr/include/x86_64-linux-gnu/bits/types/struct_timeval.h:
 
 /work/main/kernels_cpu/core/quant.h:
 
@@ -2534,15 +2740,23 @@ kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/swiglu_expert_ref.cpp.o: /work/main/k
 
 /usr/include/eigen3/Eigen/src/Core/CwiseTernaryOp.h:
 
+/usr/include/x86_64-linux-gnu/bits/stdint-intn.h:
+
+/usr/include/eigen3/Eigen/src/Core/Redux.h:
+
+/usr/include/c++/12/numbers:
+
+/usr/include/c++/12/bits/string_view.tcc:
+
+/usr/include/eigen3/Eigen/src/plugins/ArrayCwiseUnaryOps.h:
+
+/usr/include/x86_64-linux-gnu/bits/timesize.h:
+
 /usr/include/x86_64-linux-gnu/bits/endianness.h:
 
 /work/main/kernels_cpu/ops/attention.h:
 
 /work/main/kernels_cpu/ops/dequant.h:
-
-/usr/include/c++/12/bits/cpp_type_traits.h:
-
-/usr/include/x86_64-linux-gnu/bits/wordsize.h:
 
 /work/main/kernels_cpu/ops/moe_combine.h:
 
@@ -2554,43 +2768,39 @@ kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/swiglu_expert_ref.cpp.o: /work/main/k
 
 /work/main/kernels_cpu/ops/rmsnorm_gated.h:
 
-/usr/include/x86_64-linux-gnu/bits/uintn-identity.h:
+/usr/include/x86_64-linux-gnu/bits/stdint-uintn.h:
 
-/usr/include/eigen3/Eigen/src/plugins/CommonCwiseBinaryOps.h:
+/usr/include/x86_64-linux-gnu/bits/types/struct_timespec.h:
 
-/work/main/kernels_cpu/ops/delta_net.h:
+/usr/include/x86_64-linux-gnu/bits/types/cookie_io_functions_t.h:
 
-/work/main/kernels_cpu/ops/residual_add_ref.cpp:
+/usr/include/eigen3/Eigen/src/Core/Swap.h:
 
-/usr/include/eigen3/Eigen/src/Core/MatrixBase.h:
+/usr/include/c++/12/type_traits:
 
-/usr/include/x86_64-linux-gnu/c++/12/bits/c++config.h:
+/usr/lib/gcc/x86_64-linux-gnu/12/include/vaesintrin.h:
 
-/usr/include/c++/12/bits/concept_check.h:
+/usr/include/c++/12/bits/atomic_wait.h:
 
-/usr/lib/gcc/x86_64-linux-gnu/12/include/mwaitintrin.h:
+/usr/include/x86_64-linux-gnu/bits/local_lim.h:
 
-/usr/include/c++/12/debug/debug.h:
+/usr/include/x86_64-linux-gnu/gnu/stubs-64.h:
 
-/usr/include/x86_64-linux-gnu/bits/timesize.h:
+/usr/include/stdio.h:
 
-/usr/include/c++/12/numbers:
+/usr/include/c++/12/bits/functional_hash.h:
 
-/usr/include/c++/12/bits/string_view.tcc:
+/usr/include/x86_64-linux-gnu/bits/confname.h:
 
-/usr/include/eigen3/Eigen/src/plugins/ArrayCwiseUnaryOps.h:
+/usr/include/c++/12/bits/stringfwd.h:
 
-/work/main/kernels_cpu/check/delta_net_check.cpp:
+/usr/include/c++/12/bits/utility.h:
 
-/usr/include/c++/12/bits/parse_numbers.h:
+/usr/include/c++/12/bits/invoke.h:
 
-/usr/include/x86_64-linux-gnu/sys/types.h:
+/usr/include/x86_64-linux-gnu/bits/types/struct_tm.h:
 
-/work/main/kernels_cpu/core/check.h:
-
-/work/main/kernels_cpu/ops/embedding.h:
-
-/usr/include/c++/12/ctime:
+/usr/include/c++/12/iosfwd:
 
 /usr/include/alloca.h:
 
@@ -2600,41 +2810,23 @@ kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/swiglu_expert_ref.cpp.o: /work/main/k
 
 /usr/lib/gcc/x86_64-linux-gnu/12/include/x86gprintrin.h:
 
-/usr/include/c++/12/span:
-
-/usr/include/assert.h:
-
-/usr/include/eigen3/Eigen/src/Core/DenseBase.h:
-
 /usr/include/x86_64-linux-gnu/c++/12/bits/atomic_word.h:
 
 /usr/include/c++/12/utility:
 
-/usr/include/c++/12/sstream:
+/work/main/kernels_cpu/check/delta_net_check.cpp:
 
-/usr/lib/gcc/x86_64-linux-gnu/12/include/avx512bf16vlintrin.h:
+/usr/include/c++/12/bits/parse_numbers.h:
 
-/usr/include/x86_64-linux-gnu/bits/pthreadtypes.h:
+/usr/include/x86_64-linux-gnu/bits/long-double.h:
 
-/usr/include/eigen3/Eigen/src/Core/Assign.h:
+/usr/include/x86_64-linux-gnu/sys/types.h:
 
-/usr/include/c++/12/bits/alloc_traits.h:
+/work/main/kernels_cpu/core/check.h:
 
-/usr/include/x86_64-linux-gnu/bits/stdlib-float.h:
+/work/main/kernels_cpu/ops/embedding.h:
 
-/usr/include/wchar.h:
-
-/usr/include/eigen3/Eigen/src/Core/PlainObjectBase.h:
-
-/usr/include/features.h:
-
-/usr/include/c++/12/typeinfo:
-
-/usr/lib/gcc/x86_64-linux-gnu/12/include/immintrin.h:
-
-/work/main/kernels_cpu/ops/matvec_q.h:
-
-/usr/include/eigen3/Eigen/src/Core/Transpose.h:
+/usr/include/c++/12/ctime:
 
 /usr/include/eigen3/Eigen/src/Core/products/TriangularSolverVector.h:
 
@@ -2654,35 +2846,29 @@ kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/swiglu_expert_ref.cpp.o: /work/main/k
 
 /usr/include/x86_64-linux-gnu/bits/wctype-wchar.h:
 
-/usr/include/eigen3/Eigen/src/Core/arch/Default/GenericPacketMathFunctionsFwd.h:
-
-/work/main/kernels_cpu/ops/attention_fast.cpp:
-
-/usr/include/x86_64-linux-gnu/bits/stdint-intn.h:
-
-/usr/include/eigen3/Eigen/src/Core/Redux.h:
-
-/usr/include/x86_64-linux-gnu/bits/iscanonical.h:
-
-/usr/lib/gcc/x86_64-linux-gnu/12/include/avx512vpopcntdqintrin.h:
-
-/work/main/kernels_cpu/check/attention_check.cpp:
-
-/usr/lib/gcc/x86_64-linux-gnu/12/include/stdarg.h:
-
-/usr/include/string.h:
-
-/work/main/kernels_cpu/check/rmsnorm_check.cpp:
-
-/usr/include/c++/12/bits/ptr_traits.h:
-
-/usr/include/c++/12/bits/uniform_int_dist.h:
-
 /usr/include/linux/errno.h:
 
 /usr/include/x86_64-linux-gnu/bits/pthread_stack_min-dynamic.h:
 
-/usr/include/c++/12/bits/range_access.h:
+/usr/include/c++/12/bits/cpp_type_traits.h:
+
+/work/main/kernels_cpu/ops/attention_fast.cpp:
+
+/usr/include/eigen3/Eigen/src/Core/arch/Default/GenericPacketMathFunctionsFwd.h:
+
+/usr/include/x86_64-linux-gnu/bits/wordsize.h:
+
+/usr/include/c++/12/bits/concept_check.h:
+
+/usr/lib/gcc/x86_64-linux-gnu/12/include/mwaitintrin.h:
+
+/usr/include/x86_64-linux-gnu/c++/12/bits/c++config.h:
+
+/usr/include/c++/12/span:
+
+/usr/include/assert.h:
+
+/usr/include/eigen3/Eigen/src/Core/DenseBase.h:
 
 /usr/include/c++/12/ext/numeric_traits.h:
 
@@ -2700,39 +2886,37 @@ kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/swiglu_expert_ref.cpp.o: /work/main/k
 
 /usr/include/eigen3/Eigen/src/Core/arch/AVX/PacketMath.h:
 
-/work/main/kernels_cpu/check/matmul_q_check.cpp:
-
-/usr/include/x86_64-linux-gnu/c++/12/bits/os_defines.h:
-
-/usr/include/x86_64-linux-gnu/bits/types/struct_tm.h:
-
-/usr/include/c++/12/iosfwd:
-
-/usr/include/c++/12/bits/utility.h:
-
-/usr/include/c++/12/bits/invoke.h:
-
-/usr/include/c++/12/bits/stl_iterator.h:
-
-/usr/include/c++/12/bits/locale_classes.tcc:
-
-/work/main/kernels_cpu/check/swiglu_expert_check.cpp:
-
-/usr/include/c++/12/bits/stl_iterator_base_types.h:
-
-/usr/include/c++/12/bits/locale_facets.tcc:
-
-/work/main/kernels_cpu/ops/moe_combine_ref.cpp:
-
-/usr/include/x86_64-linux-gnu/bits/sched.h:
-
-/usr/lib/gcc/x86_64-linux-gnu/12/include/amxbf16intrin.h:
-
-/usr/include/c++/12/bits/ranges_cmp.h:
-
 /usr/lib/gcc/x86_64-linux-gnu/12/include/lzcntintrin.h:
 
 /usr/include/c++/12/debug/assertions.h:
+
+/work/main/kernels_cpu/check/rmsnorm_check.cpp:
+
+/usr/include/c++/12/bits/ptr_traits.h:
+
+/usr/include/c++/12/bits/uniform_int_dist.h:
+
+/work/main/kernels_cpu/check/attention_check.cpp:
+
+/usr/lib/gcc/x86_64-linux-gnu/12/include/stdarg.h:
+
+/usr/include/string.h:
+
+/usr/include/x86_64-linux-gnu/bits/iscanonical.h:
+
+/usr/lib/gcc/x86_64-linux-gnu/12/include/avx512vpopcntdqintrin.h:
+
+/usr/include/x86_64-linux-gnu/bits/types/struct_timeval.h:
+
+/usr/include/features.h:
+
+/usr/include/c++/12/typeinfo:
+
+/usr/lib/gcc/x86_64-linux-gnu/12/include/immintrin.h:
+
+/work/main/kernels_cpu/ops/matvec_q.h:
+
+/usr/include/eigen3/Eigen/src/Core/Transpose.h:
 
 /usr/include/c++/12/bits/ostream.tcc:
 
@@ -2760,24 +2944,6 @@ kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/swiglu_expert_ref.cpp.o: /work/main/k
 
 /usr/include/c++/12/bits/refwrap.h:
 
-/usr/include/c++/12/bits/ranges_base.h:
-
-/usr/include/c++/12/bits/streambuf_iterator.h:
-
-/usr/include/c++/12/vector:
-
-/work/main/kernels_cpu/check/rope_check.cpp:
-
-/usr/include/x86_64-linux-gnu/gnu/stubs.h:
-
-/usr/lib/gcc/x86_64-linux-gnu/12/include/wmmintrin.h:
-
-/usr/include/eigen3/Eigen/src/plugins/IndexedViewMethods.h:
-
-/usr/include/eigen3/Eigen/src/Core/products/Parallelizer.h:
-
-/work/main/kernels_cpu/ops/matmul_q.h:
-
 /usr/include/x86_64-linux-gnu/bits/math-vector.h:
 
 /usr/include/x86_64-linux-gnu/c++/12/bits/c++allocator.h:
@@ -2790,10 +2956,6 @@ kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/swiglu_expert_ref.cpp.o: /work/main/k
 
 /usr/include/x86_64-linux-gnu/bits/endian.h:
 
-/usr/include/x86_64-linux-gnu/bits/errno.h:
-
-/usr/include/c++/12/bits/new_allocator.h:
-
 /usr/include/x86_64-linux-gnu/bits/stdlib-bsearch.h:
 
 /usr/include/x86_64-linux-gnu/bits/mathcalls-narrow.h:
@@ -2805,6 +2967,22 @@ kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/swiglu_expert_ref.cpp.o: /work/main/k
 /usr/include/c++/12/bits/stl_uninitialized.h:
 
 /usr/lib/gcc/x86_64-linux-gnu/12/include/cetintrin.h:
+
+/usr/include/c++/12/bits/alloc_traits.h:
+
+/usr/include/x86_64-linux-gnu/c++/12/bits/os_defines.h:
+
+/work/main/kernels_cpu/check/matmul_q_check.cpp:
+
+/usr/include/c++/12/sstream:
+
+/usr/lib/gcc/x86_64-linux-gnu/12/include/avx512bf16vlintrin.h:
+
+/usr/include/x86_64-linux-gnu/bits/pthreadtypes.h:
+
+/usr/include/eigen3/Eigen/src/Core/Assign.h:
+
+/usr/include/eigen3/Eigen/src/Core/PlainObjectBase.h:
 
 /work/main/kernels_cpu/check/moe_permute_fuse_check.cpp:
 
@@ -2823,6 +3001,26 @@ kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/swiglu_expert_ref.cpp.o: /work/main/k
 /usr/lib/gcc/x86_64-linux-gnu/12/include/mwaitxintrin.h:
 
 /work/main/kernels_cpu/check/qk_norm_check.cpp:
+
+/usr/include/eigen3/Eigen/src/Core/products/Parallelizer.h:
+
+/work/main/kernels_cpu/ops/matmul_q.h:
+
+/usr/include/c++/12/bits/range_access.h:
+
+/usr/include/wchar.h:
+
+/usr/include/x86_64-linux-gnu/bits/stdlib-float.h:
+
+/usr/include/x86_64-linux-gnu/bits/uintn-identity.h:
+
+/usr/include/eigen3/Eigen/src/plugins/CommonCwiseBinaryOps.h:
+
+/usr/include/x86_64-linux-gnu/bits/errno.h:
+
+/usr/include/c++/12/bits/new_allocator.h:
+
+/usr/include/c++/12/bits/ranges_base.h:
 
 /usr/include/x86_64-linux-gnu/bits/types/FILE.h:
 
@@ -2902,9 +3100,9 @@ kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/swiglu_expert_ref.cpp.o: /work/main/k
 
 /work/main/kernels_cpu/check/rmsnorm_gated_check.cpp:
 
-/usr/include/limits.h:
-
 /usr/include/c++/12/new:
+
+/usr/include/limits.h:
 
 /work/main/kernels_cpu/check/router_noaux_check.cpp:
 
