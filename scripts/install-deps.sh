@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs moeoracle's build and test dependencies from Debian 12 packages (idempotent: apt runs
+# only when something is missing). Needs root, as the README's commands are run.
+set -euo pipefail
+packages=(cmake g++ make pkg-config libeigen3-dev libopenblas-dev nlohmann-json3-dev libcli11-dev
+  libgtest-dev libbenchmark-dev libvulkan-dev glslc libspirv-cross-c-shared-dev libshaderc-dev
+  mesa-vulkan-drivers)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
