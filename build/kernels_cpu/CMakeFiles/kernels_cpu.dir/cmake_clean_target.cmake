@@ -1,3 +1,0 @@
-file(REMOVE_RECURSE
-  "libkernels_cpu.a"
-)

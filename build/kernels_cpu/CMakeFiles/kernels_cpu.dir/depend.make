@@ -1,2 +1,0 @@
-# Empty dependencies file for kernels_cpu.
-# This may be replaced when dependencies are built.

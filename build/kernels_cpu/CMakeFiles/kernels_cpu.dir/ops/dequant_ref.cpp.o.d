@@ -1,3 +1,0 @@
-kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/dequant_ref.cpp.o: \
- /work/main/kernels_cpu/ops/dequant_ref.cpp /usr/include/stdc-predef.h \
- /work/main/kernels_cpu/ops/dequant.h

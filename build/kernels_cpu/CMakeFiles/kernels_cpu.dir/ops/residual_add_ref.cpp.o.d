@@ -1,3 +1,0 @@
-kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/residual_add_ref.cpp.o: \
- /work/main/kernels_cpu/ops/residual_add_ref.cpp \
- /usr/include/stdc-predef.h /work/main/kernels_cpu/ops/residual_add.h

@@ -1,3 +1,0 @@
-kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/rmsnorm_gated_fast.cpp.o: \
- /work/main/kernels_cpu/ops/rmsnorm_gated_fast.cpp \
- /usr/include/stdc-predef.h /work/main/kernels_cpu/ops/rmsnorm_gated.h

@@ -1,3 +1,0 @@
-kernels_cpu/CMakeFiles/kernels_cpu.dir/ops/router_topk_ref.cpp.o: \
- /work/main/kernels_cpu/ops/router_topk_ref.cpp \
- /usr/include/stdc-predef.h /work/main/kernels_cpu/ops/router_topk.h

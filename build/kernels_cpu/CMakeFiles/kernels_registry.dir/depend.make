@@ -1,2 +1,0 @@
-# Empty dependencies file for kernels_registry.
-# This may be replaced when dependencies are built.

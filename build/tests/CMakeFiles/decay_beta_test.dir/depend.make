@@ -1,2 +1,0 @@
-# Empty dependencies file for decay_beta_test.
-# This may be replaced when dependencies are built.

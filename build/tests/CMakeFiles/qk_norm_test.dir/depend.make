@@ -1,2 +1,0 @@
-# Empty dependencies file for qk_norm_test.
-# This may be replaced when dependencies are built.

@@ -1,2 +1,0 @@
-# Empty compiler generated dependencies file for router_noaux_test.
-# This may be replaced when dependencies are built.
