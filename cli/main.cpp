@@ -4,6 +4,7 @@
 
 #include "core/check.h"
 #include "op_registry.h"
+#include "run.h"
 #include "selfcheck.h"
 
 int main(int argc, char** argv) {
@@ -19,6 +20,41 @@ int main(int argc, char** argv) {
 
   auto* ops = app.add_subcommand("ops", "List the ops of the op list");
 
+  moe::RunOptions ro;
+  auto* run = app.add_subcommand("run", "Run the model's forward on the CPU; print argmax tokens and logits stats");
+  run->add_option("--model", ro.model, "MLX checkpoint directory or moeflux artifacts directory")->required();
+  run->add_option("--tokens", ro.tokens, "Comma-separated token ids");
+  run->add_option("--tokens-file", ro.tokens_file, "File of token ids (whitespace or commas)");
+  run->add_option("--backend", ro.backend, "ref64 (the truth), ref32 (engine f32 order) or fast")
+      ->check(CLI::IsMember({"ref64", "ref32", "fast"}))->capture_default_str();
+  run->add_option("--experts-per-token", ro.experts_per_token, "Routed experts per token (default: the model's)");
+  run->add_option("--dump", ro.dump, "Write the selected taps to this safetensors file");
+  run->add_option("--taps", ro.taps, "Comma-separated globs of tap names to dump (default: all)");
+  run->add_option("--snapshot-in", ro.snapshot_in, "Restore engine state from an MFLX snapshot first");
+  run->add_option("--snapshot-out", ro.snapshot_out, "Save the engine state (MFLX) after the run");
+  run->add_option("--snapshot-version", ro.snapshot_version, "MFLX version to write (1: C engine, 2: Rust port)")
+      ->check(CLI::IsMember({1, 2}))->capture_default_str();
+  run->add_flag("--decode", ro.decode, "Feed the tokens one at a time (decode) instead of one prefill");
+  run->add_option("--threads", ro.threads, "Threads for the fast backend (default: all cores)");
+  run->add_option("--seed", ro.seed, "Seed recorded in the dump metadata");
+
+  moe::InspectOptions io;
+  auto* inspect = app.add_subcommand("inspect", "Shapes, dtypes, min/max/mean/std and NaN/Inf counts of a dump");
+  inspect->add_option("dump", io.file, "safetensors file")->required();
+
+  moe::DiffOptions dop;
+  auto* diff = app.add_subcommand("diff", "Compare two dumps tap by tap in forward order; report the first divergent tap");
+  diff->add_option("a", dop.a, "reference dump")->required();
+  diff->add_option("b", dop.b, "candidate dump")->required();
+  diff->add_option("--threshold", dop.threshold, "max|A-B| / max|A| above which a tap fails")->capture_default_str();
+
+  moe::FixtureOptions fo;
+  auto* fixture = app.add_subcommand("fixture", "Write a deterministic synthetic model (MLX or moeflux format)");
+  fixture->add_option("--preset", fo.preset, "tiny, a3b-2layers or a17b-2layers")->capture_default_str();
+  fixture->add_option("--out", fo.out, "Output directory")->required();
+  fixture->add_option("--format", fo.format, "mlx or moeflux")->check(CLI::IsMember({"mlx", "moeflux"}))->capture_default_str();
+  fixture->add_option("--seed", fo.seed, "Seed")->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -27,6 +63,10 @@ int main(int argc, char** argv) {
   }
   try {
     if (*selfcheck) return moe::run_selfcheck(sc);
+    if (*run) return moe::run_model(ro);
+    if (*inspect) return moe::inspect_dump(io);
+    if (*diff) return moe::diff_dumps(dop);
+    if (*fixture) return moe::make_fixture(fo);
     if (*ops) {
       for (const moe::OpInfo& op : moe::op_registry()) std::printf("%-18s %s\n", op.stem, op.summary);
       return 0;

@@ -1,0 +1,120 @@
+#include "run.h"
+
+#include <omp.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "core/check.h"
+#include "oracle/dump.h"
+#include "oracle/forward.h"
+#include "oracle/snapshot.h"
+
+namespace moe {
+namespace {
+
+std::vector<int32_t> parse_tokens(const std::string& text, const std::string& source) {
+  std::vector<int32_t> ids;
+  std::string s = text;
+  for (char& ch : s)
+    if (ch == ',' || ch == '\n' || ch == '\t') ch = ' ';
+  std::istringstream in(s);
+  for (std::string item; in >> item;) {
+    char* end = nullptr;
+    const long long v = std::strtoll(item.c_str(), &end, 10);
+    MOE_CHECK(end && *end == '\0' && v >= 0 && v <= INT32_MAX,
+              source << ": token '" << item << "' is not a non-negative integer id");
+    ids.push_back(int32_t(v));
+  }
+  MOE_CHECK(!ids.empty(), source << ": no tokens");
+  return ids;
+}
+
+}  // namespace
+
+int run_model(const RunOptions& opt) {
+  MOE_CHECK(opt.tokens.empty() != opt.tokens_file.empty(), "run: give exactly one of --tokens and --tokens-file");
+  std::vector<int32_t> tokens;
+  if (!opt.tokens.empty()) {
+    tokens = parse_tokens(opt.tokens, "--tokens");
+  } else {
+    std::ifstream f(opt.tokens_file);
+    MOE_CHECK(f, opt.tokens_file << ": cannot open");
+    std::stringstream ss;
+    ss << f.rdbuf();
+    tokens = parse_tokens(ss.str(), opt.tokens_file);
+  }
+  if (opt.threads > 0) omp_set_num_threads(opt.threads);
+  auto model = Model::load(opt.model);
+  const ModelConfig& c = model->config();
+  for (size_t t = 0; t < tokens.size(); ++t)
+    MOE_CHECK(tokens[t] < c.vocab, "run: token id " << tokens[t] << " at position " << t << " out of range [0, "
+                                                    << c.vocab << ")");
+  auto backend = make_cpu_backend(opt.backend);
+  ForwardOptions fo;
+  fo.experts_per_tok = opt.experts_per_token;
+  Forward fwd(*model, *backend, fo);
+  ModelState state = ModelState::make(c, int64_t(tokens.size()));
+  if (!opt.snapshot_in.empty()) {
+    snapshot_load_file(opt.snapshot_in, c, state, int64_t(tokens.size()));
+  }
+  std::unique_ptr<DumpSink> dump;
+  if (!opt.dump.empty()) dump = std::make_unique<DumpSink>(split_commas(opt.taps));
+
+  const bool progress = ::isatty(2);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<float> logits;
+  const int64_t start_pos = state.pos;
+  if (opt.decode) {
+    for (size_t t = 0; t < tokens.size(); ++t) {
+      std::vector<float> l = fwd.run(std::span(tokens).subspan(t, 1), state, dump.get());
+      logits.insert(logits.end(), l.begin(), l.end());
+      if (progress) {
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        std::fprintf(stderr, "\r%zu/%zu tokens, %.2f tokens/s", t + 1, tokens.size(), double(t + 1) / s);
+      }
+    }
+    if (progress) std::fprintf(stderr, "\n");
+  } else {
+    logits = fwd.run(tokens, state, dump.get());
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  std::printf("model %s (%s, %lld layers), backend %s, K=%lld, %zu tokens from position %lld (%s), %.3f s\n",
+              opt.model.c_str(), family_name(c.family), (long long)c.layers, backend->name(),
+              (long long)fwd.experts_per_tok(), tokens.size(), (long long)start_pos,
+              opt.decode ? "decode" : "prefill", secs);
+  std::printf("%6s %8s %8s %12s %12s %12s\n", "pos", "token", "argmax", "max logit", "mean", "std");
+  for (size_t t = 0; t < tokens.size(); ++t) {
+    const float* l = logits.data() + t * size_t(c.vocab);
+    int64_t best = 0;
+    double sum = 0, sq = 0;
+    for (int64_t v = 0; v < c.vocab; ++v) {
+      if (l[v] > l[best] || (std::isnan(l[v]) && !std::isnan(l[best]))) best = v;
+      sum += l[v], sq += double(l[v]) * l[v];
+    }
+    const double mean = sum / double(c.vocab);
+    std::printf("%6lld %8d %8lld %12.5g %12.5g %12.5g\n", (long long)(start_pos + int64_t(t)), tokens[t],
+                (long long)best, l[best], mean, std::sqrt(std::max(0.0, sq / double(c.vocab) - mean * mean)));
+  }
+  if (dump) {
+    std::ostringstream toks;
+    for (size_t t = 0; t < tokens.size(); ++t) toks << (t ? "," : "") << tokens[t];
+    dump->write(opt.dump, {{"model", opt.model}, {"tokens", toks.str()}, {"backend", backend->name()},
+                           {"version", MOE_VERSION}, {"seed", std::to_string(opt.seed)},
+                           {"start_pos", std::to_string(start_pos)}, {"experts_per_token", std::to_string(fwd.experts_per_tok())}});
+    std::printf("wrote %zu taps to %s\n", dump->size(), opt.dump.c_str());
+  }
+  if (!opt.snapshot_out.empty()) {
+    snapshot_save_file(opt.snapshot_out, c, state, opt.snapshot_version);
+    std::printf("wrote snapshot v%d at position %lld to %s\n", opt.snapshot_version, (long long)state.pos,
+                opt.snapshot_out.c_str());
+  }
+  return 0;
+}
+
+}  // namespace moe

@@ -1,0 +1,47 @@
+// The op-backend interface the forward is written against: one method per op the forward
+// uses. The CPU backends (`ref64` = the truth, `ref32` = the engines' f32 order, `fast`) are one
+// template over the tier; a GPU backend implements the same methods with its kernels.
+#pragma once
+#include <memory>
+#include <span>
+#include <string>
+
+#include "ops_all.h"
+
+namespace moe {
+
+class OpBackend {
+ public:
+  virtual ~OpBackend() = default;
+  virtual const char* name() const = 0;
+  virtual void embedding(const EmbeddingParams&, const QuantMatrix&, std::span<const int32_t>, std::span<float>) = 0;
+  virtual void matmul_q(const MatmulQParams&, const QuantMatrix&, std::span<const float>, std::span<float>) = 0;
+  virtual void rmsnorm(const RmsNormParams&, std::span<const float>, std::span<const float>, std::span<float>) = 0;
+  virtual void qk_norm(const QkNormParams&, std::span<const float>, std::span<const float>, std::span<float>,
+                       std::span<float>) = 0;
+  virtual void rmsnorm_gated(const RmsNormGatedParams&, std::span<const float>, std::span<const float>,
+                             std::span<const float>, std::span<float>) = 0;
+  virtual void rope(const RopeParams&, std::span<const int64_t>, std::span<const float>, std::span<float>) = 0;
+  virtual void conv1d_step(const Conv1dStepParams&, std::span<const float>, std::span<const float>, std::span<float>,
+                           std::span<float>) = 0;
+  virtual void decay_beta(const DecayBetaParams&, std::span<const float>, std::span<const float>,
+                          std::span<const float>, std::span<const float>, std::span<float>, std::span<float>) = 0;
+  virtual void delta_net(const DeltaNetParams&, std::span<const float>, std::span<const float>,
+                         std::span<const float>, std::span<const float>, std::span<const float>, std::span<float>,
+                         std::span<float>) = 0;
+  virtual void attention(const AttentionParams&, std::span<const float>, std::span<const float>,
+                         std::span<const float>, std::span<const float>, std::span<float>, std::span<float>,
+                         std::span<float>) = 0;
+  virtual void router_topk(const RouterTopkParams&, std::span<const float>, std::span<int32_t>, std::span<float>) = 0;
+  virtual void swiglu_expert(const SwigluExpertParams&, const ExpertWeights&, std::span<const float>,
+                             std::span<float>) = 0;
+  virtual void moe_combine(const MoeCombineParams&, std::span<const float>, std::span<const float>,
+                           std::span<const float>, std::span<const float>, std::span<const float>, std::span<float>) = 0;
+  virtual void residual_add(const ResidualAddParams&, std::span<const float>, std::span<const float>,
+                            std::span<float>) = 0;
+};
+
+// "ref64", "ref32" or "fast"; anything else is a moe::Error listing the names.
+std::unique_ptr<OpBackend> make_cpu_backend(const std::string& name);
+
+}  // namespace moe

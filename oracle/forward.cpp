@@ -1,0 +1,231 @@
+#include "oracle/forward.h"
+
+#include <algorithm>
+
+#include "core/check.h"
+
+namespace moe {
+namespace {
+
+std::string L(int64_t i, const char* what) { return "model.layers." + std::to_string(i) + "." + what; }
+
+}  // namespace
+
+Forward::Forward(const Model& model, OpBackend& backend, ForwardOptions opt) : model_(model), be_(backend) {
+  const ModelConfig& c = model.config();
+  k_ = opt.experts_per_tok > 0 ? opt.experts_per_tok : c.experts_per_tok;
+  MOE_CHECK(k_ >= 1 && k_ <= c.experts, "forward: experts per token " << k_ << " out of range [1, " << c.experts << "]");
+}
+
+void Forward::tap(const std::string& name, std::span<const float> data, int64_t T) {
+  if (taps_ && taps_->wants(name)) taps_->put(name, data, T, int64_t(data.size()) / T);
+}
+
+void Forward::matmul(const QuantMatrix& w, std::span<const float> x, int64_t T, std::span<float> y) {
+  MatmulQParams p;
+  p.tokens = T, p.rows = w.rows, p.cols = w.cols, p.bits = w.bits, p.group_size = w.group_size;
+  be_.matmul_q(p, w, x, y);
+}
+
+std::vector<float> Forward::run(std::span<const int32_t> tokens, ModelState& state, TapSink* taps) {
+  const ModelConfig& c = model_.config();
+  const int64_t T = int64_t(tokens.size()), d = c.hidden;
+  MOE_CHECK(T > 0, "forward: no tokens");
+  MOE_CHECK(int64_t(state.layers.size()) == c.layers, "forward: state has " << state.layers.size()
+                                                                            << " layers, the model " << c.layers);
+  taps_ = taps;
+  std::vector<float> x(size_t(T * d)), xn(x.size()), mix(x.size()), h(x.size());
+  {
+    EmbeddingParams p;
+    p.tokens = T, p.vocab = c.vocab, p.dim = d, p.bits = model_.embed().bits, p.group_size = model_.embed().group_size;
+    be_.embedding(p, model_.embed(), tokens, x);
+    if (taps_ && taps_->wants("tokens")) taps_->put_i32("tokens", tokens, T, 1);
+    tap("model.embed_tokens.out", x, T);
+  }
+  RmsNormParams norm;
+  norm.rows = T, norm.dim = d, norm.eps = c.eps, norm.add_one = false;
+  ResidualAddParams add;
+  add.n = T * d;
+  for (int64_t i = 0; i < c.layers; ++i) {
+    const LayerWeights& lw = model_.layer(i);
+    LayerState& st = state.layers[size_t(i)];
+    be_.rmsnorm(norm, x, lw.input_norm, xn);
+    tap(L(i, "input_layernorm.out"), xn, T);
+    if (lw.kind == LayerKind::Linear) {
+      linear_attention(i, xn, T, st, mix);
+      tap(L(i, "linear_attn.out"), mix, T);
+    } else {
+      full_attention(i, xn, T, state.pos, st, mix);
+      tap(L(i, "self_attn.out"), mix, T);
+    }
+    be_.residual_add(add, x, mix, h);
+    be_.rmsnorm(norm, h, lw.post_norm, xn);
+    tap(L(i, "post_attention_layernorm.out"), xn, T);
+    mlp(i, h, xn, T, x);  // x <- h + MLP(RMSNorm(h))
+    tap(L(i, "out"), x, T);
+  }
+  be_.rmsnorm(norm, x, model_.final_norm(), xn);
+  tap("model.norm.out", xn, T);
+  std::vector<float> logits(size_t(T * c.vocab));
+  matmul(model_.lm_head(), xn, T, logits);
+  tap("logits", logits, T);
+  state.pos += T;
+  taps_ = nullptr;
+  return logits;
+}
+
+void Forward::linear_attention(int64_t i, std::span<const float> xn, int64_t T, LayerState& st,
+                               std::span<float> out) {
+  const ModelConfig& c = model_.config();
+  const LinearAttnWeights& w = model_.layer(i).lin;
+  const int64_t C = c.conv_dim(), Kt = c.lin_key_total(), Vt = c.lin_value_total(), Hv = c.lin_v_heads,
+                Hk = c.lin_k_heads;
+  std::vector<float> qkv(size_t(T * C)), z(size_t(T * Vt)), b(size_t(T * Hv)), a(size_t(T * Hv));
+  matmul(w.qkv, xn, T, qkv);
+  matmul(w.z, xn, T, z);
+  matmul(w.b, xn, T, b);
+  matmul(w.a, xn, T, a);
+  tap(L(i, "linear_attn.in_proj_qkv.out"), qkv, T);
+  tap(L(i, "linear_attn.in_proj_z.out"), z, T);
+
+  std::vector<float> conv(qkv.size());
+  Conv1dStepParams cp;
+  cp.tokens = T, cp.channels = C, cp.kernel = c.conv_kernel;
+  be_.conv1d_step(cp, qkv, w.conv_w, st.conv, conv);
+  tap(L(i, "linear_attn.conv"), conv, T);
+
+  // Split each token's conv output into q | k | v, then normalise q and k per key head.
+  std::vector<float> q(size_t(T * Kt)), k(size_t(T * Kt)), v(size_t(T * Vt));
+  for (int64_t t = 0; t < T; ++t) {
+    const float* ct = conv.data() + t * C;
+    std::copy(ct, ct + Kt, q.begin() + t * Kt);
+    std::copy(ct + Kt, ct + 2 * Kt, k.begin() + t * Kt);
+    std::copy(ct + 2 * Kt, ct + C, v.begin() + t * Vt);
+  }
+  QkNormParams qp;
+  qp.tokens = T, qp.heads = Hk, qp.head_dim = c.lin_k_dim, qp.eps = 1e-6f;  // literal 1e-6 in every engine
+  be_.qk_norm(qp, q, k, q, k);
+
+  std::vector<float> g(size_t(T * Hv)), beta(size_t(T * Hv));
+  DecayBetaParams dp;
+  dp.tokens = T, dp.heads = Hv;
+  be_.decay_beta(dp, a, b, w.A_log, w.dt_bias, g, beta);
+
+  std::vector<float> o(size_t(T * Vt));
+  DeltaNetParams np;
+  np.tokens = T, np.k_heads = Hk, np.v_heads = Hv, np.key_dim = c.lin_k_dim, np.value_dim = c.lin_v_dim;
+  be_.delta_net(np, q, k, v, g, beta, st.ssm, o);
+  tap(L(i, "linear_attn.recurrence"), o, T);
+
+  std::vector<float> y(o.size());
+  RmsNormGatedParams gp;
+  gp.tokens = T, gp.heads = Hv, gp.head_dim = c.lin_v_dim, gp.eps = c.eps;
+  be_.rmsnorm_gated(gp, o, z, w.norm, y);
+  tap(L(i, "linear_attn.norm"), y, T);
+  matmul(w.out, y, T, out);
+}
+
+void Forward::full_attention(int64_t i, std::span<const float> xn, int64_t T, int64_t pos, LayerState& st,
+                             std::span<float> out) {
+  const ModelConfig& c = model_.config();
+  const FullAttnWeights& w = model_.layer(i).full;
+  const int64_t H = c.attn_heads, Hkv = c.kv_heads, D = c.head_dim;
+  std::vector<float> qg(size_t(T * 2 * H * D)), k(size_t(T * Hkv * D)), v(k.size());
+  matmul(w.q, xn, T, qg);
+  matmul(w.k, xn, T, k);
+  matmul(w.v, xn, T, v);
+  tap(L(i, "self_attn.v"), v, T);
+  // Per head, q_proj's output is [q (D) | gate (D)] (block split, not interleaved).
+  std::vector<float> q(size_t(T * H * D)), gate(q.size());
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t hd = 0; hd < H; ++hd) {
+      const float* src = qg.data() + (t * H + hd) * 2 * D;
+      std::copy(src, src + D, q.begin() + (t * H + hd) * D);
+      std::copy(src + D, src + 2 * D, gate.begin() + (t * H + hd) * D);
+    }
+  RmsNormParams hn;
+  hn.rows = T * H, hn.dim = D, hn.eps = c.eps, hn.add_one = false;
+  be_.rmsnorm(hn, q, w.q_norm, q);
+  hn.rows = T * Hkv;
+  be_.rmsnorm(hn, k, w.k_norm, k);
+  tap(L(i, "self_attn.q_norm.out"), q, T);
+  tap(L(i, "self_attn.k_norm.out"), k, T);
+
+  std::vector<int64_t> positions(size_t(T));
+  for (int64_t t = 0; t < T; ++t) positions[size_t(t)] = pos + t;
+  RopeParams rp;
+  rp.tokens = T, rp.heads = H, rp.head_dim = D, rp.rotary_dim = c.rotary_dim(), rp.theta = c.rope_theta;
+  be_.rope(rp, positions, q, q);
+  rp.heads = Hkv;
+  be_.rope(rp, positions, k, k);
+  tap(L(i, "self_attn.q"), q, T);
+  tap(L(i, "self_attn.k"), k, T);
+
+  std::vector<float> o(size_t(T * H * D));
+  AttentionParams ap;
+  ap.tokens = T, ap.q_heads = H, ap.kv_heads = Hkv, ap.head_dim = D, ap.past = st.len;
+  ap.capacity = int64_t(st.k_cache.size()) / (Hkv * D), ap.scale = 0.0f;
+  MOE_CHECK(st.len + T <= ap.capacity, "forward: layer " << i << " KV cache holds " << ap.capacity
+                                                         << " positions; " << st.len + T << " needed");
+  be_.attention(ap, q, gate, k, v, st.k_cache, st.v_cache, o);
+  st.len += T;
+  tap(L(i, "self_attn.attn"), o, T);
+  matmul(w.o, o, T, out);
+}
+
+void Forward::mlp(int64_t i, std::span<const float> h, std::span<const float> hn, int64_t T, std::span<float> out) {
+  const ModelConfig& c = model_.config();
+  const LayerWeights& lw = model_.layer(i);
+  const int64_t d = c.hidden;
+  std::vector<float> sh(size_t(T * d));
+  SwigluExpertParams sp;
+  sp.tokens = T, sp.hidden = d, sp.bits = lw.mlp.shared.gate.bits;
+  if (!lw.moe) {  // Qwen3-Next dense MLP layer: x = h + MLP(h_norm)
+    sp.inter = c.dense_inter;
+    be_.swiglu_expert(sp, lw.mlp.shared, hn, sh);
+    tap(L(i, "mlp.out"), sh, T);
+    ResidualAddParams add;
+    add.n = T * d;
+    be_.residual_add(add, h, sh, out);
+    return;
+  }
+  const int64_t E = c.experts, K = k_;
+  std::vector<float> logits(size_t(T * E));
+  matmul(lw.mlp.router, hn, T, logits);
+  tap(L(i, "mlp.gate.out"), logits, T);
+  std::vector<int32_t> idx(size_t(T * K));
+  std::vector<float> wts(size_t(T * K));
+  RouterTopkParams rp;
+  rp.tokens = T, rp.experts = E, rp.k = K, rp.renormalize = c.norm_topk_prob;
+  be_.router_topk(rp, logits, idx, wts);
+  if (taps_ && taps_->wants(L(i, "mlp.experts.idx"))) taps_->put_i32(L(i, "mlp.experts.idx"), idx, T, K);
+  tap(L(i, "mlp.experts.weight"), wts, T);
+
+  sp.inter = c.shared_inter;
+  be_.swiglu_expert(sp, lw.mlp.shared, hn, sh);
+  tap(L(i, "mlp.shared_expert.out"), sh, T);
+  std::vector<float> gamma(size_t(T));
+  matmul(lw.mlp.shared_expert_gate, hn, T, gamma);
+  tap(L(i, "mlp.shared_expert_gate.out"), gamma, T);
+
+  // Routed experts, token by token in router slot order (the engines' decode path).
+  std::vector<float> e(size_t(T * K * d));
+  SwigluExpertParams ep;
+  ep.tokens = 1, ep.hidden = d, ep.inter = c.moe_inter;
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t s = 0; s < K; ++s) {
+      const ExpertWeights ew = model_.expert(i, idx[size_t(t * K + s)]);
+      ep.bits = ew.gate.bits;
+      be_.swiglu_expert(ep, ew, hn.subspan(size_t(t * d), size_t(d)), std::span(e).subspan(size_t((t * K + s) * d), size_t(d)));
+    }
+  MoeCombineParams mp;
+  mp.tokens = T, mp.dim = d, mp.k = K, mp.gated = true;
+  be_.moe_combine(mp, h, e, wts, sh, gamma, out);
+  if (taps_ && taps_->wants(L(i, "mlp.out"))) {  // the block's own output, without the residual
+    std::vector<float> zero(size_t(T * d), 0.0f), mo(zero.size());
+    be_.moe_combine(mp, zero, e, wts, sh, gamma, mo);
+    tap(L(i, "mlp.out"), mo, T);
+  }
+}
+
+}  // namespace moe

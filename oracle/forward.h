@@ -1,0 +1,54 @@
+// The whole forward (spec/ops.md §6-§9, reference-semantics.md §2), written once over the
+// op-backend interface and composed only of kernels_cpu ops:
+//   x = embed(tokens); per layer: h = x + Mixer(RMSNorm(x)); x = MoE-combine(h, RMSNorm(h));
+//   logits = lm_head(RMSNorm(x)).
+// T tokens at a time: prefill (T > 1, batched projections) or decode (T = 1). Linear attention
+// and the KV cache carry through `ModelState`; positions continue from state.pos.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "oracle/backend.h"
+#include "oracle/model.h"
+#include "oracle/state.h"
+
+namespace moe {
+
+// Receives named tensors at fixed points of the forward (taps). Names follow HuggingFace module
+// paths (design.md "Taps and dumps"); the leading dimension is the token.
+class TapSink {
+ public:
+  virtual ~TapSink() = default;
+  virtual bool wants(const std::string& name) const = 0;
+  virtual void put(const std::string& name, std::span<const float> data, int64_t rows, int64_t cols) = 0;
+  virtual void put_i32(const std::string& name, std::span<const int32_t> data, int64_t rows, int64_t cols) = 0;
+};
+
+struct ForwardOptions {
+  int64_t experts_per_tok = 0;  // 0: the model's own K; engines often run fewer (spec/ops.md §8.2)
+};
+
+class Forward {
+ public:
+  Forward(const Model& model, OpBackend& backend, ForwardOptions opt = {});
+  // Runs `tokens` at positions state.pos, state.pos + 1, ...; returns logits [T, vocab].
+  std::vector<float> run(std::span<const int32_t> tokens, ModelState& state, TapSink* taps = nullptr);
+  int64_t experts_per_tok() const { return k_; }
+
+ private:
+  void linear_attention(int64_t layer, std::span<const float> xn, int64_t T, LayerState& st, std::span<float> out);
+  void full_attention(int64_t layer, std::span<const float> xn, int64_t T, int64_t pos, LayerState& st,
+                      std::span<float> out);
+  void mlp(int64_t layer, std::span<const float> h, std::span<const float> hn, int64_t T, std::span<float> out);
+  void matmul(const QuantMatrix& w, std::span<const float> x, int64_t T, std::span<float> y);
+  void tap(const std::string& name, std::span<const float> data, int64_t T);
+
+  const Model& model_;
+  OpBackend& be_;
+  int64_t k_;
+  TapSink* taps_ = nullptr;
+};
+
+}  // namespace moe

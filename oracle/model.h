@@ -1,0 +1,81 @@
+// A loaded model: the config and every weight resolved, shape-checked and ready for the forward.
+// Quantized matrices are views into the mapped files (no copy), except Qwen3-Next's fused
+// in_proj_qkvz / in_proj_ba, whose per-key-head groups are de-interleaved at load into the
+// contiguous q|k|v, z, b, a layout (reference-semantics.md §2.6(a)). Small weights (norms, conv,
+// A_log, dt_bias) are widened to f32 (exact for bf16).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/expert_blob.h"
+#include "core/quant.h"
+#include "oracle/config.h"
+#include "oracle/tensor_table.h"
+
+namespace moe {
+
+struct LinearAttnWeights {
+  QuantMatrix qkv, z, b, a, out;          // [C, d], [Vt, d], [Hv, d], [Hv, d], [d, Vt]
+  std::vector<float> conv_w;              // [C, K] (flat c*K + j)
+  std::vector<float> A_log, dt_bias;      // [Hv]
+  std::vector<float> norm;                // [dv], gated norm (never +1)
+};
+
+struct FullAttnWeights {
+  QuantMatrix q, k, v, o;                 // [2*H*D, d] (per head q | gate), [Hkv*D, d] x2, [d, H*D]
+  std::vector<float> q_norm, k_norm;      // [D], +1 already applied when the file needed it
+};
+
+struct MlpWeights {                       // MoE block (router + shared expert) or a dense MLP
+  QuantMatrix router;                     // [E, d]
+  QuantMatrix shared_expert_gate;         // [1, d]
+  ExpertWeights shared;                   // gate/up [Is, d], down [d, Is]; dense MLP for non-MoE layers
+};
+
+struct LayerWeights {
+  LayerKind kind = LayerKind::Linear;
+  bool moe = true;
+  std::vector<float> input_norm, post_norm;  // [d]
+  LinearAttnWeights lin;
+  FullAttnWeights full;
+  MlpWeights mlp;
+};
+
+class Model {
+ public:
+  // Opens an MLX checkpoint directory or moeflux artifacts; every tensor is validated here, so a
+  // missing tensor, a wrong shape/dtype or a short expert file fails now, naming file and tensor.
+  static std::unique_ptr<Model> load(const std::string& dir);
+
+  const ModelConfig& config() const { return cfg_; }
+  const QuantMatrix& embed() const { return embed_; }
+  const QuantMatrix& lm_head() const { return lm_head_; }
+  const std::vector<float>& final_norm() const { return final_norm_; }
+  const LayerWeights& layer(int64_t i) const { return layers_.at(size_t(i)); }
+  // Routed expert e of layer i (a view into the mapped checkpoint).
+  ExpertWeights expert(int64_t layer, int64_t e) const;
+  SourceFormat format() const { return table_.format; }
+  const std::string& dir() const { return table_.dir; }
+
+ private:
+  Model() = default;
+  void resolve();
+
+  TensorTable table_;
+  ModelConfig cfg_;
+  QuantMatrix embed_, lm_head_;
+  std::vector<float> final_norm_;
+  std::vector<LayerWeights> layers_;
+  bool norms_need_one_ = false;  // raw HF layout (conv1d [C,1,K]): zero-centred norms stored as w
+  // Routed experts: MLX stacks them per layer (switch_mlp views); moeflux has one blob file per layer.
+  struct LayerExperts {
+    QuantMatrix gate, up, down;                // stacked [E*rows, cols] (MLX)
+    std::shared_ptr<MappedFile> blob_file;     // packed_experts/layer_NN.bin (moeflux)
+  };
+  std::vector<LayerExperts> experts_;
+  int expert_bits_ = 4;
+  std::vector<std::unique_ptr<QuantStorage>> owned_;  // de-interleaved Qwen3-Next projections
+};
+
+}  // namespace moe

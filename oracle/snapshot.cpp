@@ -1,0 +1,141 @@
+#include "oracle/snapshot.h"
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "core/check.h"
+
+namespace moe {
+namespace {
+
+std::vector<uint32_t> header_words(const ModelConfig& c, int version) {
+  const uint32_t conv_bytes = uint32_t((c.conv_kernel - 1) * c.conv_dim() * 4);
+  const uint32_t ssm_bytes = uint32_t(c.lin_v_heads * c.lin_v_dim * c.lin_k_dim * 4);
+  // FULL_ATTN_INTERVAL of the header: the spacing of full-attention layers (4 for every Qwen variant).
+  uint32_t interval = 0;
+  for (size_t i = 0; i < c.layer_kinds.size(); ++i)
+    if (c.layer_kinds[i] == LayerKind::Full) { interval = uint32_t(i + 1); break; }
+  std::vector<uint32_t> h{kMflxMagic, uint32_t(version), uint32_t(c.layers), interval, uint32_t(c.kv_heads),
+                          uint32_t(c.head_dim), conv_bytes, ssm_bytes};
+  if (version == 2) h.push_back(0), h.push_back(0);  // kv_lora_rank, qk_rope_head_dim: 0 for Qwen (no MLA)
+  return h;
+}
+
+const char* kWordNames[] = {"magic", "version", "NUM_LAYERS", "FULL_ATTN_INTERVAL", "NUM_KV_HEADS", "HEAD_DIM",
+                            "linear_conv_bytes", "linear_ssm_bytes", "kv_lora_rank", "qk_rope_head_dim"};
+
+template <class T>
+void put(std::vector<uint8_t>& out, const T* p, size_t n) {
+  const auto* b = reinterpret_cast<const uint8_t*>(p);
+  out.insert(out.end(), b, b + n * sizeof(T));
+}
+
+}  // namespace
+
+std::vector<uint8_t> snapshot_save(const ModelConfig& c, const ModelState& s, int version) {
+  MOE_CHECK(version == 1 || version == 2, "snapshot: version " << version << ", expected 1 or 2");
+  std::vector<uint8_t> out;
+  const auto h = header_words(c, version);
+  put(out, h.data(), h.size());
+  const int64_t row = c.kv_heads * c.head_dim;
+  for (int64_t i = 0; i < c.layers; ++i) {
+    const LayerState& l = s.layers[size_t(i)];
+    if (c.layer_kinds[size_t(i)] == LayerKind::Full) {
+      const int32_t len = int32_t(l.len);
+      put(out, &len, 1);
+      put(out, l.k_cache.data(), size_t(l.len * row));
+      put(out, l.v_cache.data(), size_t(l.len * row));
+    } else {
+      put(out, l.conv.data(), l.conv.size());
+      put(out, l.ssm.data(), l.ssm.size());
+    }
+  }
+  return out;
+}
+
+void snapshot_save_file(const std::string& path, const ModelConfig& c, const ModelState& s, int version) {
+  const std::vector<uint8_t> bytes = snapshot_save(c, s, version);
+  const std::string tmp = path + ".partial";
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    MOE_CHECK(f, path << ": cannot create");
+    f.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+    MOE_CHECK(f.good(), path << ": write failed");
+  }
+  MOE_CHECK(std::rename(tmp.c_str(), path.c_str()) == 0, path << ": cannot rename " << tmp << " into place");
+}
+
+void snapshot_load(const std::vector<uint8_t>& bytes, const ModelConfig& c, ModelState& state,
+                   const std::string& src, int64_t room) {
+  MOE_CHECK(bytes.size() >= 8, src << ": " << bytes.size() << " bytes, too short for an MFLX header");
+  uint32_t w0, w1;
+  std::memcpy(&w0, bytes.data(), 4);
+  std::memcpy(&w1, bytes.data() + 4, 4);
+  MOE_CHECK(w0 == kMflxMagic, src << ": magic 0x" << std::hex << w0 << ", expected 0x" << kMflxMagic << std::dec
+                                  << " (MFLX)");
+  MOE_CHECK(w1 == 1 || w1 == 2, src << ": snapshot version " << w1 << ", this reader knows 1 and 2");
+  const auto want = header_words(c, int(w1));
+  MOE_CHECK(bytes.size() >= want.size() * 4, src << ": truncated header (" << bytes.size() << " bytes)");
+  for (size_t i = 2; i < want.size(); ++i) {
+    uint32_t v;
+    std::memcpy(&v, bytes.data() + 4 * i, 4);
+    MOE_CHECK(v == want[i], src << ": header " << kWordNames[i] << " = " << v << ", this model has " << want[i]);
+  }
+  // Preflight: walk the whole body before touching the state.
+  const int64_t row = c.kv_heads * c.head_dim;
+  size_t off = want.size() * 4;
+  std::vector<int64_t> lens(size_t(c.layers), 0);
+  int64_t max_len = 0;
+  for (int64_t i = 0; i < c.layers; ++i) {
+    if (c.layer_kinds[size_t(i)] == LayerKind::Full) {
+      MOE_CHECK(bytes.size() - off >= 4, src << ": truncated at layer " << i << " (KV length)");
+      int32_t len;
+      std::memcpy(&len, bytes.data() + off, 4);
+      off += 4;
+      MOE_CHECK(len >= 0, src << ": layer " << i << " KV length " << len << " < 0");
+      const size_t need = size_t(2 * int64_t(len) * row * 4);
+      MOE_CHECK(bytes.size() - off >= need, src << ": truncated at layer " << i << ": " << len << " KV rows need "
+                                                << need << " bytes, " << bytes.size() - off << " remain");
+      off += need;
+      lens[size_t(i)] = len;
+      max_len = std::max<int64_t>(max_len, len);
+    } else {
+      const size_t need = size_t(((c.conv_kernel - 1) * c.conv_dim() + c.lin_v_heads * c.lin_v_dim * c.lin_k_dim) * 4);
+      MOE_CHECK(bytes.size() - off >= need, src << ": truncated at linear layer " << i << ": needs " << need
+                                                << " bytes, " << bytes.size() - off << " remain");
+      off += need;
+    }
+  }
+  for (int64_t i = 0; i < c.layers; ++i)
+    MOE_CHECK(c.layer_kinds[size_t(i)] != LayerKind::Full || lens[size_t(i)] == max_len,
+              src << ": full-attention layers hold different KV lengths (" << lens[size_t(i)] << " at layer " << i
+                  << ", " << max_len << " elsewhere)");
+  // Restore into a fresh state, then swap: no partial state on failure.
+  ModelState fresh = ModelState::make(c, std::max(state.capacity, max_len + room));
+  off = want.size() * 4;
+  for (int64_t i = 0; i < c.layers; ++i) {
+    LayerState& l = fresh.layers[size_t(i)];
+    if (c.layer_kinds[size_t(i)] == LayerKind::Full) {
+      off += 4;
+      const size_t n = size_t(lens[size_t(i)] * row);
+      std::memcpy(l.k_cache.data(), bytes.data() + off, n * 4), off += n * 4;
+      std::memcpy(l.v_cache.data(), bytes.data() + off, n * 4), off += n * 4;
+      l.len = lens[size_t(i)];
+    } else {
+      std::memcpy(l.conv.data(), bytes.data() + off, l.conv.size() * 4), off += l.conv.size() * 4;
+      std::memcpy(l.ssm.data(), bytes.data() + off, l.ssm.size() * 4), off += l.ssm.size() * 4;
+    }
+  }
+  fresh.pos = max_len;  // positions and KV length coincide (spec/ops.md §6 step 6)
+  state = std::move(fresh);
+}
+
+void snapshot_load_file(const std::string& path, const ModelConfig& c, ModelState& state, int64_t room) {
+  std::ifstream f(path, std::ios::binary);
+  MOE_CHECK(f, path << ": cannot open snapshot");
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  snapshot_load(bytes, c, state, path, room);
+}
+
+}  // namespace moe

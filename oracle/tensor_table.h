@@ -1,0 +1,39 @@
+// Every tensor of a checkpoint by its sanitized name ("model.layers.0.mlp.gate.weight": the
+// "language_model." prefix stripped), from either model source:
+//  - an MLX checkpoint directory: config.json + model*.safetensors (+ model.safetensors.index.json);
+//  - moeflux/flash-moe artifacts: model_weights.json + model_weights.bin (spec/ops.md §2.1), the
+//    routed experts in packed_experts/layer_NN.bin (§2.3).
+// All data stays memory-mapped.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "oracle/safetensors.h"
+
+namespace moe {
+
+enum class SourceFormat { Mlx, Moeflux };
+
+struct TensorTable {
+  SourceFormat format = SourceFormat::Mlx;
+  std::string dir;
+  nlohmann::json config;      // config.json, or the manifest's "config" block
+  std::string config_source;  // its path, for messages
+  std::map<std::string, TensorInfo> tensors;
+  std::map<std::string, int> declared_bits;  // moeflux manifest "bits" per U32 tensor
+  std::vector<std::shared_ptr<SafetensorsFile>> shards;
+  std::vector<std::shared_ptr<MappedFile>> maps;
+
+  const TensorInfo* find(const std::string& name) const;
+  // Throws "<dir>: tensor '<name>' is missing" naming where it was looked for.
+  const TensorInfo& get(const std::string& name) const;
+};
+
+// Detects the format from the directory's contents.
+TensorTable open_checkpoint(const std::string& dir);
+
+}  // namespace moe

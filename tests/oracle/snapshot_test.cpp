@@ -1,0 +1,94 @@
+// MFLX snapshots: stop at token n, save, restore into a fresh state, continue: bit-identical to
+// never stopping. Corrupt or foreign snapshots are rejected before any state changes.
+#include <cstring>
+
+#include "oracle/forward.h"
+#include "oracle/snapshot.h"
+#include "test_util.h"
+
+namespace moe {
+namespace {
+
+const std::string kModel = std::string(MOE_SOURCE_DIR) + "/fixtures/golden/qwen3_5_moe_tiny";
+const std::vector<int32_t> kTokens{5, 17, 300, 42, 7, 511, 0, 99, 23, 250, 11, 64};
+
+std::vector<float> decode(const Model& m, OpBackend& be, std::span<const int32_t> toks, ModelState& st) {
+  Forward f(m, be);
+  std::vector<float> all;
+  for (size_t t = 0; t < toks.size(); ++t) {
+    auto l = f.run(toks.subspan(t, 1), st);
+    all.insert(all.end(), l.begin(), l.end());
+  }
+  return all;
+}
+
+TEST(snapshot, StopSaveRestoreContinueIsBitIdentical) {
+  auto m = Model::load(kModel);
+  for (const char* backend : {"ref32", "fast"}) {
+    for (int version : {1, 2}) {
+      auto be = make_cpu_backend(backend);
+      ModelState straight = ModelState::make(m->config(), 16);
+      const std::vector<float> want = decode(*m, *be, kTokens, straight);
+
+      const size_t n = 7;
+      ModelState first = ModelState::make(m->config(), 16);
+      std::vector<float> got = decode(*m, *be, std::span(kTokens).first(n), first);
+      const std::vector<uint8_t> bytes = snapshot_save(m->config(), first, version);
+      ModelState restored = ModelState::make(m->config(), 1);
+      snapshot_load(bytes, m->config(), restored, "memory", int64_t(kTokens.size() - n));
+      EXPECT_EQ(restored.pos, int64_t(n));
+      const std::vector<float> rest = decode(*m, *be, std::span(kTokens).subspan(n), restored);
+      got.insert(got.end(), rest.begin(), rest.end());
+      ASSERT_EQ(got.size(), want.size());
+      EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * 4), 0) << backend << " v" << version;
+    }
+  }
+}
+
+TEST(snapshot, HeaderLayout) {
+  auto m = Model::load(kModel);
+  ModelState st = ModelState::make(m->config(), 4);
+  const auto v1 = snapshot_save(m->config(), st, 1), v2 = snapshot_save(m->config(), st, 2);
+  EXPECT_EQ(std::memcmp(v1.data(), "XLFM", 4), 0);  // 0x4D464C58 little-endian
+  EXPECT_EQ(v2.size(), v1.size() + 8);               // two more header words
+  const ModelConfig& c = m->config();
+  // 3 linear layers (conv + ssm) and one full layer with len 0 (just the i32).
+  const size_t body = 3 * size_t((c.conv_kernel - 1) * c.conv_dim() + c.lin_v_heads * c.lin_v_dim * c.lin_k_dim) * 4 + 4;
+  EXPECT_EQ(v1.size(), 32 + body);
+}
+
+TEST(snapshot, RejectsCorruptOrForeign) {
+  auto m = Model::load(kModel);
+  const ModelConfig& c = m->config();
+  ModelState st = ModelState::make(c, 8);
+  auto be = make_cpu_backend("fast");
+  decode(*m, *be, std::span(kTokens).first(3), st);
+  const std::vector<uint8_t> good = snapshot_save(c, st, 1);
+  ModelState target = ModelState::make(c, 8);
+  const ModelState before = target;
+
+  auto bad = good;
+  bad[0] ^= 1;
+  test::expect_error([&] { snapshot_load(bad, c, target, "f.mflx"); }, "f.mflx: magic");
+  bad = good;
+  bad[4] = 3;
+  test::expect_error([&] { snapshot_load(bad, c, target, "f.mflx"); }, "version 3");
+  bad = good;
+  bad[8] = 61;  // NUM_LAYERS
+  test::expect_error([&] { snapshot_load(bad, c, target, "f.mflx"); }, "NUM_LAYERS = 61");
+  bad = std::vector<uint8_t>(good.begin(), good.end() - 5);
+  test::expect_error([&] { snapshot_load(bad, c, target, "f.mflx"); }, "truncated");
+  // Negative KV length in the full layer (layer 3: after 3 linear layers).
+  bad = good;
+  const size_t lin = size_t((c.conv_kernel - 1) * c.conv_dim() + c.lin_v_heads * c.lin_v_dim * c.lin_k_dim) * 4;
+  const int32_t neg = -1;
+  std::memcpy(bad.data() + 32 + 3 * lin, &neg, 4);
+  test::expect_error([&] { snapshot_load(bad, c, target, "f.mflx"); }, "KV length -1");
+  // Nothing above touched the target state.
+  EXPECT_EQ(target.pos, before.pos);
+  EXPECT_EQ(target.layers[0].ssm, before.layers[0].ssm);
+  EXPECT_EQ(target.layers[3].len, 0);
+}
+
+}  // namespace
+}  // namespace moe
