@@ -7,7 +7,8 @@
 //                                     tap K-1 multiplies the current token (cross-correlation)
 //   state [K-1, C] f32, in/out        raw inputs of the last K-1 tokens, slot 0 = oldest,
 //                                     slot K-2 = newest; zero at sequence start
-//   y     [T, C] f32                  may be the same buffer as x; must not overlap state or w
+//   y     [T, C] f32                  may be the same buffer as x; x and y must not overlap state,
+//                                     nor y w (checked)
 // Per token t and channel c:
 //   acc = sum_{j<K-1} state[j][c] * w[c][j] + x[t][c] * w[c][K-1],   y[t][c] = silu(acc)
 //   then state[j] <- state[j+1] (j < K-2), state[K-2] <- x[t]     (exact data movement)

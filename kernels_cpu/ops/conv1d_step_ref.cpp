@@ -24,6 +24,9 @@ void conv1d_step_validate(const Conv1dStepParams& p, std::span<const float> x, s
             "conv1d_step: y overlaps state, expected separate buffers");
   MOE_CHECK(disjoint(x.data(), x.size(), state.data(), state.size()),
             "conv1d_step: x overlaps state, expected separate buffers");
+  MOE_CHECK(disjoint(y.data(), y.size(), w.data(), w.size()), "conv1d_step: y overlaps w, expected separate buffers");
+  MOE_CHECK(y.data() == x.data() || disjoint(y.data(), y.size(), x.data(), x.size()),
+            "conv1d_step: y overlaps x without being the same buffer");
 }
 
 template <class Acc>

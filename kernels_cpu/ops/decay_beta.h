@@ -9,7 +9,7 @@
 //   dt_bias [Hv] f32      bf16 in checkpoints, widened exactly
 //   g       [T, Hv] f32   g = exp(-exp(A_log) * softplus(a + dt_bias)), in [0, 1]
 //   beta    [T, Hv] f32   beta = sigmoid(b) = 1 / (1 + exp(-b)), no dt_bias
-// Outputs may be the same buffers as a (g) and b (beta); g and beta must not overlap.
+// g may be the same buffer as a and beta the same as b; no other overlap (checked).
 //
 // Tiers:
 // - f32 (the engines, CPU-C/CPU-R/Metal/VK): u = a + dt_bias; softplus = logf(1 + expf(u));

@@ -17,8 +17,19 @@ void decay_beta_validate(const DecayBetaParams& p, std::span<const float> a, std
   check_size(dt_bias, p.heads, "decay_beta", "dt_bias");
   check_size(g, p.tokens * p.heads, "decay_beta", "g");
   check_size(beta, p.tokens * p.heads, "decay_beta", "beta");
-  MOE_CHECK(g.empty() || g.data() + g.size() <= beta.data() || beta.data() + beta.size() <= g.data(),
+  // Every input is read before the outputs of its (token, head) are written, so g may be a
+  // and beta may be b exactly; any other overlap would feed outputs back as inputs.
+  const auto disjoint = [](const float* p0, size_t n0, const float* p1, size_t n1) {
+    return n0 == 0 || n1 == 0 || p0 + n0 <= p1 || p1 + n1 <= p0;
+  };
+  MOE_CHECK(disjoint(g.data(), g.size(), beta.data(), beta.size()),
             "decay_beta: g overlaps beta, expected separate buffers");
+  MOE_CHECK(g.data() == a.data() || disjoint(g.data(), g.size(), a.data(), a.size()),
+            "decay_beta: g overlaps a without being the same buffer");
+  MOE_CHECK(beta.data() == b.data() || disjoint(beta.data(), beta.size(), b.data(), b.size()),
+            "decay_beta: beta overlaps b without being the same buffer");
+  MOE_CHECK(disjoint(g.data(), g.size(), b.data(), b.size()) && disjoint(beta.data(), beta.size(), a.data(), a.size()),
+            "decay_beta: g overlaps b or beta overlaps a, expected separate buffers");
 }
 
 template <class Acc>

@@ -144,6 +144,10 @@ TEST(conv1d_step, BadArguments) {
   test::expect_error(
       [&] { conv1d_step_fast({2, 5, 4}, x, w, std::span<float>(big).subspan(0, 15), std::span<float>(big).subspan(10, 10)); },
       "y overlaps state");
+  std::vector<float> xy(15);
+  test::expect_error(
+      [&] { conv1d_step_ref<float>({2, 5, 4}, std::span<const float>(xy).subspan(0, 10), w, state, std::span<float>(xy).subspan(5, 10)); },
+      "y overlaps x without being the same buffer");
 }
 
 TEST(conv1d_step, ThreeWayAgreement) { test::expect_all_pass(conv1d_step_check(1234, CheckScope::All)); }

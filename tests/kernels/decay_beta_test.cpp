@@ -136,6 +136,12 @@ TEST(decay_beta, BadArguments) {
                      "decay_beta: a has 6 elements, expected 9");
   test::expect_error([&] { decay_beta_ref<float>({2, 0}, a, b, A_log, dt, g, beta); }, "heads=0");
   test::expect_error([&] { decay_beta_fast({2, 3}, a, b, A_log, dt, g, g); }, "g overlaps beta");
+  std::vector<float> ag(9);
+  test::expect_error([&] { decay_beta_ref<double>({2, 3}, std::span<const float>(ag).subspan(0, 6), b, A_log, dt,
+                                                  std::span<float>(ag).subspan(3, 6), beta); },
+                     "g overlaps a without being the same buffer");
+  test::expect_error([&] { decay_beta_ref<float>({2, 3}, a, b, A_log, dt, g, std::span<float>(a.data(), 6)); },
+                     "beta overlaps a");
 }
 
 TEST(decay_beta, ThreeWayAgreement) { test::expect_all_pass(decay_beta_check(1234, CheckScope::All)); }
