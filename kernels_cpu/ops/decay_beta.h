@@ -23,7 +23,10 @@
 //   for a tiny A it can be close to 1: the f32 error there is the whole of g.
 // - u < -16.6: 1 + expf(u) rounds to 1 (e^u < u32 = 2^-24), softplus = 0 and g = 1 exactly,
 //   while the truth is g = exp(-A e^u) = 1 - A e^u: an absolute error below A * 2^-24.
-// The check's bound covers both (see check/decay_beta_check.cpp) and tests pin them.
+// The check (check/decay_beta_check.cpp) holds the f32 tier to the engines' defined g = 0
+// (bit-exact) where expf(fl(a + dt_bias)) overflows, and to the truth elsewhere, the underflow
+// region included (its error is inside the bound's absolute term); the fast tier to the truth
+// everywhere. The tests pin both regions.
 #pragma once
 #include <cstdint>
 #include <span>
