@@ -40,7 +40,7 @@ std::vector<CheckResult> dequant_check(uint64_t seed, CheckScope scope);
 void dequant_validate(const DequantParams& p, const QuantMatrix& W, std::span<float> y);
 
 // Shared with embedding: W's layout is valid and matches the params' shape and format.
-void check_quant_matches(const QuantMatrix& W, int64_t rows, int64_t cols, int bits, int group_size,
+void dequant_validate_matrix(const QuantMatrix& W, int64_t rows, int64_t cols, int bits, int group_size,
                          const char* op, const char* what);
 
 }  // namespace moe

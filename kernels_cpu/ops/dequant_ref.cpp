@@ -6,7 +6,7 @@
 
 namespace moe {
 
-void check_quant_matches(const QuantMatrix& W, int64_t rows, int64_t cols, int bits, int group_size,
+void dequant_validate_matrix(const QuantMatrix& W, int64_t rows, int64_t cols, int bits, int group_size,
                          const char* op, const char* what) {
   check_quant(W, op, what);
   MOE_CHECK(W.rows == rows && W.cols == cols, op << ": " << what << " has shape [" << W.rows << ", " << W.cols
@@ -19,7 +19,7 @@ void check_quant_matches(const QuantMatrix& W, int64_t rows, int64_t cols, int b
 void dequant_validate(const DequantParams& p, const QuantMatrix& W, std::span<float> y) {
   MOE_CHECK(p.rows >= 0 && p.cols > 0,
             "dequant: rows=" << p.rows << " cols=" << p.cols << ", expected rows >= 0, cols > 0");
-  check_quant_matches(W, p.rows, p.cols, p.bits, p.group_size, "dequant", "W");
+  dequant_validate_matrix(W, p.rows, p.cols, p.bits, p.group_size, "dequant", "W");
   check_size(y, p.rows * p.cols, "dequant", "y");
 }
 

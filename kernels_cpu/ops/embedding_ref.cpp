@@ -9,7 +9,7 @@ void embedding_validate(const EmbeddingParams& p, const QuantMatrix& table, std:
   MOE_CHECK(p.tokens >= 0 && p.vocab > 0 && p.dim > 0, "embedding: tokens=" << p.tokens << " vocab=" << p.vocab
                                                             << " dim=" << p.dim
                                                             << ", expected tokens >= 0, vocab > 0, dim > 0");
-  check_quant_matches(table, p.vocab, p.dim, p.bits, p.group_size, "embedding", "table");
+  dequant_validate_matrix(table, p.vocab, p.dim, p.bits, p.group_size, "embedding", "table");
   check_size(ids, p.tokens, "embedding", "ids");
   check_size(y, p.tokens * p.dim, "embedding", "y");
   for (int64_t t = 0; t < p.tokens; ++t)
