@@ -14,8 +14,9 @@
 //     |min| > |max|: edge = min, s = +s   else: edge = max, s = -s   (the scale may be negative)
 //     q0 = rint(edge / s); q0 != 0: s = edge / q0, bias = edge   else bias = 0
 //     q = clamp(rint((w - bias) / s), 0, n)     (0.0 lands exactly on code -q0)
-//     scale and bias are stored rounded to bf16 (RNE), after q has been computed with the f32
-//     values, exactly as MLX does.
+//     scale and bias are stored rounded to bf16 (RNE) after q has been computed with the f32
+//     values, as MLX does for bf16 weights (its scales take w's dtype; the checkpoints are bf16).
+//     So 0.0 decodes to exactly 0 only up to that rounding (within half a step at 2/4 bits).
 //   Packing: low bits first, value k of a word in bits [k*bits, (k+1)*bits).
 //
 //   requantize_2bit(w4)  (spec/ops.md §2.5, UP repack_experts_2bit.py)
