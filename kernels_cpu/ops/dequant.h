@@ -1,2 +1,46 @@
-// dequant: placeholder until implemented
+// dequant: MLX affine dequantization of a quantized matrix to f32 (spec/ops.md §4.1,
+// reference-semantics.md §4; MLX `affine_dequantize`, engines' embedding/expert dequant).
+//
+// Shape contract:
+//   W  QuantMatrix [rows, cols], bits 2/4/8, group_size G dividing cols (64 in every checkpoint);
+//      its rows/cols/bits/group_size must equal the params
+//   y  [rows, cols] f32, row-major
+//   y[r][c] = q[r][c] * s[r][c/G] + b[r][c/G]   (s, b bf16 widened exactly; s may be negative)
+// Every tier is bit-exact with every other and with the engines: q*s is exact in f32 (an
+// integer < 2^8 times an 8-bit significand), so the one rounding of the add is all there is:
+// f32 tier fma(q, s, b) == q*s + b; the f64 tier's q*s + b rounded to f32 is the same value
+// (the sum of two f32 values done in f64 and rounded to f32 is correctly rounded: 53 >= 2*24+2).
+// A NaN/Inf scale or bias reaches exactly the outputs of its group.
 #pragma once
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/check_util.h"
+#include "core/quant.h"
+
+namespace moe {
+
+struct DequantParams {
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int bits = 4;
+  int group_size = 64;
+  template <class F>
+  void visit(F&& f) const {
+    f("rows", rows), f("cols", cols), f("bits", bits), f("group_size", group_size);
+  }
+};
+
+template <class Acc>
+void dequant_ref(const DequantParams& p, const QuantMatrix& W, std::span<float> y);
+void dequant_fast(const DequantParams& p, const QuantMatrix& W, std::span<float> y);
+std::vector<CheckResult> dequant_check(uint64_t seed, CheckScope scope);
+
+void dequant_validate(const DequantParams& p, const QuantMatrix& W, std::span<float> y);
+
+// Shared with embedding: W's layout is valid and matches the params' shape and format.
+void dequant_validate_matrix(const QuantMatrix& W, int64_t rows, int64_t cols, int bits, int group_size,
+                         const char* op, const char* what);
+
+}  // namespace moe
