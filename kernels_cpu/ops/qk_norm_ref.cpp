@@ -34,8 +34,10 @@ void qk_norm_validate(const QkNormParams& p, std::span<const float> q, std::span
   check_size(k, n, "qk_norm", "k");
   check_size(q_out, n, "qk_norm", "q_out");
   check_size(k_out, n, "qk_norm", "k_out");
-  MOE_CHECK(same(q_out, q) || disjoint(q_out, q), "qk_norm: q_out partially overlaps q, expected the same buffer or disjoint");
-  MOE_CHECK(same(k_out, k) || disjoint(k_out, k), "qk_norm: k_out partially overlaps k, expected the same buffer or disjoint");
+  MOE_CHECK(same(q_out, q) || disjoint(q_out, q),
+            "qk_norm: q_out partially overlaps q, expected the same buffer or disjoint");
+  MOE_CHECK(same(k_out, k) || disjoint(k_out, k),
+            "qk_norm: k_out partially overlaps k, expected the same buffer or disjoint");
   MOE_CHECK(disjoint(q_out, k) && disjoint(k_out, q) && disjoint(q_out, k_out),
             "qk_norm: q_out or k_out overlaps the other head tensor, expected q_out on q (or disjoint) and k_out "
             "on k (or disjoint)");

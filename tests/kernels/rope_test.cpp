@@ -128,7 +128,8 @@ TEST(rope, PairNormsPreservedAtEveryPosition) {
 TEST(rope, ScoresDependOnlyOnRelativePosition) {
   // <rope(q, m), rope(k, n)> depends on m - n only (truth tier). Each output carries one f32
   // rounding (relative u per component), so each dot is within 2u sum |q_i||k_i| <= 2u
-  // sum_pairs |q_pair||k_pair| of the exact one (+ the tail, unchanged): 5u covers both sides.
+  // sum_pairs |q_pair||k_pair| of the exact one (+ the tail, unchanged): 5u covers both sides (the
+  // f64 angles are off by < 1e-9 rad here, negligible).
   Rng rng(5);
   const RopeParams p{1, 1, 256, 64, 1e7f};
   const std::vector<float> q = rng.activations(256), k = rng.activations(256);
@@ -144,7 +145,8 @@ TEST(rope, ScoresDependOnlyOnRelativePosition) {
   for (int i = 0; i < 32; ++i)
     mass += std::hypot(double(q[i]), double(q[i + 32])) * std::hypot(double(k[i]), double(k[i + 32]));
   for (int i = 64; i < 256; ++i) mass += std::fabs(double(q[i]) * k[i]);
-  for (int64_t shift : {1, 1000, 500000}) EXPECT_NEAR(score(137, 100), score(137 + shift, 100 + shift), 5 * kU32 * mass);
+  for (int64_t shift : {1, 1000, 500000})
+    EXPECT_NEAR(score(137, 100), score(137 + shift, 100 + shift), 5 * kU32 * mass) << shift;
 }
 
 TEST(rope, NanPropagatesWithinItsPair) {
@@ -163,7 +165,8 @@ TEST(rope, BadArguments) {
   std::vector<float> x(2 * 4 * 8), y(x.size());
   const std::vector<int64_t> pos{0, 5};
   test::expect_error([&] { rope_ref<double>({2, 4, 8, 3, 1e4f}, pos, x, y); }, "rope: rotary_dim=3, expected even");
-  test::expect_error([&] { rope_fast({2, 4, 8, 10, 1e4f}, pos, x, y); }, "rope: rotary_dim=10, expected even and in [2, head_dim=8]");
+  test::expect_error([&] { rope_fast({2, 4, 8, 10, 1e4f}, pos, x, y); },
+                     "rope: rotary_dim=10, expected even and in [2, head_dim=8]");
   test::expect_error([&] { rope_ref<float>({2, 4, 8, 0, 1e4f}, pos, x, y); }, "rotary_dim=0");
   test::expect_error([&] { rope_ref<float>({2, 4, 8, 4, 1e4f}, std::vector<int64_t>{0, -3}, x, y); },
                      "rope: position -3 of token 1 out of range");
