@@ -41,7 +41,8 @@ std::vector<CheckResult> residual_add_check(uint64_t seed, CheckScope scope) {
   if (scope_has_real(scope)) {
     out.push_back(run_case("A17B hidden", {4096}, seed));
     out.push_back(run_case("A3B hidden", {2048}, seed + 1));
-    out.push_back(run_case("A17B prefill 64 tokens", {64 * 4096}, seed + 2));
+    out.push_back(run_case("A3B prefill 64 tokens", {64 * 2048}, seed + 2));
+    out.push_back(run_case("A17B prefill 256 tokens", {256 * 4096}, seed + 3));  // threaded
   }
   return out;
 }

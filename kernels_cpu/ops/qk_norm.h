@@ -4,8 +4,9 @@
 // Shape contract:
 //   q, k          [tokens, heads, head_dim] f32, row-major   heads = Hk, head_dim = dk
 //   q_out, k_out  [tokens, heads, head_dim] f32              q_out may be the same buffer as q and
-//                                                            k_out the same as k; any other overlap
-//                                                            between the four buffers is an error
+//                                                            k_out the same as k; an output that
+//                                                            otherwise overlaps any buffer is an
+//                                                            error (q and k may share memory)
 // Per head vector x of length dk (q and k independently):
 //   inv   = 1 / sqrt(sum_i x_i^2 / dk + eps)                 eps = 1e-6 in every engine and MLX
 //   q_out = (q * inv) * (1/dk)        k_out = (k * inv) * (1/sqrt(dk))

@@ -8,7 +8,8 @@ namespace moe {
 
 // Per head: Eigen's vectorised sum of squares, the gate computed with libm expf (scalar: its
 // error is the documented ~1 ulp the bound assumes, which Eigen's own vectorised exp does not
-// promise), then one vectorised product. Heads spread over threads for prefill-sized work.
+// promise), then one vectorised product. expf dominates (~5 ns an element), so heads spread over
+// threads from 2^16 elements (~0.3 ms of work, an 8-token prefill of A17B) on.
 void rmsnorm_gated_fast(const RmsNormGatedParams& p, std::span<const float> o, std::span<const float> z,
                         std::span<const float> w, std::span<float> y) {
   rmsnorm_gated_validate(p, o, z, w, y);

@@ -58,7 +58,7 @@ TEST(residual_add, OverflowAndSpecials) {
 
 TEST(residual_add, InPlaceOnEitherInput) {
   Rng rng(3);
-  const int64_t n = 300000;  // large enough for the fast tier's threads
+  const int64_t n = (1 << 20) + 3;  // large enough for the fast tier's threads
   const std::vector<float> a = rng.activations(n), b = rng.normal_vec(n, 0.1);
   for (Fn f : kTiers) {
     std::vector<float> y(n), a2 = a, b2 = b;
