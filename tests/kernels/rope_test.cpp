@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -123,6 +124,35 @@ TEST(rope, PairNormsPreservedAtEveryPosition) {
         EXPECT_LE(std::fabs(ny - nx), 6 * kU32 * nx) << r << ' ' << i;
       }
   }
+}
+
+TEST(rope, F32AngleErrorGrowsWithPosition) {
+  // The engines' f32 angle is off by ~|pos * inv_freq| u: relative to a pair's norm the f32
+  // tier's error is ~1e-7 at position 1 and ~1e-2 at a million (measured 1.2e-7, 7e-5, 1.4e-3,
+  // 2.9e-2 at 1, 4095, 65535, 1e6). A tier that formed the angle in f64 would fail the lower
+  // limits: this pins the engines' semantics, not just accuracy.
+  Rng rng(6);
+  const RopeParams p{1, 32, 256, 64, 1e7f};
+  const std::vector<float> x = rng.activations(32 * 256);
+  auto worst = [&](int64_t pos) {
+    std::vector<float> t(x.size()), f(x.size());
+    const std::vector<int64_t> ps{pos};
+    rope_ref<double>(p, ps, x, t);
+    rope_ref<float>(p, ps, x, f);
+    double w = 0;
+    for (int64_t b = 0; b < 32 * 256; b += 256)
+      for (int64_t i = 0; i < 32; ++i) {
+        const double r = std::hypot(double(x[b + i]), double(x[b + i + 32]));
+        w = std::max(w, std::fabs(double(t[b + i]) - f[b + i]) / r);
+        w = std::max(w, std::fabs(double(t[b + i + 32]) - f[b + i + 32]) / r);
+      }
+    return w;
+  };
+  EXPECT_LT(worst(1), 1e-6);
+  EXPECT_GT(worst(4095), 1e-5);
+  EXPECT_GT(worst(65535), 2e-4);
+  EXPECT_GT(worst(1000000), 5e-3);
+  EXPECT_LT(worst(1000000), 0.24 + 5 * kU32);  // the bound: |a| 4u + 5u, |a| <= 1e6
 }
 
 TEST(rope, ScoresDependOnlyOnRelativePosition) {
