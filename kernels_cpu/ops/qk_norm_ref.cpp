@@ -1,1 +1,75 @@
+#include <cmath>
+#include <cstdint>
+
+#include "core/math.h"
 #include "ops/qk_norm.h"
+
+namespace moe {
+namespace {
+
+// Outputs may sit exactly on their own input (in-place) and must otherwise be disjoint from
+// every other buffer: a partial overlap would make the result depend on the loop order.
+bool disjoint(std::span<const float> a, std::span<const float> b) {
+  const auto a0 = reinterpret_cast<uintptr_t>(a.data()), b0 = reinterpret_cast<uintptr_t>(b.data());
+  return a.empty() || b.empty() || a0 + a.size_bytes() <= b0 || b0 + b.size_bytes() <= a0;
+}
+bool same(std::span<const float> a, std::span<const float> b) {
+  return a.data() == b.data() && a.size() == b.size();
+}
+
+}  // namespace
+
+void qk_norm_validate(const QkNormParams& p, std::span<const float> q, std::span<const float> k,
+                      std::span<const float> q_out, std::span<const float> k_out) {
+  // head_dim <= 2^24 keeps (float)dk exact, as the f32 order and the bound assume.
+  MOE_CHECK(p.tokens >= 0 && p.heads >= 0 && p.head_dim > 0 && p.head_dim <= (int64_t(1) << 24),
+            "qk_norm: tokens=" << p.tokens << " heads=" << p.heads << " head_dim=" << p.head_dim
+                               << ", expected tokens >= 0, heads >= 0, 0 < head_dim <= 2^24");
+  MOE_CHECK(p.eps >= 0.0f && std::isfinite(p.eps), "qk_norm: eps=" << p.eps << ", expected finite and >= 0");
+  int64_t n = 0;
+  MOE_CHECK(!__builtin_mul_overflow(p.tokens, p.heads, &n) && !__builtin_mul_overflow(n, p.head_dim, &n),
+            "qk_norm: tokens*heads*head_dim overflows int64 (tokens=" << p.tokens << " heads=" << p.heads
+                                                                      << " head_dim=" << p.head_dim << ")");
+  check_size(q, n, "qk_norm", "q");
+  check_size(k, n, "qk_norm", "k");
+  check_size(q_out, n, "qk_norm", "q_out");
+  check_size(k_out, n, "qk_norm", "k_out");
+  MOE_CHECK(same(q_out, q) || disjoint(q_out, q),
+            "qk_norm: q_out partially overlaps q, expected the same buffer or disjoint");
+  MOE_CHECK(same(k_out, k) || disjoint(k_out, k),
+            "qk_norm: k_out partially overlaps k, expected the same buffer or disjoint");
+  MOE_CHECK(disjoint(q_out, k) && disjoint(k_out, q) && disjoint(q_out, k_out),
+            "qk_norm: q_out or k_out overlaps the other head tensor, expected q_out on q (or disjoint) and k_out "
+            "on k (or disjoint)");
+}
+
+// One head vector x -> out = (x * inv) * scale, inv = 1/sqrt(sum x^2 / dk + eps).
+template <class Acc>
+static void norm_head(const float* x, float* out, int64_t dk, Acc eps, Acc scale) {
+  Acc ss = 0;
+  for (int64_t i = 0; i < dk; ++i) ss += Acc(x[i]) * Acc(x[i]);
+  const Acc inv = Acc(1) / std::sqrt(ss / Acc(dk) + eps);
+  for (int64_t i = 0; i < dk; ++i) out[i] = float((Acc(x[i]) * inv) * scale);
+}
+
+template <class Acc>
+void qk_norm_ref(const QkNormParams& p, std::span<const float> q, std::span<const float> k, std::span<float> q_out,
+                 std::span<float> k_out) {
+  qk_norm_validate(p, q, k, q_out, k_out);
+  const Acc inv_scale = Acc(1) / std::sqrt(Acc(p.head_dim));
+  const Acc q_scale = inv_scale * inv_scale;
+  const Acc eps = Acc(p.eps);
+  const int64_t rows = p.tokens * p.heads;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t off = r * p.head_dim;
+    norm_head<Acc>(q.data() + off, q_out.data() + off, p.head_dim, eps, q_scale);
+    norm_head<Acc>(k.data() + off, k_out.data() + off, p.head_dim, eps, inv_scale);
+  }
+}
+
+template void qk_norm_ref<float>(const QkNormParams&, std::span<const float>, std::span<const float>,
+                                 std::span<float>, std::span<float>);
+template void qk_norm_ref<double>(const QkNormParams&, std::span<const float>, std::span<const float>,
+                                  std::span<float>, std::span<float>);
+
+}  // namespace moe

@@ -1,1 +1,66 @@
+#include <cmath>
+#include <cstdint>
+
+#include "core/math.h"
 #include "ops/rmsnorm_gated.h"
+
+namespace moe {
+namespace {
+
+// y may sit exactly on o or on z (in-place: each element is read before it is written, and
+// ss is complete before any write) and must otherwise be disjoint from every input.
+bool disjoint(std::span<const float> a, std::span<const float> b) {
+  const auto a0 = reinterpret_cast<uintptr_t>(a.data()), b0 = reinterpret_cast<uintptr_t>(b.data());
+  return a.empty() || b.empty() || a0 + a.size_bytes() <= b0 || b0 + b.size_bytes() <= a0;
+}
+bool same(std::span<const float> a, std::span<const float> b) {
+  return a.data() == b.data() && a.size() == b.size();
+}
+
+}  // namespace
+
+void rmsnorm_gated_validate(const RmsNormGatedParams& p, std::span<const float> o, std::span<const float> z,
+                            std::span<const float> w, std::span<const float> y) {
+  // head_dim <= 2^24 keeps (float)dv exact, as the f32 order and the bound assume.
+  MOE_CHECK(p.tokens >= 0 && p.heads >= 0 && p.head_dim > 0 && p.head_dim <= (int64_t(1) << 24),
+            "rmsnorm_gated: tokens=" << p.tokens << " heads=" << p.heads << " head_dim=" << p.head_dim
+                                     << ", expected tokens >= 0, heads >= 0, 0 < head_dim <= 2^24");
+  MOE_CHECK(p.eps >= 0.0f && std::isfinite(p.eps),
+            "rmsnorm_gated: eps=" << p.eps << ", expected finite and >= 0");
+  int64_t n = 0;
+  MOE_CHECK(!__builtin_mul_overflow(p.tokens, p.heads, &n) && !__builtin_mul_overflow(n, p.head_dim, &n),
+            "rmsnorm_gated: tokens*heads*head_dim overflows int64 (tokens=" << p.tokens << " heads=" << p.heads
+                                                                            << " head_dim=" << p.head_dim << ")");
+  check_size(o, n, "rmsnorm_gated", "o");
+  check_size(z, n, "rmsnorm_gated", "z");
+  check_size(w, p.head_dim, "rmsnorm_gated", "w");
+  check_size(y, n, "rmsnorm_gated", "y");
+  MOE_CHECK((same(y, o) || disjoint(y, o)) && (same(y, z) || disjoint(y, z)) && disjoint(y, w),
+            "rmsnorm_gated: y partially overlaps o, z or w, expected y on o, on z, or disjoint");
+}
+
+template <class Acc>
+void rmsnorm_gated_ref(const RmsNormGatedParams& p, std::span<const float> o, std::span<const float> z,
+                       std::span<const float> w, std::span<float> y) {
+  rmsnorm_gated_validate(p, o, z, w, y);
+  const int64_t dv = p.head_dim;
+  for (int64_t r = 0; r < p.tokens * p.heads; ++r) {
+    const float* orow = o.data() + r * dv;
+    const float* zrow = z.data() + r * dv;
+    float* yrow = y.data() + r * dv;
+    Acc ss = 0;
+    for (int64_t i = 0; i < dv; ++i) ss += Acc(orow[i]) * Acc(orow[i]);
+    const Acc inv = Acc(1) / std::sqrt(ss / Acc(dv) + Acc(p.eps));
+    for (int64_t i = 0; i < dv; ++i) {
+      const Acc gate = silu(Acc(zrow[i]));  // z / (1 + exp(-z))
+      yrow[i] = float(((Acc(orow[i]) * inv) * Acc(w[i])) * gate);
+    }
+  }
+}
+
+template void rmsnorm_gated_ref<float>(const RmsNormGatedParams&, std::span<const float>, std::span<const float>,
+                                       std::span<const float>, std::span<float>);
+template void rmsnorm_gated_ref<double>(const RmsNormGatedParams&, std::span<const float>, std::span<const float>,
+                                        std::span<const float>, std::span<float>);
+
+}  // namespace moe

@@ -1,2 +1,61 @@
-// rope: placeholder until implemented
+// rope: partial rotary position embedding, half-split ("NeoX", rotate-half) pairs
+// (spec/ops.md §6.1; reference-semantics.md §2.5, HF apply_rotary_pos_emb, MLX
+// nn.RoPE(R, traditional=False, base=theta)).
+//
+// Shape contract:
+//   positions [tokens] int64       absolute 0-based position of each token, in [0, 2^31)
+//   x         [tokens, heads, head_dim] f32, row-major     q (H heads) or k (Hkv heads), after q/k norm
+//   y         [tokens, heads, head_dim] f32                may be the same buffer as x; any other
+//                                                          overlap is an error
+// With D = head_dim, R = rotary_dim (even, 0 < R <= D), half = R/2, for each head vector and
+// i in [0, half):
+//   inv_freq_i = theta^(-2i/R),  a = pos * inv_freq_i,  c = cos(a), s = sin(a)
+//   (y[i], y[i + half]) = (x[i] c - x[i + half] s,  x[i] s + x[i + half] c)
+// Pairs are (x[i], x[i + R/2]), not the interleaved (x[2i], x[2i+1]). Channels [R, D) are
+// copied bit-exactly (NaN payloads included). Qwen3.5/3.6: D = 256, R = 64, theta = 1e7
+// (read theta from the config: MLX defaults to 1e5 when it is missing, spec/ops.md §13 #20).
+//
+// Tiers:
+//   truth (double): inv_freq = 1/pow(theta, 2i/R), a = pos * inv_freq, cos/sin all in f64.
+//   f32 (the engines: CPU-C apply_rotary_emb, CPU-R rope.rs, VK full_attn.c, bit-exact with
+//   them): inv_freq = 1 / powf(theta, (float)(2i) / (float)R); a = (float)pos * inv_freq;
+//   c = cosf(a), s = sinf(a); (x1*c - x2*s, x1*s + x2*c) without FMA.
+// The f32 angle carries an absolute error growing with |a| (at most ~|a| * 4u for R = 64, i.e.
+// 0.24 rad at pos 1e6; ~0.03 observed at D 256, theta 1e7): the error of the f32 tier (and of
+// every engine) grows with the position; the bound in rope_check.cpp is derived from it. Rotation never changes a pair's norm beyond
+// rounding, whatever the angle error.
+// Position 0 returns x bit-exactly (cos 0 = 1, sin 0 = 0 exactly) for finite x, except that a
+// -0 paired with a negative partner comes back +0; an infinity in a rotated pair gives NaN
+// (inf * sin 0), as in the engines.
 #pragma once
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/check_util.h"
+
+namespace moe {
+
+struct RopeParams {
+  int64_t tokens = 1;
+  int64_t heads = 1;
+  int64_t head_dim = 256;    // D
+  int64_t rotary_dim = 64;   // R = head_dim * partial_rotary_factor
+  float theta = 1e7f;        // rope_theta
+  template <class F>
+  void visit(F&& f) const {
+    f("tokens", tokens), f("heads", heads), f("head_dim", head_dim), f("rotary_dim", rotary_dim),
+        f("theta", theta);
+  }
+};
+
+template <class Acc>
+void rope_ref(const RopeParams& p, std::span<const int64_t> positions, std::span<const float> x, std::span<float> y);
+void rope_fast(const RopeParams& p, std::span<const int64_t> positions, std::span<const float> x, std::span<float> y);
+std::vector<CheckResult> rope_check(uint64_t seed, CheckScope scope);
+
+// Shared by every tier: argument validation with messages naming the op.
+void rope_validate(const RopeParams& p, std::span<const int64_t> positions, std::span<const float> x,
+                   std::span<const float> y);
+
+}  // namespace moe
