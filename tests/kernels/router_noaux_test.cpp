@@ -29,6 +29,10 @@ Out run(int tier, const RouterNoauxParams& p, const std::vector<float>& logits, 
 
 double sig(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
+// Tolerance of hand-computed renormalised weights: the check's bound (router_noaux_check.cpp),
+// 11u + gamma_K relative, < 16u for K <= 4.
+constexpr double kHandRel = 16 * kU32;
+
 TEST(router_noaux, HandComputedNegativeBiasMasksWithMinusInf) {
   // 16 experts in 4 groups of 4, keep 2 groups, K = 4, scale 2.5, bias -0.9 everywhere.
   // c = sigmoid(x) - 0.9: group 0 [3, 2, -5, -5] -> c ~ [0.053, -0.019, -0.893, -0.893],
@@ -45,13 +49,14 @@ TEST(router_noaux, HandComputedNegativeBiasMasksWithMinusInf) {
     const Out o = run(tier, p, x, bias);
     EXPECT_EQ(o.idx, (std::vector<int32_t>{0, 1, 4, 5})) << "tier " << tier;
     EXPECT_NE(o.idx, (std::vector<int32_t>{0, 8, 9, 10})) << "tier " << tier;
-    EXPECT_NEAR(o.w[0], 2.5 * sig(3) / sum, 2e-6) << "tier " << tier;
-    EXPECT_NEAR(o.w[1], 2.5 * sig(2) / sum, 2e-6) << "tier " << tier;
-    EXPECT_NEAR(o.w[2], 2.5 * sig(1) / sum, 2e-6) << "tier " << tier;
+    EXPECT_NEAR(o.w[0], 2.5 * sig(3) / sum, kHandRel * 2.5 * sig(3) / sum) << "tier " << tier;
+    EXPECT_NEAR(o.w[1], 2.5 * sig(2) / sum, kHandRel * 2.5 * sig(2) / sum) << "tier " << tier;
+    EXPECT_NEAR(o.w[2], 2.5 * sig(1) / sum, kHandRel * 2.5 * sig(1) / sum) << "tier " << tier;
     EXPECT_EQ(o.w[2], o.w[3]) << "tier " << tier;
     // Unrenormalised: w = s * scale.
     const Out raw = run(tier, {1, 16, 4, 4, 2, 2.5f, false}, x, bias);
-    EXPECT_NEAR(raw.w[0], 2.5 * sig(3), 2e-6) << "tier " << tier;
+    // s * scale: 4u (sigmoid) + u (scale) + u (the truth's rounding) = 6u relative.
+    EXPECT_NEAR(raw.w[0], 2.5 * sig(3), 6 * kU32 * 2.5 * sig(3)) << "tier " << tier;
   }
 }
 
@@ -63,7 +68,7 @@ TEST(router_noaux, GroupScoreDecidesBeforeExpertScore) {
     const Out o = run(tier, {1, 8, 2, 4, 1, 2.5f, true}, x, bias);
     EXPECT_EQ(o.idx, (std::vector<int32_t>{2, 3})) << "tier " << tier;
     EXPECT_EQ(o.w[0], o.w[1]) << "tier " << tier;
-    EXPECT_NEAR(o.w[0], 1.25, 3e-7) << "tier " << tier;
+    EXPECT_EQ(o.w[0], 1.25f) << "tier " << tier;  // s / (s + s) = 0.5 exactly, times 2.5 exact
   }
 }
 
@@ -108,7 +113,8 @@ TEST(router_noaux, InvariantsAtDeepSeekShape) {
         }
       }
       EXPECT_LE(int64_t(groups.size()), p.topk_group);
-      // 8 weights each within (11u + gamma_8) relative (the check's bound): |sum - 2.5| <= 5e-6.
+      // 8 weights each within (11u + gamma_8) = 19u relative (the check's bound), summed in
+      // f64: |sum - 2.5| <= 19u * 2.5 ~ 2.8e-6 < 5e-6.
       EXPECT_NEAR(sum, 2.5, 5e-6) << "tier " << tier << " token " << t;
     }
   }
@@ -146,12 +152,20 @@ TEST(router_noaux, NanLogitGivesANanRowInfinitiesAreOrdinary) {
     }
     EXPECT_EQ(o.idx[2], 0) << "tier " << tier;  // c = 1.1
     EXPECT_EQ(o.idx[3], 2) << "tier " << tier;  // c = sigmoid(0) + 0.3 = 0.8 > sigmoid(1) ~ 0.731
-    EXPECT_NEAR(o.w[2], 2.5 / 1.5, 1e-6) << "tier " << tier;  // s = 1 and 0.5
+    // s = 1 and 0.5 exactly, so the sum 1.5 is exact; the division and the scaling round: 2u.
+    EXPECT_NEAR(o.w[2], 2.5 / 1.5, 2 * kU32 * 2.5 / 1.5) << "tier " << tier;
     EXPECT_EQ(o.idx[4], 2) << "tier " << tier;  // c = bias: 0.3, then 0.2
     EXPECT_EQ(o.idx[5], 1) << "tier " << tier;
     EXPECT_EQ(o.w[4], 0.0f) << "tier " << tier;
     EXPECT_EQ(o.w[5], 0.0f) << "tier " << tier;
   }
+}
+
+TEST(router_noaux, ZeroTokensIsANoOp) {
+  std::vector<int32_t> idx;
+  std::vector<float> w;
+  router_noaux_ref<float>({0, 16, 4, 4, 2, 2.5f, true}, std::vector<float>{}, std::vector<float>(16), idx, w);
+  router_noaux_fast({0, 16, 4, 4, 2, 2.5f, true}, std::vector<float>{}, std::vector<float>(16), idx, w);
 }
 
 TEST(router_noaux, BadArguments) {
