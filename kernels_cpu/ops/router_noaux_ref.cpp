@@ -52,7 +52,7 @@ void router_noaux_ref(const RouterNoauxParams& p, std::span<const float> logits,
       has_nan |= std::isnan(c[e]);
     }
     if (has_nan) {
-      for (int64_t j = 0; j < K; ++j) it[j] = -1, wt[j] = std::numeric_limits<float>::quiet_NaN();
+      router::fill_nan_row(it, wt, K);
       continue;
     }
 

@@ -24,6 +24,7 @@
 // Consumers must reject or skip idx -1. Other tokens are unaffected.
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -70,6 +71,11 @@ void topk_lowest_index(const T* v, int64_t n, int64_t k, int32_t* out) {
     taken[best] = 1;
     out[j] = int32_t(best);
   }
+}
+
+// The output of a token whose scores are undefined (NaN): no expert, NaN weights.
+inline void fill_nan_row(int32_t* idx, float* w, int64_t k) {
+  for (int64_t j = 0; j < k; ++j) idx[j] = -1, w[j] = std::numeric_limits<float>::quiet_NaN();
 }
 
 // Reorders the K pairs (idx, w) of one token to the output order: w descending, ties by

@@ -31,7 +31,7 @@ void router_topk_fast(const RouterTopkParams& p, std::span<const float> logits, 
       for (int64_t i = 0; i < E; ++i) prob[i] = std::exp(x[i] - m);
       const float sum = prob.sum();
       if (std::isnan(sum)) {
-        for (int64_t j = 0; j < K; ++j) it[j] = -1, wt[j] = std::numeric_limits<float>::quiet_NaN();
+        router::fill_nan_row(it, wt, K);
         continue;
       }
       prob *= 1.0f / sum;

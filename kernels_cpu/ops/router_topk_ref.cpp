@@ -44,7 +44,7 @@ void router_topk_ref(const RouterTopkParams& p, std::span<const float> logits, s
     }
     // A NaN logit (or +inf, or all -inf: exp(inf - inf)) makes some e_i, hence the sum, NaN.
     if (std::isnan(sum)) {
-      for (int64_t j = 0; j < K; ++j) it[j] = -1, wt[j] = std::numeric_limits<float>::quiet_NaN();
+      router::fill_nan_row(it, wt, K);
       continue;
     }
     const Acc inv = Acc(1) / sum;
