@@ -53,8 +53,9 @@ void router_topk_ref(const RouterTopkParams& p, std::span<const float> logits, s
     router::topk_lowest_index(prob.data(), E, K, it);
 
     // The renormalisation sum. f32: the engine's slot scan (CPU-C `cpu_topk`), summed in slot
-    // order, so the weights are bit-exact with CPU-C. f64: the chosen in descending order (any
-    // order is exact to ~E * 2^-53, far below the f32 tiers' errors).
+    // order, so the weights are bit-exact with CPU-C (the slot values depend on the values only,
+    // not on which of two tied experts fills a slot). f64: the chosen in descending order (in
+    // f64 any order is within K 2^-53, far below the f32 tiers' errors).
     Acc chosen_sum = 0;
     if constexpr (std::is_same_v<Acc, float>) {
       for (int64_t j = 0; j < K; ++j) slot[j] = -1e30f;
