@@ -1,2 +1,68 @@
-// router_noaux: placeholder until implemented
+// router_noaux: the DeepSeek-V3 `noaux_tc` MoE router (Cogito-V2; spec/ops.md §8.4;
+// reference-semantics.md §5.1 is the truth: HF 5.17 `DeepseekV3TopkRouter` and the official
+// `Gate` of deepseek-ai/DeepSeek-V3 inference/model.py).
+//
+// Shape contract:
+//   logits [T, E] f32, row-major      gate logits (mlp.gate · h_post, computed in f32)
+//   bias   [E] f32                    e_score_correction_bias (selection only); must be finite
+//   idx    [T, K] int32               chosen experts, distinct, in [0, E)
+//   w      [T, K] f32                 their weights; sum to routed_scaling_factor when renormalize
+//   E % n_group == 0, E / n_group >= 2 (a group's score is its top-2 sum),
+//   1 <= topk_group <= n_group, 1 <= K <= topk_group * E / n_group (the kept experts).
+// Math: s_e = sigmoid(logit_e) = 1 / (1 + exp(-logit_e)) (the engines' form, spec §3);
+// c_e = s_e + bias_e; group score G_g = top1 + top2 of c over the contiguous experts
+// [g E/n_group, (g+1) E/n_group); the topk_group largest G are kept (ties to the lower group
+// index); experts of the other groups get c = -inf; idx = the K largest c (ties to the lower
+// expert index); w_k = s_{idx_k} / sum_j s_{idx_j} (if renormalize, else s_{idx_k}), then
+// w_k = w_k * routed_scaling_factor. Output order, every tier: descending c, ties by ascending
+// expert index.
+// Masking: -inf, as HF 5.17 and the official code (and MFR); mlx-lm and older HF use 0.0, which
+// lets a dropped group's expert beat kept experts whose c = s + bias < 0 (bias ~ -0.9; spec
+// §13.17). We do -inf: every chosen expert lies in a kept group.
+// Renormalisation: the official code's sum, without HF's "+ 1e-20" in the denominator. They
+// differ only when the chosen sum of s is below ~1e-13 (1e-20 < half an f32 ulp of any larger
+// sum), i.e. when all K chosen logits are below about -30. If that sum is exactly 0 (every
+// chosen sigmoid underflowed) the weights are 0, which is what HF's +1e-20 gives.
+// f32 tier order: s = 1.0f / (1.0f + expf(-x)); c = s + bias; G = top1 + top2; sum of the
+// chosen s in output order; w = (s / sum) * routed_scaling_factor (HF's fp32 order: divide,
+// then scale).
+// NaN: a token with a NaN logit gets idx = -1 ("no expert") and w = NaN in all K places, in
+// every tier (a NaN c can neither be ranked nor silently dropped). +-inf logits are ordinary
+// (s = 1 or 0). A non-finite bias is a bad argument (an error), not data.
 #pragma once
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/check_util.h"
+#include "ops/router_topk.h"  // router::topk_lowest_index, router::selection_consistent
+
+namespace moe {
+
+struct RouterNoauxParams {
+  int64_t tokens = 1;
+  int64_t experts = 0;
+  int64_t k = 0;
+  int64_t n_group = 1;
+  int64_t topk_group = 1;
+  float routed_scaling_factor = 1.0f;
+  bool renormalize = true;
+  template <class F>
+  void visit(F&& f) const {
+    f("tokens", tokens), f("experts", experts), f("k", k), f("n_group", n_group), f("topk_group", topk_group),
+        f("routed_scaling_factor", routed_scaling_factor), f("renormalize", renormalize);
+  }
+};
+
+template <class Acc>
+void router_noaux_ref(const RouterNoauxParams& p, std::span<const float> logits, std::span<const float> bias,
+                      std::span<int32_t> idx, std::span<float> w);
+void router_noaux_fast(const RouterNoauxParams& p, std::span<const float> logits, std::span<const float> bias,
+                       std::span<int32_t> idx, std::span<float> w);
+std::vector<CheckResult> router_noaux_check(uint64_t seed, CheckScope scope);
+
+// Shared by every tier: argument validation with messages naming the op.
+void router_noaux_validate(const RouterNoauxParams& p, std::span<const float> logits, std::span<const float> bias,
+                           std::span<int32_t> idx, std::span<float> w);
+
+}  // namespace moe
