@@ -56,12 +56,14 @@ Inputs make_inputs(const AttentionParams& p, uint64_t seed) {
 //  * exact softmax of exponents each off by at most Delta is within a factor exp(+-2 Delta)
 //    of P (the numerator moves by e^delta_p, the normaliser by a weighted mean of e^delta_i).
 //  * multiplicative weight errors: exp within 2 ulp (4u) for e_p and again for the fast tier's
-//    chunk factor alpha_c = exp(m_c - M); the sum of the positive e's (sequential, or per chunk
-//    then alpha-weighted across nc chunks) is within gamma_{len + nc}; 1/sum and the multiply by
-//    it 2u; alpha * partial 1u; in all gamma_{len+nc} + 10u. Together the computed weights are
-//    P_p (1 + eta_p) with |eta_p| <= rho = exp(2 Delta) (1 + gamma_{len+nc} + 10u) - 1.
-//  * the output sum of len products (sequential, or Eigen per chunk then across chunks) errs
-//    by gamma_{len+nc} sum_p |P^_p v_pd| <= gamma_{len+nc} (1 + rho) W_d, W_d = sum_p P_p |v_pd|,
+//    chunk factor alpha_c = exp(m_c - M): 8u; the normaliser L (the f32 tier's sequential sum
+//    of len positive terms: gamma_{len-1}; the fast tier's per-chunk sums gamma_{n-1}, alpha_c *
+//    l_c u, the sum over nc chunks gamma_{nc-1}) is within gamma_{len+nc}; 1/L and the multiply
+//    by it 2u. Together the computed weights are P_p (1 + eta_p) with
+//    |eta_p| <= rho = exp(2 Delta) (1 + gamma_{len+nc} + 10u) - 1.
+//  * the output sum of len products (sequential: gamma_len; the fast tier: Eigen's product over
+//    a chunk's n rows gamma_n, alpha_c * O_c u, the sum over chunks gamma_{nc-1}) errs by at most
+//    gamma_{len+nc} sum_p |P^_p v_pd| <= gamma_{len+nc} (1 + rho) W_d, W_d = sum_p P_p |v_pd|,
 //    and the weight errors add rho W_d.
 //  * the gate: expf 4u, the 1 + and the division 2u, the multiply u, the truth's rounding to f32
 //    u, its own f64 error (< 2^-35 relative) u: 9u |o| sig, with |o| <= W_d.

@@ -1,3 +1,6 @@
+// GCC 12 reports a false -Wmaybe-uninitialized inside avx512fintrin.h (_mm512_undefined_ps) for
+// Eigen's AVX-512 GEMM kernels instantiated here; the value is overwritten before use.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>

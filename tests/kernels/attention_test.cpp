@@ -65,6 +65,62 @@ TEST(attention, HandComputed) {
   }
 }
 
+// CPU-C's attention loop for one call, written out as the engine has it (spec/ops.md §6 steps
+// 6-8, §3 softmax). No contraction: the engines' only fused operation is the dot's fma.
+__attribute__((optimize("fp-contract=off"))) std::vector<float> engine_attention(const Case& c) {
+  const AttentionParams& p = c.p;
+  const int64_t H = p.q_heads, D = p.head_dim, row = c.row(), heads_per_kv = H / p.kv_heads;
+  std::vector<float> kc = c.k_cache, vc = c.v_cache, out(c.o.size());
+  for (int64_t i = 0; i < p.tokens * row; ++i) kc[p.past * row + i] = c.k[i], vc[p.past * row + i] = c.v[i];
+  const float scale = 1.0f / std::sqrt(float(D));
+  for (int64_t t = 0; t < p.tokens; ++t) {
+    const int64_t len = p.past + t + 1;
+    for (int64_t h = 0; h < H; ++h) {
+      const float* qh = c.q.data() + (t * H + h) * D;
+      const int64_t kvh = h / heads_per_kv;
+      std::vector<float> scores(len), oh(D, 0.0f);
+      for (int64_t pos = 0; pos < len; ++pos) {
+        float dot = 0.0f;
+        for (int64_t d = 0; d < D; ++d) dot = std::fma(qh[d], kc[pos * row + kvh * D + d], dot);
+        scores[pos] = dot * scale;
+      }
+      float mx = scores[0];
+      for (int64_t i = 1; i < len; ++i)
+        if (scores[i] > mx) mx = scores[i];
+      float sum = 0.0f;
+      for (int64_t i = 0; i < len; ++i) {
+        scores[i] = std::exp(scores[i] - mx);
+        sum += scores[i];
+      }
+      const float inv = 1.0f / sum;
+      for (int64_t i = 0; i < len; ++i) scores[i] *= inv;
+      for (int64_t pos = 0; pos < len; ++pos)
+        for (int64_t d = 0; d < D; ++d) {
+          const float pv = scores[pos] * vc[pos * row + kvh * D + d];
+          oh[d] = oh[d] + pv;
+        }
+      for (int64_t d = 0; d < D; ++d) {
+        const float g = c.gate[(t * H + h) * D + d];
+        out[(t * H + h) * D + d] = oh[d] * (1.0f / (1.0f + std::exp(-g)));
+      }
+    }
+  }
+  return out;
+}
+
+TEST(attention, F32TierMatchesEngineOrderBitExact) {
+  const AttentionParams shapes[] = {{1, 32, 2, 256, 40, 41, 0.0f}, {3, 6, 2, 33, 70, 75, 0.0f}, {2, 3, 3, 31, 0, 2, 0.0f}};
+  for (const AttentionParams& p : shapes) {
+    Case c = random_case(p, 10);
+    const std::vector<float> want = engine_attention(c);
+    c.run(1);
+    EXPECT_TRUE(same_bits(c.o, want)) << params_to_string(p);
+    int64_t differ = 0;
+    for (size_t i = 0; i < want.size(); ++i) differ += c.o[i] != want[i];
+    EXPECT_EQ(differ, 0);
+  }
+}
+
 TEST(attention, KvLengthOneGivesGatedValue) {
   // kv_len 1: softmax = [1] exactly, so o = v * sigmoid(gate) bit-exactly in every tier, and
   // query head h reads kv head h / (H / Hkv) (heads 0-2 -> kv 0, 3-5 -> kv 1).
