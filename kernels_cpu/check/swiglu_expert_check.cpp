@@ -65,7 +65,7 @@ SwigluExpertBound swiglu_expert_bound(const SwigluExpertParams& p, const ExpertW
   SwigluExpertBound out;
   out.exact.resize(p.tokens * d), out.ref32.resize(p.tokens * d), out.fast.resize(p.tokens * d);
   std::vector<double> xd(d), h(I), eh32(I), ehf(I), ehT(I);
-  Sums G(I), U(I), Y(d), P(d);
+  Sums G(I), U(I);
   for (int64_t t = 0; t < p.tokens; ++t) {
     for (int64_t c = 0; c < d; ++c) xd[c] = x[t * d + c];
     matvec(e.gate, xd.data(), G);
@@ -82,18 +82,35 @@ SwigluExpertBound swiglu_expert_bound(const SwigluExpertParams& p, const ExpertW
       ehf[i] = prop(gd * G.absq[i], gd * U.absq[i], 5 * u);
       ehT[i] = prop(u * std::fabs(g) + gd64 * G.absv[i], u * std::fabs(uu) + gd64 * U.absv[i], 4 * u64 + u);
     }
-    matvec(e.down, h.data(), Y);
-    for (int64_t j = 0; j < d; ++j) out.exact[t * d + j] = Y.exact[j];
-    matvec(e.down, eh32.data(), P);  // P.absv = |Wd| eh
-    for (int64_t j = 0; j < d; ++j)
-      out.ref32[t * d + j] = P.absv[j] + u * (Y.run[j] + double(I + 1) * P.absv[j]);
-    matvec(e.down, ehf.data(), P);
-    for (int64_t j = 0; j < d; ++j) out.fast[t * d + j] = P.absv[j] + gi * (Y.absq[j] + P.absq[j]);
-    matvec(e.down, ehT.data(), P);
-    for (int64_t j = 0; j < d; ++j) {
-      const double truth = P.absv[j] + gi64 * Y.absv[j] + u * std::fabs(Y.exact[j]);
-      out.ref32[t * d + j] += truth + kMinNormal32;
-      out.fast[t * d + j] += truth + kMinNormal32;
+    // One pass over down for y and the three propagated terms |Wd| dh (|Wd|' for the fast tier).
+    {
+      const QuantMatrix& m = e.down;
+      const int64_t groups = m.groups_per_row();
+      for (int64_t r = 0; r < m.rows; ++r) {
+        const uint32_t* wr = m.w + r * m.words_per_row();
+        double acc = 0, ya = 0, yq = 0, run = 0, p32 = 0, pf = 0, pfq = 0, pt = 0;
+        for (int64_t g = 0; g < groups; ++g) {
+          const double s = bf16_to_f32(m.scales[r * groups + g]), b = bf16_to_f32(m.biases[r * groups + g]);
+          for (int64_t c = g * m.group_size; c < (g + 1) * m.group_size; ++c) {
+            const double q = quant_code(wr, c, m.bits);
+            const double w = q * s + b, aw = std::fabs(w), aq = std::fabs(q * s) + std::fabs(b);
+            acc += w * h[c];
+            ya += aw * std::fabs(h[c]);
+            yq += aq * std::fabs(h[c]);
+            run += std::fabs(acc) + std::fabs(w * h[c]);
+            p32 += aw * eh32[c];
+            pf += aw * ehf[c];
+            pfq += aq * ehf[c];
+            pt += aw * ehT[c];
+          }
+        }
+        const int64_t j = t * d + r;
+        out.exact[j] = acc;
+        out.ref32[j] = p32 + u * (run + double(I + 1) * p32);
+        out.fast[j] = pf + gi * (yq + pfq);
+        out.ref32[j] += pt + gi64 * ya + u * std::fabs(acc) + kMinNormal32;  // the truth's share
+        out.fast[j] += pt + gi64 * ya + u * std::fabs(acc) + kMinNormal32;
+      }
     }
   }
   return out;
