@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/rng.h"
+#include "ops/moe_combine.h"
 #include "ops/moe_permute_fuse.h"
 #include "ops/swiglu_expert.h"
 #include "test_util.h"
@@ -80,6 +81,36 @@ TEST(moe_permute_fuse, EqualsPerTokenPathUpToSummationOrder) {
   }
 }
 
+TEST(moe_permute_fuse, PrefillFlowEqualsPerTokenCombine) {
+  // MFR's prefill flow: permute-fuse into a zeroed buffer, then MoeCombineResidualNTokens
+  // (moe_combine with the routed sum as one slot of weight 1: fma(1, m, 0) = m exactly). The
+  // decode flow: moe_combine over the K slot outputs. Same K + 2 terms (h, w_k e_k, sh sig) in
+  // two orders, each within gamma(K+2) sum|terms| of their exact sum (the shared-expert term is
+  // bit-identical in both): they differ by at most 2 gamma(K+2) sum|terms|.
+  const Layer L = make_layer(10, 4, 128, 64, 6, 4);
+  Rng rng(11);
+  const std::vector<float> h = rng.activations(L.T * L.d), sh = rng.normal_vec(L.T * L.d, 1.0),
+                           gamma = rng.normal_vec(L.T, 2.0), ones(L.T, 1.0f);
+  std::vector<float> routed(L.T * L.d, 0.0f), bucketed(L.T * L.d), e(L.T * L.K * L.d), per_token(L.T * L.d);
+  moe_permute_fuse_ref<float>(L.params(), L.b, L.experts, L.x, routed);
+  moe_combine_ref<float>({L.T, L.d, 1, true}, h, routed, ones, sh, gamma, bucketed);
+  for (int64_t t = 0; t < L.T; ++t)
+    for (int64_t k = 0; k < L.K; ++k)
+      swiglu_expert_ref<float>({1, L.d, L.I, 4}, L.experts[L.idx[t * L.K + k]], std::span(L.x).subspan(t * L.d, L.d),
+                               std::span(e).subspan((t * L.K + k) * L.d, L.d));
+  moe_combine_ref<float>({L.T, L.d, L.K, true}, h, e, L.w, sh, gamma, per_token);
+  for (int64_t t = 0; t < L.T; ++t) {
+    const double sig = 1.0 / (1.0 + std::exp(-double(gamma[t])));
+    for (int64_t i = 0; i < L.d; ++i) {
+      double terms = std::fabs(h[t * L.d + i]) + std::fabs(sh[t * L.d + i]) * sig * (1 + 8 * kU32);
+      for (int64_t k = 0; k < L.K; ++k) terms += std::fabs(double(L.w[t * L.K + k]) * e[(t * L.K + k) * L.d + i]);
+      EXPECT_LE(std::fabs(double(bucketed[t * L.d + i]) - per_token[t * L.d + i]),
+                2 * gamma_n(double(L.K + 2)) * terms + kMinNormal32)
+          << "token " << t << " i " << i;
+    }
+  }
+}
+
 TEST(moe_permute_fuse, SingleExpertPerTokenIsBitExactWithPerTokenPath) {
   // K = 1: one fma per token in either order, so the two paths agree exactly.
   const Layer L = make_layer(6, 5, 64, 64, 3, 1);
@@ -95,9 +126,9 @@ TEST(moe_permute_fuse, SingleExpertPerTokenIsBitExactWithPerTokenPath) {
 }
 
 TEST(moe_permute_fuse, AccumulatesIntoOut) {
-  // Running on a zeroed buffer and adding out0 afterwards agrees with running on out0 within
-  // the rounding of one extra addition per element (f32 tier: 2 gamma(K+1) sum|terms| covers
-  // it; checked loosely here as exact linearity of the seed: zero routing weights leave out0).
+  // out is accumulated into, not overwritten: with every routing weight 0 a pre-seeded out
+  // comes back unchanged (fma(e, 0, o) = o for finite e) in every tier. (The three-way check
+  // runs on a pre-seeded out as well.)
   Layer L = make_layer(7, 3, 64, 64, 4, 2);
   for (float& w : L.b.weights) w = 0.0f;
   for (int tier = 0; tier < 3; ++tier) {
