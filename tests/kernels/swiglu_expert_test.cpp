@@ -4,6 +4,7 @@
 #include "core/expert_blob.h"
 #include "core/math.h"
 #include "core/rng.h"
+#include "ops/matvec_q.h"
 #include "ops/swiglu_expert.h"
 #include "test_util.h"
 
@@ -76,6 +77,29 @@ TEST(swiglu_expert, F32TierIsTheEngineLoop) {
   std::vector<float> y(d);
   swiglu_expert_ref<float>({1, d, I, 4}, s.view(), x, y);
   for (int64_t j = 0; j < d; ++j) EXPECT_EQ(y[j], expected[j]) << j;
+}
+
+TEST(swiglu_expert, FastTierIsTheMatvecQFastComposition) {
+  // The fast tier's own logic, exactly: matvec_q_fast for gate and up, the f32 SwiGLU, then
+  // matvec_q_fast for down (matvec_q_fast's accuracy is matvec_q's check's business; the
+  // three-way check below bounds the composition).
+  const int64_t d = 192, I = 128;
+  const ExpertStorage s = random_expert(Rng(13), d, I, 4);
+  const std::vector<float> x = Rng(14).activations(2 * d);
+  std::vector<float> y(2 * d), g(I), u(I), h(I), yt(d);
+  swiglu_expert_fast({2, d, I, 4}, s.view(), x, y);
+  for (int64_t t = 0; t < 2; ++t) {
+    const std::span<const float> xt = std::span(x).subspan(t * d, d);
+    matvec_q_fast({I, d, 4, 64}, s.gate.view(), xt, g);
+    matvec_q_fast({I, d, 4, 64}, s.up.view(), xt, u);
+    for (int64_t i = 0; i < I; ++i) {
+      const float den = 1.0f + std::exp(-g[i]);
+      const float sl = g[i] / den;
+      h[i] = sl * u[i];
+    }
+    matvec_q_fast({d, I, 4, 64}, s.down.view(), h, yt);
+    for (int64_t j = 0; j < d; ++j) EXPECT_EQ(y[t * d + j], yt[j]) << t << ' ' << j;
+  }
 }
 
 TEST(swiglu_expert, TokensAreIndependentAndBlobEqualsLooseMatrices) {
