@@ -7,17 +7,18 @@
 //
 // AVX-512 path (group_size a multiple of 64, the checkpoints' 64): the row is walked in chunks of
 // 64 columns, each chunk in 4 steps of 16 lanes.
-//   4-bit: the chunk is 8 words. Lanes 0-7 hold the words, lanes 8-15 the words >> 4; step k
-//          shifts by 8k, so lane L holds code n = 2k + L/8 of word L%8 in its low 4 bits.
+//   4-bit: the chunk is 8 words, loaded into both halves of the vector; step k shifts lanes 0-7
+//          by 8k and lanes 8-15 by 8k + 4, so lane L holds code n = 2k + L/8 of word L%8 in
+//          its low 4 bits.
 //          vpermps reads only the low 4 bits of each index, so one vpermps from a 16-entry
 //          table lut[q] = fma(q, s, b) of the chunk's group gives t with no mask and no convert.
-//   2-bit: the chunk is 4 words, broadcast 4 times and pre-shifted by 0, 2, 4, 6; step k shifts
-//          by 8k, lane L holds code 4k + L/4 of word L%4 in bits 0-1, with the next codes
-//          above them: the table is periodic, lut[i] = fma(i & 3, s, b).
+//   2-bit: the chunk is 4 words, broadcast 4 times; step k shifts lanes 4j..4j+3 by 8k + 2j, so
+//          lane L holds code 4k + L/4 of word L%4 in bits 0-1, with the next codes above
+//          them: the table is periodic, lut[i] = fma(i & 3, s, b).
 //   8-bit: the chunk is 64 bytes in column order; step k widens 16 bytes to int32, converts
 //          (exact, q <= 255) and t = fma(q, s, b).
 // x is permuted once per call into that lane order (xt), so the inner loop is shift, vpermps,
-// fma. Four rows are processed together to share the xt loads and to give 8 independent FMA
+// fma (variable shift, one-uop vpermps, fma). Four rows are processed together to share the xt loads and to give 8 independent FMA
 // chains (FMA latency 4 x 2 ports). Threads split the rows (OpenMP, blocks of 4 rows).
 // Other group sizes, or a build without AVX-512, use the portable loop below (same terms).
 #include <cmath>
@@ -25,7 +26,7 @@
 #include <cstring>
 #include <vector>
 
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) && defined(__AVX512BW__)
 // GCC 12's AVX-512 headers build masked intrinsics on _mm512_undefined_*(), which -Wuninitialized
 // reports at every inlined use (GCC bug 105593, fixed in GCC 13): silence it for this file.
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -57,7 +58,7 @@ void rows_generic(const QuantMatrix& W, const float* x, float* y, int64_t r0, in
   }
 }
 
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) && defined(__AVX512BW__)
 
 // Column (within its 64-column chunk) that lane L of step k covers; see the file comment.
 int lane_column(int bits, int k, int L) {
@@ -66,46 +67,73 @@ int lane_column(int bits, int k, int L) {
   return 16 * k + L;  // 8-bit: column order
 }
 
-// The codes of one 64-column chunk of one row, prepared for the 4 steps.
+// Per (row, group): the table of dequantised values (4/2-bit) or the broadcast scale and bias
+// (8-bit). Built once per group, so a group_size of 128 reuses it for two chunks.
 template <int Bits>
-struct Chunk {
-  __m512i v;       // 4/2-bit: the lanes described above
-  __m128i b8[4];   // 8-bit: 16 bytes per step
-  __m512 lut;      // 4/2-bit: t for every index; 8-bit: unused
-  __m512 s, b;     // 8-bit: broadcast scale and bias
+struct GroupConst {
+  __m512 lut;   // 4/2-bit: t for every vpermps index
+  __m512 s, b;  // 8-bit
 };
 
-inline __m512 bcast_bf16(bf16 v) { return _mm512_set1_ps(bf16_to_f32(v)); }
-
+// The codes of one 64-column chunk of one row, prepared for the 4 steps.
 template <int Bits>
-inline void load_chunk(Chunk<Bits>& ch, const uint32_t* words, bf16 s16, bf16 b16) {
-  const __m512 s = bcast_bf16(s16), b = bcast_bf16(b16);
+struct Codes {
+  __m512i v;      // 4/2-bit: the lanes described in the file comment
+  __m128i b8[4];  // 8-bit: 16 bytes per step
+};
+
+// s and b are read from the f32 staging buffer below: a broadcast from memory is a pure load.
+template <int Bits>
+inline GroupConst<Bits> make_group(const float* s, const float* b) {
+  GroupConst<Bits> gc;
+  gc.s = _mm512_set1_ps(*s), gc.b = _mm512_set1_ps(*b);
   if constexpr (Bits == 4) {
-    const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words));
-    ch.v = _mm512_inserti64x4(_mm512_castsi256_si512(w), _mm256_srli_epi32(w, 4), 1);
     const __m512 q = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    ch.lut = _mm512_fmadd_ps(q, s, b);
+    gc.lut = _mm512_fmadd_ps(q, gc.s, gc.b);
   } else if constexpr (Bits == 2) {
-    const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(words));
-    const __m512i pre = _mm512_setr_epi32(0, 0, 0, 0, 2, 2, 2, 2, 4, 4, 4, 4, 6, 6, 6, 6);
-    ch.v = _mm512_srlv_epi32(_mm512_broadcast_i32x4(w), pre);
     const __m512 q = _mm512_setr_ps(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3);
-    ch.lut = _mm512_fmadd_ps(q, s, b);
+    gc.lut = _mm512_fmadd_ps(q, gc.s, gc.b);
+  }
+  return gc;
+}
+
+// 4/2-bit: the chunk's words broadcast to every 256/128-bit lane straight from memory (a load,
+// no shuffle); chunk_step shifts each lane by its own amount.
+template <int Bits>
+inline Codes<Bits> load_codes(const uint32_t* words) {
+  Codes<Bits> cd;
+  if constexpr (Bits == 4) {
+    cd.v = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(words)));
+  } else if constexpr (Bits == 2) {
+    cd.v = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(words)));
   } else {
-    for (int k = 0; k < 4; ++k) ch.b8[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(words + 4 * k));
-    ch.s = s, ch.b = b;
+    for (int k = 0; k < 4; ++k) cd.b8[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(words + 4 * k));
+  }
+  return cd;
+}
+
+// Per-lane shift of step K: 4-bit lanes 0-7 take code 2K, lanes 8-15 code 2K + 1 of their word;
+// 2-bit lanes 4j..4j+3 take code 4K + j.
+template <int Bits, int K>
+inline __m512i step_shift() {
+  if constexpr (Bits == 4) {
+    const int a = 8 * K, b = 8 * K + 4;
+    return _mm512_setr_epi32(a, a, a, a, a, a, a, a, b, b, b, b, b, b, b, b);
+  } else {
+    const int a = 8 * K;
+    return _mm512_setr_epi32(a, a, a, a, a + 2, a + 2, a + 2, a + 2, a + 4, a + 4, a + 4, a + 4, a + 6, a + 6, a + 6,
+                             a + 6);
   }
 }
 
 // t for step k of a chunk: the dequantised weights of the 16 columns that xt holds for step k.
 template <int Bits, int K>
-inline __m512 chunk_step(const Chunk<Bits>& ch) {
+inline __m512 chunk_step(const Codes<Bits>& cd, const GroupConst<Bits>& gc) {
   if constexpr (Bits == 8) {
-    const __m512 q = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(ch.b8[K]));
-    return _mm512_fmadd_ps(q, ch.s, ch.b);
+    const __m512 q = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(cd.b8[K]));
+    return _mm512_fmadd_ps(q, gc.s, gc.b);
   } else {
-    const __m512i idx = K == 0 ? ch.v : _mm512_srli_epi32(ch.v, 8 * K);
-    return _mm512_permutexvar_ps(idx, ch.lut);
+    return _mm512_permutexvar_ps(_mm512_srlv_epi32(cd.v, step_shift<Bits, K>()), gc.lut);
   }
 }
 
@@ -113,24 +141,37 @@ inline __m512 chunk_step(const Chunk<Bits>& ch) {
 template <int Bits, int R>
 void rows_avx512(const QuantMatrix& W, const float* xt, float* y, int64_t r0) {
   const int64_t wpr = W.words_per_row(), gpr = W.groups_per_row();
-  const int64_t chunks = W.cols / 64, words_per_chunk = 64 * Bits / 32, chunks_per_group = W.group_size / 64;
+  const int64_t words_per_chunk = 64 * Bits / 32, chunks_per_group = W.group_size / 64;
   __m512 acc[R][2];
   for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
-  for (int64_t c = 0; c < chunks; ++c) {
-    const int64_t g = c / chunks_per_group;
-    Chunk<Bits> ch[R];
+  // Scales and biases are widened 16 groups at a time into f32 (exact: bf16 is the high half of
+  // the f32), two vector ops per 16 groups instead of a scalar widen and shuffle per group.
+  alignas(64) float sf[R][16], bfv[R][16];
+  for (int64_t g0 = 0; g0 < gpr; g0 += 16) {
+    const int n = int(std::min<int64_t>(16, gpr - g0));
+    const __mmask16 m = __mmask16((1u << n) - 1u);
     for (int i = 0; i < R; ++i) {
-      const int64_t r = r0 + i;
-      load_chunk<Bits>(ch[i], W.w + r * wpr + c * words_per_chunk, W.scales[r * gpr + g], W.biases[r * gpr + g]);
+      const int64_t at = (r0 + i) * gpr + g0;
+      const __m512i s16 = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, W.scales + at));
+      const __m512i b16 = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, W.biases + at));
+      _mm512_store_si512(sf[i], _mm512_slli_epi32(s16, 16));
+      _mm512_store_si512(bfv[i], _mm512_slli_epi32(b16, 16));
     }
-    const float* xc = xt + c * 64;
-    const __m512 x0 = _mm512_loadu_ps(xc), x1 = _mm512_loadu_ps(xc + 16);
-    const __m512 x2 = _mm512_loadu_ps(xc + 32), x3 = _mm512_loadu_ps(xc + 48);
-    for (int i = 0; i < R; ++i) {
-      acc[i][0] = _mm512_fmadd_ps(chunk_step<Bits, 0>(ch[i]), x0, acc[i][0]);
-      acc[i][1] = _mm512_fmadd_ps(chunk_step<Bits, 1>(ch[i]), x1, acc[i][1]);
-      acc[i][0] = _mm512_fmadd_ps(chunk_step<Bits, 2>(ch[i]), x2, acc[i][0]);
-      acc[i][1] = _mm512_fmadd_ps(chunk_step<Bits, 3>(ch[i]), x3, acc[i][1]);
+    for (int64_t g = g0; g < g0 + n; ++g) {
+      GroupConst<Bits> gc[R];
+      for (int i = 0; i < R; ++i) gc[i] = make_group<Bits>(&sf[i][g - g0], &bfv[i][g - g0]);
+      for (int64_t c = g * chunks_per_group; c < (g + 1) * chunks_per_group; ++c) {
+        const float* xc = xt + c * 64;
+        const __m512 x0 = _mm512_loadu_ps(xc), x1 = _mm512_loadu_ps(xc + 16);
+        const __m512 x2 = _mm512_loadu_ps(xc + 32), x3 = _mm512_loadu_ps(xc + 48);
+        for (int i = 0; i < R; ++i) {
+          const Codes<Bits> cd = load_codes<Bits>(W.w + (r0 + i) * wpr + c * words_per_chunk);
+          acc[i][0] = _mm512_fmadd_ps(chunk_step<Bits, 0>(cd, gc[i]), x0, acc[i][0]);
+          acc[i][1] = _mm512_fmadd_ps(chunk_step<Bits, 1>(cd, gc[i]), x1, acc[i][1]);
+          acc[i][0] = _mm512_fmadd_ps(chunk_step<Bits, 2>(cd, gc[i]), x2, acc[i][0]);
+          acc[i][1] = _mm512_fmadd_ps(chunk_step<Bits, 3>(cd, gc[i]), x3, acc[i][1]);
+        }
+      }
     }
   }
   for (int i = 0; i < R; ++i) y[r0 + i] = _mm512_reduce_add_ps(_mm512_add_ps(acc[i][0], acc[i][1]));
@@ -150,13 +191,13 @@ void matvec_avx512(const QuantMatrix& W, const float* x, float* y) {
   for (int64_t r = blocks * 4; r < W.rows; ++r) rows_avx512<Bits, 1>(W, xt.data(), y, r);
 }
 
-#endif  // __AVX512F__
+#endif  // __AVX512F__ && __AVX512BW__
 
 }  // namespace
 
 void matvec_q_fast(const MatvecQParams& p, const QuantMatrix& W, std::span<const float> x, std::span<float> y) {
   matvec_q_validate(p, W, x, y);
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) && defined(__AVX512BW__)
   if (W.group_size % 64 == 0) {
     if (W.bits == 4) return matvec_avx512<4>(W, x.data(), y.data());
     if (W.bits == 2) return matvec_avx512<2>(W, x.data(), y.data());
