@@ -151,8 +151,12 @@ void rows_avx512(const QuantMatrix& W, const float* xt, float* y, int64_t r0) {
   // next block): its scales and biases now, its codes spread over this block's chunks, so that
   // the R short streams of a narrow row (1 KiB at 2048 4-bit columns) do not wait on the
   // hardware prefetcher. One block ahead is microseconds ahead, far more than memory latency.
+  // Only for rows shorter than a 4 KiB page (the hardware streamer stops at page boundaries, so
+  // such rows never let it ramp up): measured on a 16-core Xeon (docs/benchmarks.md), 4096 and
+  // 2048 4-bit columns went from ~50 to ~75 GB/s with it, while 8192 columns (4 KiB rows, left to
+  // the hardware) were as fast or faster without it.
   // Addresses stay inside the matrix (next_rows may be fewer than R, or none).
-  const int64_t next_rows = std::clamp<int64_t>(W.rows - (r0 + R), 0, R);
+  const int64_t next_rows = wpr * 4 < 4096 ? std::clamp<int64_t>(W.rows - (r0 + R), 0, R) : 0;
   const char* next_w = reinterpret_cast<const char*>(W.w + (r0 + R) * wpr);  // at most one past the end
   const int64_t next_bytes_per_chunk = R * words_per_chunk * 4, next_limit = next_rows * wpr * 4;
   if (next_rows > 0) {
