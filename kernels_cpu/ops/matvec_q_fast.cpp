@@ -17,13 +17,15 @@
 //          them: the table is periodic, lut[i] = fma(i & 3, s, b).
 //   8-bit: the chunk is 64 bytes in column order; step k widens 16 bytes to int32, converts
 //          (exact, q <= 255) and t = fma(q, s, b).
-// x is permuted once per call into that lane order (xt), so the inner loop is shift, vpermps,
-// fma (variable shift, one-uop vpermps, fma). Four rows are processed together to share the xt loads and to give 8 independent FMA
-// chains (FMA latency 4 x 2 ports). Threads split the rows (OpenMP, blocks of 4 rows).
-// Other group sizes, or a build without AVX-512, use the portable loop below (same terms).
-#include <cmath>
+// x is permuted once per call into that lane order (xt), so the inner loop is three vector ops
+// per 16 weights: variable shift, vpermps, fma. Four rows are processed together to share the
+// xt loads and to give 8 independent FMA chains (FMA latency 4 x 2 ports). Threads split the
+// rows (OpenMP, blocks of 4 rows). Measured throughput against memory bandwidth:
+// docs/benchmarks.md (compute bound on one core at ~0.6 of the triad bandwidth).
+// Other group sizes, or a build without AVX-512 F+BW, use the portable loop below (same terms;
+// the matvec_q tests pass with this file built for AVX2 only as well).
 #include <algorithm>
-#include <cstring>
+#include <cmath>
 #include <vector>
 
 #if defined(__AVX512F__) && defined(__AVX512BW__)
