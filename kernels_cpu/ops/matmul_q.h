@@ -1,2 +1,42 @@
-// matmul_q: placeholder until implemented
+// matmul_q: quantized matrix product for T > 1 tokens (prefill), Y = X W^T (spec/ops.md §4;
+// §4.3 "n-token variants": per (row, token) the arithmetic of the single-token matvec).
+//
+// Shape contract:
+//   W  QuantMatrix [rows, cols], bits 2/4/8, group_size G (64 in every checkpoint)
+//   X  [tokens, cols] f32, row-major (one token per row)
+//   Y  [tokens, rows] f32, row-major (must not alias X)
+//   Y[t][r] = sum_c (q[r][c] * s[r][c/G] + b[r][c/G]) * X[t][c]
+// Ref tiers: exactly matvec_q_ref per token (ops/matvec_q.h), so row t of Y is bit-identical to
+// matvec_q_ref<Acc> of row t of X. Fast tier: tiles of W rows dequantised to f32 (exact: the
+// same t = fma(q, s, b) as the reference) and multiplied with OpenBLAS cblas_sgemm.
+// tokens = 0 is allowed (nothing to do); tokens = 1 is the matvec.
 #pragma once
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/check_util.h"
+#include "core/quant.h"
+
+namespace moe {
+
+struct MatmulQParams {
+  int64_t tokens = 1;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int bits = 4;
+  int group_size = 64;
+  template <class F>
+  void visit(F&& f) const {
+    f("tokens", tokens), f("rows", rows), f("cols", cols), f("bits", bits), f("group_size", group_size);
+  }
+};
+
+template <class Acc>
+void matmul_q_ref(const MatmulQParams& p, const QuantMatrix& W, std::span<const float> X, std::span<float> Y);
+void matmul_q_fast(const MatmulQParams& p, const QuantMatrix& W, std::span<const float> X, std::span<float> Y);
+std::vector<CheckResult> matmul_q_check(uint64_t seed, CheckScope scope);
+
+void matmul_q_validate(const MatmulQParams& p, const QuantMatrix& W, std::span<const float> X, std::span<float> Y);
+
+}  // namespace moe

@@ -1,27 +1,238 @@
+// matvec_q_fast: y = W x for MLX affine 2/4/8-bit W (shape contract in ops/matvec_q.h).
+//
+// Every term is the same value as in the reference: t = fma(q, s, b) (exact dequantised weight,
+// spec/ops.md §4.1) times x[c]; only the order of the sum differs (16 SIMD lanes, 2 partial
+// sums per row, a tree at the end), so the error is that of a dot product of `cols` terms in
+// another order, and NaN/Inf in x, scales or biases reach y exactly as in the reference.
+//
+// AVX-512 path (group_size a multiple of 64, the checkpoints' 64): the row is walked in chunks of
+// 64 columns, each chunk in 4 steps of 16 lanes.
+//   4-bit: the chunk is 8 words, loaded into both halves of the vector; step k shifts lanes 0-7
+//          by 8k and lanes 8-15 by 8k + 4, so lane L holds code n = 2k + L/8 of word L%8 in
+//          its low 4 bits.
+//          vpermps reads only the low 4 bits of each index, so one vpermps from a 16-entry
+//          table lut[q] = fma(q, s, b) of the chunk's group gives t with no mask and no convert.
+//   2-bit: the chunk is 4 words, broadcast 4 times; step k shifts lanes 4j..4j+3 by 8k + 2j, so
+//          lane L holds code 4k + L/4 of word L%4 in bits 0-1, with the next codes above
+//          them: the table is periodic, lut[i] = fma(i & 3, s, b).
+//   8-bit: the chunk is 64 bytes in column order; step k widens 16 bytes to int32, converts
+//          (exact, q <= 255) and t = fma(q, s, b).
+// x is permuted once per call into that lane order (xt), so the inner loop is three vector ops
+// per 16 weights: variable shift, vpermps, fma. Four rows are processed together to share the
+// xt loads and to give 8 independent FMA chains (FMA latency 4 x 2 ports). Threads split the
+// rows (OpenMP, blocks of 4 rows). Measured throughput against memory bandwidth:
+// docs/benchmarks.md (compute bound on one core at ~0.6 of the triad bandwidth).
+// Other group sizes, or a build without AVX-512 F+BW, use the portable loop below (same terms;
+// the matvec_q tests pass with this file built for AVX2 only as well).
+#include <algorithm>
+#include <cmath>
 #include <vector>
+
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+// GCC 12's AVX-512 headers build masked intrinsics on _mm512_undefined_*(), which -Wuninitialized
+// reports at every inlined use (GCC bug 105593, fixed in GCC 13): silence it for this file.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#endif
 
 #include "ops/matvec_q.h"
 
 namespace moe {
+namespace {
 
-// First version: rows over threads, each group dequantised then dotted. (To be optimised.)
-void matvec_q_fast(const MatvecQParams& p, const QuantMatrix& W, std::span<const float> x, std::span<float> y) {
-  matvec_q_validate(p, W, x, y);
+// Portable path: the reference's terms, summed into 8 partial sums (c mod 8) that the compiler
+// can keep in one vector register, then added pairwise.
+void rows_generic(const QuantMatrix& W, const float* x, float* y, int64_t r0, int64_t r1) {
   const int64_t groups = W.groups_per_row();
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < p.rows; ++r) {
+  for (int64_t r = r0; r < r1; ++r) {
     const uint32_t* wr = W.w + r * W.words_per_row();
-    float acc = 0;
+    float part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     for (int64_t g = 0; g < groups; ++g) {
       const float s = bf16_to_f32(W.scales[r * groups + g]);
       const float b = bf16_to_f32(W.biases[r * groups + g]);
-      float part = 0;
-      for (int64_t c = g * p.group_size; c < (g + 1) * p.group_size; ++c)
-        part += (float(quant_code(wr, c, p.bits)) * s + b) * x[c];
-      acc += part;
+      for (int64_t c = g * W.group_size; c < (g + 1) * W.group_size; ++c) {
+        const float t = std::fma(float(quant_code(wr, c, W.bits)), s, b);
+        part[c & 7] = std::fma(t, x[c], part[c & 7]);
+      }
     }
-    y[r] = acc;
+    y[r] = ((part[0] + part[4]) + (part[1] + part[5])) + ((part[2] + part[6]) + (part[3] + part[7]));
   }
+}
+
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+
+// Column (within its 64-column chunk) that lane L of step k covers; see the file comment.
+int lane_column(int bits, int k, int L) {
+  if (bits == 4) return (L % 8) * 8 + 2 * k + L / 8;
+  if (bits == 2) return (L % 4) * 16 + 4 * k + L / 4;
+  return 16 * k + L;  // 8-bit: column order
+}
+
+// Per (row, group): the table of dequantised values (4/2-bit) or the broadcast scale and bias
+// (8-bit). Built once per group, so a group_size of 128 reuses it for two chunks.
+template <int Bits>
+struct GroupConst {
+  __m512 lut;   // 4/2-bit: t for every vpermps index
+  __m512 s, b;  // 8-bit
+};
+
+// The codes of one 64-column chunk of one row, prepared for the 4 steps.
+template <int Bits>
+struct Codes {
+  __m512i v;      // 4/2-bit: the lanes described in the file comment
+  __m128i b8[4];  // 8-bit: 16 bytes per step
+};
+
+// s and b are read from the f32 staging buffer below: a broadcast from memory is a pure load.
+template <int Bits>
+inline GroupConst<Bits> make_group(const float* s, const float* b) {
+  GroupConst<Bits> gc;
+  gc.s = _mm512_set1_ps(*s), gc.b = _mm512_set1_ps(*b);
+  if constexpr (Bits == 4) {
+    const __m512 q = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    gc.lut = _mm512_fmadd_ps(q, gc.s, gc.b);
+  } else if constexpr (Bits == 2) {
+    const __m512 q = _mm512_setr_ps(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3);
+    gc.lut = _mm512_fmadd_ps(q, gc.s, gc.b);
+  }
+  return gc;
+}
+
+// 4/2-bit: the chunk's words broadcast to every 256/128-bit lane straight from memory (a load,
+// no shuffle); chunk_step shifts each lane by its own amount.
+template <int Bits>
+inline Codes<Bits> load_codes(const uint32_t* words) {
+  Codes<Bits> cd;
+  if constexpr (Bits == 4) {
+    cd.v = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(words)));
+  } else if constexpr (Bits == 2) {
+    cd.v = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(words)));
+  } else {
+    for (int k = 0; k < 4; ++k) cd.b8[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(words + 4 * k));
+  }
+  return cd;
+}
+
+// Per-lane shift of step K: 4-bit lanes 0-7 take code 2K, lanes 8-15 code 2K + 1 of their word;
+// 2-bit lanes 4j..4j+3 take code 4K + j.
+template <int Bits, int K>
+inline __m512i step_shift() {
+  if constexpr (Bits == 4) {
+    const int a = 8 * K, b = 8 * K + 4;
+    return _mm512_setr_epi32(a, a, a, a, a, a, a, a, b, b, b, b, b, b, b, b);
+  } else {
+    const int a = 8 * K;
+    return _mm512_setr_epi32(a, a, a, a, a + 2, a + 2, a + 2, a + 2, a + 4, a + 4, a + 4, a + 4, a + 6, a + 6, a + 6,
+                             a + 6);
+  }
+}
+
+// t for step k of a chunk: the dequantised weights of the 16 columns that xt holds for step k.
+template <int Bits, int K>
+inline __m512 chunk_step(const Codes<Bits>& cd, const GroupConst<Bits>& gc) {
+  if constexpr (Bits == 8) {
+    const __m512 q = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(cd.b8[K]));
+    return _mm512_fmadd_ps(q, gc.s, gc.b);
+  } else {
+    return _mm512_permutexvar_ps(_mm512_srlv_epi32(cd.v, step_shift<Bits, K>()), gc.lut);
+  }
+}
+
+// R rows [r0, r0 + R) over the whole row. acc[i][0] takes steps 0 and 2, acc[i][1] steps 1 and 3.
+template <int Bits, int R>
+void rows_avx512(const QuantMatrix& W, const float* xt, float* y, int64_t r0) {
+  const int64_t wpr = W.words_per_row(), gpr = W.groups_per_row();
+  const int64_t words_per_chunk = 64 * Bits / 32, chunks_per_group = W.group_size / 64;
+  __m512 acc[R][2];
+  for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+  // Scales and biases are widened 16 groups at a time into f32 (exact: bf16 is the high half of
+  // the f32), two vector ops per 16 groups instead of a scalar widen and shuffle per group.
+  alignas(64) float sf[R][16], bfv[R][16];
+  // Software prefetch of the next R-row block (the next rows in memory, usually this thread's
+  // next block): its scales and biases now, its codes spread over this block's chunks, so that
+  // the R short streams of a narrow row (1 KiB at 2048 4-bit columns) do not wait on the
+  // hardware prefetcher. One block ahead is microseconds ahead, far more than memory latency.
+  // Only for rows shorter than a 4 KiB page (the hardware streamer stops at page boundaries, so
+  // such rows never let it ramp up): measured on a 16-core Xeon (docs/benchmarks.md), 4096 and
+  // 2048 4-bit columns went from ~50 to ~75 GB/s with it, while 8192 columns (4 KiB rows, left to
+  // the hardware) were as fast or faster without it.
+  // Addresses stay inside the matrix (next_rows may be fewer than R, or none).
+  const int64_t next_rows = wpr * 4 < 4096 ? std::clamp<int64_t>(W.rows - (r0 + R), 0, R) : 0;
+  const char* next_w = reinterpret_cast<const char*>(W.w + (r0 + R) * wpr);  // at most one past the end
+  const int64_t next_bytes_per_chunk = R * words_per_chunk * 4, next_limit = next_rows * wpr * 4;
+  if (next_rows > 0) {
+    const char* ns = reinterpret_cast<const char*>(W.scales + (r0 + R) * gpr);
+    const char* nb = reinterpret_cast<const char*>(W.biases + (r0 + R) * gpr);
+    for (int64_t off = 0; off < next_rows * gpr * 2; off += 64) {
+      _mm_prefetch(ns + off, _MM_HINT_T0);
+      _mm_prefetch(nb + off, _MM_HINT_T0);
+    }
+  }
+  for (int64_t g0 = 0; g0 < gpr; g0 += 16) {
+    const int n = int(std::min<int64_t>(16, gpr - g0));
+    const __mmask16 m = __mmask16((1u << n) - 1u);
+    for (int i = 0; i < R; ++i) {
+      const int64_t at = (r0 + i) * gpr + g0;
+      const __m512i s16 = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, W.scales + at));
+      const __m512i b16 = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, W.biases + at));
+      _mm512_store_si512(sf[i], _mm512_slli_epi32(s16, 16));
+      _mm512_store_si512(bfv[i], _mm512_slli_epi32(b16, 16));
+    }
+    for (int64_t g = g0; g < g0 + n; ++g) {
+      GroupConst<Bits> gc[R];
+      for (int i = 0; i < R; ++i) gc[i] = make_group<Bits>(&sf[i][g - g0], &bfv[i][g - g0]);
+      for (int64_t c = g * chunks_per_group; c < (g + 1) * chunks_per_group; ++c) {
+        for (int64_t off = c * next_bytes_per_chunk; off < (c + 1) * next_bytes_per_chunk && off < next_limit; off += 64)
+          _mm_prefetch(next_w + off, _MM_HINT_T0);
+        const float* xc = xt + c * 64;
+        const __m512 x0 = _mm512_loadu_ps(xc), x1 = _mm512_loadu_ps(xc + 16);
+        const __m512 x2 = _mm512_loadu_ps(xc + 32), x3 = _mm512_loadu_ps(xc + 48);
+        for (int i = 0; i < R; ++i) {
+          const Codes<Bits> cd = load_codes<Bits>(W.w + (r0 + i) * wpr + c * words_per_chunk);
+          acc[i][0] = _mm512_fmadd_ps(chunk_step<Bits, 0>(cd, gc[i]), x0, acc[i][0]);
+          acc[i][1] = _mm512_fmadd_ps(chunk_step<Bits, 1>(cd, gc[i]), x1, acc[i][1]);
+          acc[i][0] = _mm512_fmadd_ps(chunk_step<Bits, 2>(cd, gc[i]), x2, acc[i][0]);
+          acc[i][1] = _mm512_fmadd_ps(chunk_step<Bits, 3>(cd, gc[i]), x3, acc[i][1]);
+        }
+      }
+    }
+  }
+  for (int i = 0; i < R; ++i) y[r0 + i] = _mm512_reduce_add_ps(_mm512_add_ps(acc[i][0], acc[i][1]));
+}
+
+template <int Bits>
+void matvec_avx512(const QuantMatrix& W, const float* x, float* y) {
+  // xt: x in lane order, chunk by chunk (64 floats per chunk, 16 per step).
+  std::vector<float> xt(W.cols);
+  for (int64_t c = 0; c < W.cols / 64; ++c)
+    for (int k = 0; k < 4; ++k)
+      for (int L = 0; L < 16; ++L) xt[c * 64 + k * 16 + L] = x[c * 64 + lane_column(Bits, k, L)];
+  const int64_t blocks = W.rows / 4;
+  // Threads only pay above ~64K weights (a 512x2048 4-bit matrix is 512 KiB: worth it).
+#pragma omp parallel for schedule(static) if (W.rows * W.cols >= (1 << 16))
+  for (int64_t blk = 0; blk < blocks; ++blk) rows_avx512<Bits, 4>(W, xt.data(), y, blk * 4);
+  for (int64_t r = blocks * 4; r < W.rows; ++r) rows_avx512<Bits, 1>(W, xt.data(), y, r);
+}
+
+#endif  // __AVX512F__ && __AVX512BW__
+
+}  // namespace
+
+void matvec_q_fast(const MatvecQParams& p, const QuantMatrix& W, std::span<const float> x, std::span<float> y) {
+  matvec_q_validate(p, W, x, y);
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+  if (W.group_size % 64 == 0) {
+    if (W.bits == 4) return matvec_avx512<4>(W, x.data(), y.data());
+    if (W.bits == 2) return matvec_avx512<2>(W, x.data(), y.data());
+    return matvec_avx512<8>(W, x.data(), y.data());
+  }
+#endif
+  const int64_t rows_per_block = 16;
+  const int64_t blocks = (W.rows + rows_per_block - 1) / rows_per_block;
+#pragma omp parallel for schedule(static) if (W.rows * W.cols >= (1 << 16))
+  for (int64_t blk = 0; blk < blocks; ++blk)
+    rows_generic(W, x.data(), y.data(), blk * rows_per_block, std::min(W.rows, (blk + 1) * rows_per_block));
 }
 
 }  // namespace moe

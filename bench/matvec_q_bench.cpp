@@ -1,0 +1,218 @@
+// moe_bench: 4-bit matvec throughput against the memory-bandwidth ceiling of this machine.
+//
+//   BM_triad/T            STREAM triad a[i] = b[i] + s*c[i], 3 arrays of 1.5 x LLC each (4.5 x LLC
+//                         in all), T threads. GB/s counts 4 streams of 4 B per element: the two
+//                         reads, the write, and the write-allocate read of a (plain stores;
+//                         the 3-stream STREAM convention is reported as GB/s_3arr = 3/4 of it).
+//   BM_matvec_q_ref/R/C   matvec_q_ref<float> (the engines' f32 loop, single thread by design).
+//   BM_matvec_q_fast/R/C/T  matvec_q_fast with T OpenMP threads.
+//   BM_sgemv_f32/R/C/T    OpenBLAS cblas_sgemv over the same matrix dequantised to f32, T threads.
+// GB/s counts the weight bytes one call reads: packed words + scales + biases for the quantized
+// kernels, 4 B per weight for sgemv (x and y are negligible and stay in cache). Every iteration
+// uses the next of a rotation set of distinct matrices whose total exceeds 2 x LLC (LLC read from
+// sysfs), so weights come from memory, not from cache, as in a real forward pass.
+// pct_ceiling = GB/s / the triad GB/s at the same thread count (the triads run first).
+#include <benchmark/benchmark.h>
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/rng.h"
+#include "ops/matvec_q.h"
+
+namespace {
+
+using moe::bf16;
+
+// Size of the highest-level cache of cpu0 from sysfs ("107520K"); 32 MiB if unreadable.
+int64_t llc_bytes() {
+  int best_level = -1;
+  int64_t best = 32ll << 20;
+  for (int i = 0; i < 16; ++i) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    std::ifstream lf(dir + "level"), sf(dir + "size");
+    int level = 0;
+    std::string size;
+    if (!(lf >> level) || !(sf >> size) || size.empty()) continue;
+    int64_t bytes = std::stoll(size);
+    if (size.back() == 'K') bytes <<= 10;
+    if (size.back() == 'M') bytes <<= 20;
+    if (level > best_level) best_level = level, best = bytes;
+  }
+  return best;
+}
+
+const int64_t kLLC = llc_bytes();
+const int kAllThreads = int(std::max(1u, std::thread::hardware_concurrency()));
+std::map<int, double> g_ceiling;  // threads -> triad GB/s (4 streams)
+
+// Matrices needed so that the rotation set exceeds 2 x LLC (at least 2).
+int64_t rotation_count(int64_t bytes_per_matrix) { return std::max<int64_t>(2, 2 * kLLC / bytes_per_matrix + 1); }
+
+// A rotation set of quantized [rows, cols] 4-bit matrices with random codes and realistic
+// finite scales/biases (values only need to be representative, not model-like).
+struct QuantPool {
+  int64_t rows = 0, cols = 0, count = 0;
+  std::vector<uint32_t> w;
+  std::vector<bf16> scales, biases;
+  moe::QuantMatrix view(int64_t i) const {
+    const int64_t wn = rows * cols / 8, sn = rows * cols / 64;
+    return {w.data() + i * wn, scales.data() + i * sn, biases.data() + i * sn, rows, cols, 4, 64};
+  }
+};
+
+QuantPool& quant_pool(int64_t rows, int64_t cols) {
+  static std::unique_ptr<QuantPool> pool;
+  if (pool && pool->rows == rows && pool->cols == cols) return *pool;
+  pool.reset();  // free the previous shape's set first
+  pool = std::make_unique<QuantPool>();
+  QuantPool& p = *pool;
+  p.rows = rows, p.cols = cols;
+  const int64_t bytes = rows * cols / 2 + 2 * (rows * cols / 64) * 2;
+  p.count = rotation_count(bytes);
+  p.w.resize(p.count * rows * cols / 8);
+  p.scales.resize(p.count * rows * cols / 64), p.biases.resize(p.scales.size());
+  uint64_t z = 12345;
+  for (auto& v : p.w) v = uint32_t(moe::mix64(++z));
+  for (size_t i = 0; i < p.scales.size(); ++i) {
+    const float s = 0.002f * (1.0f + float(moe::mix64(++z) % 64) / 64.0f);
+    p.scales[i] = moe::f32_to_bf16_rne(s), p.biases[i] = moe::f32_to_bf16_rne(-7.5f * s);
+  }
+  return p;
+}
+
+// A rotation set of the same kind of matrices dequantised to f32 (for sgemv).
+struct F32Pool {
+  int64_t rows = 0, cols = 0, count = 0;
+  std::vector<float> a;
+};
+
+F32Pool& f32_pool(int64_t rows, int64_t cols) {
+  static std::unique_ptr<F32Pool> pool;
+  if (pool && pool->rows == rows && pool->cols == cols) return *pool;
+  pool.reset();
+  pool = std::make_unique<F32Pool>();
+  F32Pool& p = *pool;
+  p.rows = rows, p.cols = cols, p.count = rotation_count(rows * cols * 4);
+  p.a.resize(p.count * rows * cols);
+  uint64_t z = 777;
+  for (auto& v : p.a) v = 0.002f * (float(moe::mix64(++z) % 16) - 7.5f);
+  return p;
+}
+
+// Runs body(i) for the benchmark's iterations, i cycling over the rotation set; reports GB/s and
+// % of the triad ceiling at `threads`, from wall-clock time (the kernels are multi-threaded).
+template <class F>
+void run_rotating(benchmark::State& state, int64_t count, int64_t bytes_per_call, int threads, F&& body) {
+  int64_t i = 0;
+  body(count - 1);  // warm the code and thread pools (this matrix is then the coldest)
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    body(i);
+    i = (i + 1 == count) ? 0 : i + 1;
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double gbs = double(state.iterations()) * double(bytes_per_call) / s / 1e9;
+  state.counters["GB/s"] = gbs;
+  state.counters["rotation_MiB"] = double(count * bytes_per_call) / (1 << 20);
+  if (g_ceiling.count(threads)) state.counters["pct_ceiling"] = 100.0 * gbs / g_ceiling[threads];
+}
+
+int threads_arg(int64_t a) { return a == 0 ? kAllThreads : int(a); }
+
+void BM_triad(benchmark::State& state) {
+  const int threads = threads_arg(state.range(0));
+  const int64_t n = (kLLC * 3 / 2) / 4;  // floats per array: 1.5 x LLC bytes
+  std::vector<float> a(n), b(n, 1.0f), c(n, 2.0f);
+  const float s = 3.0f;
+  omp_set_num_threads(threads);
+  auto triad = [&] {
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < n; ++k) a[k] = b[k] + s * c[k];
+  };
+  triad();  // first touch (pages faulted in), threads started
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    triad();
+    benchmark::DoNotOptimize(a.data());
+    benchmark::ClobberMemory();
+  }
+  const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double gbs4 = double(state.iterations()) * double(n) * 16 / sec / 1e9;
+  state.counters["GB/s"] = gbs4;
+  state.counters["GB/s_3arr"] = gbs4 * 3 / 4;
+  state.counters["threads"] = threads;
+  g_ceiling[threads] = gbs4;
+}
+
+void BM_matvec_q_ref(benchmark::State& state) {
+  const int64_t rows = state.range(0), cols = state.range(1);
+  QuantPool& p = quant_pool(rows, cols);
+  const std::vector<float> x = moe::Rng(1).activations(cols);
+  std::vector<float> y(rows);
+  const moe::MatvecQParams mp{rows, cols, 4, 64};
+  run_rotating(state, p.count, p.view(0).bytes(), 1, [&](int64_t i) { moe::matvec_q_ref<float>(mp, p.view(i), x, y); });
+}
+
+void BM_matvec_q_fast(benchmark::State& state) {
+  const int64_t rows = state.range(0), cols = state.range(1);
+  const int threads = threads_arg(state.range(2));
+  QuantPool& p = quant_pool(rows, cols);
+  const std::vector<float> x = moe::Rng(1).activations(cols);
+  std::vector<float> y(rows);
+  const moe::MatvecQParams mp{rows, cols, 4, 64};
+  omp_set_num_threads(threads);
+  run_rotating(state, p.count, p.view(0).bytes(), threads, [&](int64_t i) { moe::matvec_q_fast(mp, p.view(i), x, y); });
+  state.counters["threads"] = threads;
+}
+
+void BM_sgemv_f32(benchmark::State& state) {
+  const int64_t rows = state.range(0), cols = state.range(1);
+  const int threads = threads_arg(state.range(2));
+  F32Pool& p = f32_pool(rows, cols);
+  const std::vector<float> x = moe::Rng(1).activations(cols);
+  std::vector<float> y(rows);
+  openblas_set_num_threads(threads);
+  run_rotating(state, p.count, rows * cols * 4, threads, [&](int64_t i) {
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, int(rows), int(cols), 1.0f, p.a.data() + i * rows * cols, int(cols),
+                x.data(), 1, 0.0f, y.data(), 1);
+  });
+  state.counters["threads"] = threads;
+}
+
+// Shapes (out x in, spec/ops.md §12.2): A17B in_proj_qkv 12288x4096, A17B o_proj 4096x8192,
+// A3B in_proj_qkv 8192x2048, A3B expert / k_proj 512x2048. Thread argument 0 = all threads.
+void shapes(benchmark::internal::Benchmark* b, bool threaded) {
+  for (auto [r, c] : {std::pair{12288, 4096}, {4096, 8192}, {8192, 2048}, {512, 2048}}) {
+    if (threaded) {
+      b->Args({r, c, 1})->Args({r, c, 0});
+    } else {
+      b->Args({r, c});
+    }
+  }
+}
+
+}  // namespace
+
+BENCHMARK(BM_triad)->Arg(1)->Arg(0)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_matvec_q_fast)->Apply([](auto* b) { shapes(b, true); })->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_sgemv_f32)->Apply([](auto* b) { shapes(b, true); })->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_matvec_q_ref)->Apply([](auto* b) { shapes(b, false); })->UseRealTime()->Unit(benchmark::kMillisecond);
+
+int main(int argc, char** argv) {
+  std::printf("LLC (sysfs, cpu0 highest level): %.1f MiB; all threads = %d\n", double(kLLC) / (1 << 20), kAllThreads);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
