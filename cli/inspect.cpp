@@ -15,7 +15,7 @@ namespace {
 // Values of a tensor as doubles (numeric dtypes only).
 std::vector<double> values(const TensorInfo& t) {
   const int64_t n = t.numel();
-  std::vector<double> v(size_t(n));
+  std::vector<double> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     const uint8_t* p = t.data + size_t(i) * dtype_size(t.dtype);
     switch (t.dtype) {

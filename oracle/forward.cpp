@@ -11,7 +11,8 @@ std::string L(int64_t i, const char* what) { return "model.layers." + std::to_st
 
 }  // namespace
 
-Forward::Forward(const Model& model, OpBackend& backend, ForwardOptions opt) : model_(model), be_(backend) {
+Forward::Forward(const Model& model, OpBackend& backend, ForwardOptions opt)
+    : model_(model), be_(backend), qk_eps_(opt.qk_norm_eps) {
   const ModelConfig& c = model.config();
   k_ = opt.experts_per_tok > 0 ? opt.experts_per_tok : c.experts_per_tok;
   MOE_CHECK(k_ >= 1 && k_ <= c.experts, "forward: experts per token " << k_ << " out of range [1, " << c.experts << "]");
@@ -103,7 +104,10 @@ void Forward::linear_attention(int64_t i, std::span<const float> xn, int64_t T, 
     std::copy(ct + 2 * Kt, ct + C, v.begin() + t * Vt);
   }
   QkNormParams qp;
-  qp.tokens = T, qp.heads = Hk, qp.head_dim = c.lin_k_dim, qp.eps = 1e-6f;  // literal 1e-6 in every engine
+  qp.tokens = T, qp.heads = Hk, qp.head_dim = c.lin_k_dim;
+  // qk_norm computes x / sqrt(sum x^2 / dk + eps): eps = 1e-6 / dk puts HF's 1e-6 inside the sum;
+  // the engines' literal 1e-6 puts 1e-6 * dk there.
+  qp.eps = qk_eps_ == QkNormEps::Hf ? float(1e-6 / double(c.lin_k_dim)) : 1e-6f;
   be_.qk_norm(qp, q, k, q, k);
 
   std::vector<float> g(size_t(T * Hv)), beta(size_t(T * Hv));
@@ -151,7 +155,7 @@ void Forward::full_attention(int64_t i, std::span<const float> xn, int64_t T, in
   tap(L(i, "self_attn.q_norm.out"), q, T);
   tap(L(i, "self_attn.k_norm.out"), k, T);
 
-  std::vector<int64_t> positions(size_t(T));
+  std::vector<int64_t> positions(static_cast<size_t>(T));
   for (int64_t t = 0; t < T; ++t) positions[size_t(t)] = pos + t;
   RopeParams rp;
   rp.tokens = T, rp.heads = H, rp.head_dim = D, rp.rotary_dim = c.rotary_dim(), rp.theta = c.rope_theta;
@@ -204,7 +208,7 @@ void Forward::mlp(int64_t i, std::span<const float> h, std::span<const float> hn
   sp.inter = c.shared_inter;
   be_.swiglu_expert(sp, lw.mlp.shared, hn, sh);
   tap(L(i, "mlp.shared_expert.out"), sh, T);
-  std::vector<float> gamma(size_t(T));
+  std::vector<float> gamma(static_cast<size_t>(T));
   matmul(lw.mlp.shared_expert_gate, hn, T, gamma);
   tap(L(i, "mlp.shared_expert_gate.out"), gamma, T);
 

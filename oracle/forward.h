@@ -26,8 +26,15 @@ class TapSink {
   virtual void put_i32(const std::string& name, std::span<const int32_t> data, int64_t rows, int64_t cols) = 0;
 };
 
+// Where the upstream implementations disagree, which one the forward follows.
+enum class QkNormEps {
+  Hf,      // HF l2norm: q / sqrt(sum q^2 + 1e-6) (reference-semantics.md §2.6(c)): the upstream truth
+  Engine,  // MLX and every engine: rms_norm(q, eps = 1e-6), i.e. 1e-6 * dk inside the sum (spec/ops.md §5.3)
+};
+
 struct ForwardOptions {
   int64_t experts_per_tok = 0;  // 0: the model's own K; engines often run fewer (spec/ops.md §8.2)
+  QkNormEps qk_norm_eps = QkNormEps::Hf;
 };
 
 class Forward {
@@ -48,6 +55,7 @@ class Forward {
   const Model& model_;
   OpBackend& be_;
   int64_t k_;
+  QkNormEps qk_eps_;
   TapSink* taps_ = nullptr;
 };
 

@@ -18,7 +18,7 @@ std::vector<float> load_vector(const TensorTable& t, const std::string& name, in
   const TensorInfo& info = t.get(name);
   MOE_CHECK(info.numel() == n, info.file << ": tensor '" << name << "' has shape " << info.shape_string()
                                          << " (" << info.numel() << " elements), expected " << n << " elements");
-  std::vector<float> v(size_t(n));
+  std::vector<float> v(static_cast<size_t>(n));
   if (info.dtype == DType::F32) {
     std::memcpy(v.data(), info.data, size_t(n) * 4);
   } else {

@@ -120,7 +120,7 @@ void write_synthetic_mlx(const ModelConfig& c, uint64_t seed, const std::string&
       gauss(A + "in_proj_a", Hv, d);
       gauss(A + "out_proj", d, Vt);
       w.add(A + "conv1d.weight", DType::BF16, {C, c.conv_kernel, 1}, to_bf16(next().normal_vec(C * c.conv_kernel, 0.3)));
-      std::vector<float> alog(size_t(Hv));
+      std::vector<float> alog(static_cast<size_t>(Hv));
       Rng r = next();
       for (float& x : alog) x = float(std::log(1.0 + 15.0 * r.uniform01()));
       w.add(A + "A_log", DType::F32, {Hv}, alog);

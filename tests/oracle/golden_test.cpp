@@ -34,7 +34,7 @@ std::string our_name(const std::string& g) {
 
 std::vector<float> as_f32(const TensorInfo& t) {
   EXPECT_EQ(t.dtype, DType::F32) << t.name;
-  std::vector<float> v(size_t(t.numel()));
+  std::vector<float> v(static_cast<size_t>(t.numel()));
   std::memcpy(v.data(), t.data, v.size() * 4);
   return v;
 }
@@ -46,15 +46,18 @@ struct GoldenRun {
   std::unique_ptr<DumpSink> dump;
 };
 
-GoldenRun run_golden(const std::string& name, const std::string& backend, bool decode) {
+GoldenRun run_golden(const std::string& name, const std::string& golden, const std::string& backend, bool decode,
+                     QkNormEps eps) {
   GoldenRun r;
   r.model = Model::load(kGolden + name);
-  r.golden = std::make_unique<SafetensorsFile>(kGolden + name + "/golden.safetensors");
+  r.golden = std::make_unique<SafetensorsFile>(kGolden + name + "/" + golden);
   const TensorInfo& tok = *r.golden->find("tokens");
   r.tokens.resize(size_t(tok.numel()));
   std::memcpy(r.tokens.data(), tok.data, r.tokens.size() * 4);
   auto be = make_cpu_backend(backend);
-  Forward fwd(*r.model, *be);
+  ForwardOptions fo;
+  fo.qk_norm_eps = eps;
+  Forward fwd(*r.model, *be, fo);
   ModelState st = ModelState::make(r.model->config(), int64_t(r.tokens.size()));
   r.dump = std::make_unique<DumpSink>(std::vector<std::string>{});
   if (decode) {
@@ -67,8 +70,9 @@ GoldenRun run_golden(const std::string& name, const std::string& backend, bool d
 
 // Every golden tap within `rel` (max |ours - HF| / max |HF| per tap), expert sets equal per token
 // except on near-ties (the golden's k-th vs (k+1)-th probability gap below `tie`).
-void expect_matches_golden(const std::string& name, const std::string& backend, bool decode, double rel) {
-  GoldenRun r = run_golden(name, backend, decode);
+void expect_matches_golden(const std::string& name, const std::string& golden, const std::string& backend, bool decode,
+                           double rel, QkNormEps eps = QkNormEps::Hf) {
+  GoldenRun r = run_golden(name, golden, backend, decode, eps);
   const std::string path = "/tmp/moeoracle_golden_" + name + "_" + backend + ".safetensors";
   r.dump->write(path, {});
   SafetensorsFile ours(path);
@@ -97,12 +101,15 @@ void expect_matches_golden(const std::string& name, const std::string& backend, 
   // Expert sets.
   const ModelConfig& c = r.model->config();
   const double tie = 1e-5;  // probability gap under which either expert is an acceptable choice
+  const SafetensorsFile margins(kGolden + name + "/golden.safetensors");  // routing margins live here
   for (int64_t i = 0; i < c.layers; ++i) {
     const std::string L = "model.layers." + std::to_string(i) + ".mlp.";
     const TensorInfo* gi = r.golden->find(L + "experts.idx");
     const TensorInfo* mi = ours.find(L + "experts.idx");
     ASSERT_TRUE(gi && mi) << L;
-    const TensorInfo& margin = *r.golden->find(L + "gate.margin");
+    const TensorInfo* mp = margins.find(L + "gate.margin");
+    ASSERT_NE(mp, nullptr) << L;
+    const TensorInfo& margin = *mp;
     const int64_t K = c.experts_per_tok;
     for (int64_t t = 0; t < int64_t(r.tokens.size()); ++t) {
       std::set<int32_t> want, got;
@@ -116,23 +123,38 @@ void expect_matches_golden(const std::string& name, const std::string& backend, 
       if (m >= tie) EXPECT_EQ(want, got) << name << " " << backend << " layer " << i << " token " << t;
     }
   }
-  std::printf("%s %s %s: %d taps, worst %.3g at %s\n", name.c_str(), backend.c_str(), decode ? "decode" : "prefill",
-              compared, worst, worst_tap.c_str());
+  std::printf("%s vs %s, %s %s: %d taps, worst %.3g at %s\n", name.c_str(), golden.c_str(), backend.c_str(),
+              decode ? "decode" : "prefill", compared, worst, worst_tap.c_str());
 }
 
-// The truth tier (f64) must agree with HF's fp32 forward to 1e-5 relative per tap: HF itself
-// carries fp32 rounding (measured 1e-6..4e-6 against an independent f64 numpy forward,
-// reference-semantics.md §9), so 1e-5 leaves ~3x headroom and still catches any wrong formula.
-TEST(golden, Qwen35MoeTruthPrefill) { expect_matches_golden("qwen3_5_moe_tiny", "ref64", false, 1e-5); }
-TEST(golden, QwenNextTruthPrefill) { expect_matches_golden("qwen3_next_tiny", "ref64", false, 1e-5); }
-TEST(golden, Qwen35MoeTruthDecode) { expect_matches_golden("qwen3_5_moe_tiny", "ref64", true, 1e-5); }
-// The f32 tiers accumulate in f32 in a different order than HF: a few e-6 per op, compounding over
-// 4 layers; 1e-4 is 10x the truth's budget, still far below any formula error (>= 1e-2).
-TEST(golden, Qwen35MoeEngineOrderAndFast) {
-  expect_matches_golden("qwen3_5_moe_tiny", "ref32", false, 1e-4);
-  expect_matches_golden("qwen3_5_moe_tiny", "fast", false, 1e-4);
+// The truth tier (f64) against HF, both families, prefill and decode: within 1e-5 of max|tap|
+// for every tap, against HF's fp32 forward (the golden the issue asks for; HF fp32 itself is
+// within 8.4e-6 of HF float64 on these models, fixtures/golden/provenance.json) and against HF's
+// float64 forward (our activations are stored in f32 between ops, 6e-8 each, amplified over 4
+// layers to a measured ~7e-6 worst case). A wrong formula anywhere moves some tap by >= 1e-3.
+TEST(golden, TruthMatchesHf) {
+  for (const char* m : {"qwen3_5_moe_tiny", "qwen3_next_tiny"})
+    for (const char* g : {"golden.safetensors", "golden_f64.safetensors"})
+      for (bool decode : {false, true}) expect_matches_golden(m, g, "ref64", decode, 1e-5);
 }
-TEST(golden, QwenNextFast) { expect_matches_golden("qwen3_next_tiny", "fast", true, 1e-4); }
+
+// The engines' q/k normalisation (rms_norm with eps 1e-6, i.e. 1e-6 * dk inside the sum of squares)
+// is not HF's l2norm (1e-6 inside): on these models the difference reaches 2e-5 relative, so the
+// truth follows HF and the engine convention is an option. This test pins that the option exists
+// and that HF's convention is the closer one.
+TEST(golden, EngineQkEpsIsAnOptionNotTheTruth) {
+  expect_matches_golden("qwen3_5_moe_tiny", "golden_f64.safetensors", "ref64", false, 1e-4, QkNormEps::Engine);
+}
+
+// The f32 tiers accumulate in f32 in their own orders (engine order, Eigen/OpenBLAS blocking);
+// measured <= 7.1e-6 worst (fast decode, Qwen3.5); 3e-5 keeps 4x headroom and catches any formula error.
+TEST(golden, F32TiersMatchHf) {
+  for (const char* m : {"qwen3_5_moe_tiny", "qwen3_next_tiny"})
+    for (const char* b : {"ref32", "fast"}) {
+      expect_matches_golden(m, "golden_f64.safetensors", b, false, 3e-5);
+      expect_matches_golden(m, "golden_f64.safetensors", b, true, 3e-5);
+    }
+}
 
 }  // namespace
 }  // namespace moe
