@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "bandwidth.h"
 #include "core/rng.h"
 #include "ops/matvec_q.h"
 
@@ -33,25 +34,7 @@ namespace {
 
 using moe::bf16;
 
-// Size of the highest-level cache of cpu0 from sysfs ("107520K"); 32 MiB if unreadable.
-int64_t llc_bytes() {
-  int best_level = -1;
-  int64_t best = 32ll << 20;
-  for (int i = 0; i < 16; ++i) {
-    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
-    std::ifstream lf(dir + "level"), sf(dir + "size");
-    int level = 0;
-    std::string size;
-    if (!(lf >> level) || !(sf >> size) || size.empty()) continue;
-    int64_t bytes = std::stoll(size);
-    if (size.back() == 'K') bytes <<= 10;
-    if (size.back() == 'M') bytes <<= 20;
-    if (level > best_level) best_level = level, best = bytes;
-  }
-  return best;
-}
-
-const int64_t kLLC = llc_bytes();
+const int64_t kLLC = moe::bench::llc_bytes();
 const int kAllThreads = int(std::max(1u, std::thread::hardware_concurrency()));
 std::map<int, double> g_ceiling;  // threads -> triad GB/s (4 streams)
 
@@ -131,23 +114,8 @@ int threads_arg(int64_t a) { return a == 0 ? kAllThreads : int(a); }
 
 void BM_triad(benchmark::State& state) {
   const int threads = threads_arg(state.range(0));
-  const int64_t n = (kLLC * 3 / 2) / 4;  // floats per array: 1.5 x LLC bytes
-  std::vector<float> a(n), b(n, 1.0f), c(n, 2.0f);
-  const float s = 3.0f;
-  omp_set_num_threads(threads);
-  auto triad = [&] {
-#pragma omp parallel for schedule(static)
-    for (int64_t k = 0; k < n; ++k) a[k] = b[k] + s * c[k];
-  };
-  triad();  // first touch (pages faulted in), threads started
-  const auto t0 = std::chrono::steady_clock::now();
-  for (auto _ : state) {
-    triad();
-    benchmark::DoNotOptimize(a.data());
-    benchmark::ClobberMemory();
-  }
-  const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const double gbs4 = double(state.iterations()) * double(n) * 16 / sec / 1e9;
+  double gbs4 = 0;
+  for (auto _ : state) gbs4 = moe::bench::triad_gbs(threads, 3);  // best of 3 passes per iteration
   state.counters["GB/s"] = gbs4;
   state.counters["GB/s_3arr"] = gbs4 * 3 / 4;
   state.counters["threads"] = threads;
@@ -203,7 +171,7 @@ void shapes(benchmark::internal::Benchmark* b, bool threaded) {
 
 }  // namespace
 
-BENCHMARK(BM_triad)->Arg(1)->Arg(0)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_triad)->Arg(1)->Arg(0)->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_matvec_q_fast)->Apply([](auto* b) { shapes(b, true); })->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sgemv_f32)->Apply([](auto* b) { shapes(b, true); })->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_matvec_q_ref)->Apply([](auto* b) { shapes(b, false); })->UseRealTime()->Unit(benchmark::kMillisecond);

@@ -36,6 +36,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({1, 2}))->capture_default_str();
   run->add_flag("--decode", ro.decode, "Feed the tokens one at a time (decode) instead of one prefill");
   run->add_option("--threads", ro.threads, "Threads for the fast backend (default: all cores)");
+  run->add_option("--qk-norm-eps", ro.qk_norm_eps,
+                  "Linear-attention q/k norm epsilon: hf (l2norm, 1e-6 inside the sum: the truth) or engine "
+                  "(rms_norm eps 1e-6, as MLX and the engines)")
+      ->check(CLI::IsMember({"hf", "engine"}))->capture_default_str();
   run->add_option("--seed", ro.seed, "Seed recorded in the dump metadata");
 
   moe::InspectOptions io;

@@ -57,6 +57,7 @@ int run_model(const RunOptions& opt) {
   auto backend = make_cpu_backend(opt.backend);
   ForwardOptions fo;
   fo.experts_per_tok = opt.experts_per_token;
+  fo.qk_norm_eps = opt.qk_norm_eps == "engine" ? QkNormEps::Engine : QkNormEps::Hf;
   Forward fwd(*model, *backend, fo);
   ModelState state = ModelState::make(c, int64_t(tokens.size()));
   if (!opt.snapshot_in.empty()) {

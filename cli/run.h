@@ -16,6 +16,7 @@ struct RunOptions {
   int snapshot_version = 1;
   bool decode = false;      // feed the tokens one at a time instead of one prefill
   int threads = 0;
+  std::string qk_norm_eps = "hf";  // "hf" (the truth) or "engine"
   uint64_t seed = 0;        // recorded in the dump metadata
 };
 

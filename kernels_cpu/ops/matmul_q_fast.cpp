@@ -17,11 +17,16 @@
 #include <vector>
 
 #include "ops/matmul_q.h"
+#include "ops/matvec_q.h"
 
 namespace moe {
 namespace {
 
 constexpr int64_t kTileBytes = int64_t(2) << 20;
+// Below this many tokens one fast matvec per token (reading the packed weights T times, 0.5-1 B
+// per weight) beats dequantising to f32 (4 B per weight written and read again) for sgemm: the
+// selfcheck measured sgemm 2-10x slower than per-token matvecs at T = 2..8.
+constexpr int64_t kMinTokensForGemm = 16;
 
 // Rows [r0, r0 + n) of W to f32, row-major [n, cols]. Bits is a template argument so that the
 // code loop has a constant trip count and vectorises.
@@ -53,6 +58,13 @@ void matmul_q_fast(const MatmulQParams& p, const QuantMatrix& W, std::span<const
             "matmul_q: tokens=" << p.tokens << " rows=" << p.rows << " cols=" << p.cols
                                 << ", expected each <= " << INT_MAX << " (cblas int)");
   if (p.tokens == 0 || p.rows == 0) return;
+  if (p.tokens < kMinTokensForGemm) {
+    MatvecQParams mp;
+    mp.rows = p.rows, mp.cols = p.cols, mp.bits = p.bits, mp.group_size = p.group_size;
+    for (int64_t t = 0; t < p.tokens; ++t)
+      matvec_q_fast(mp, W, X.subspan(size_t(t * p.cols), size_t(p.cols)), Y.subspan(size_t(t * p.rows), size_t(p.rows)));
+    return;
+  }
   const int64_t tile_rows = std::clamp<int64_t>(kTileBytes / (4 * p.cols), 1, p.rows);
   std::vector<float> tile(tile_rows * p.cols);
   for (int64_t r0 = 0; r0 < p.rows; r0 += tile_rows) {
