@@ -10,7 +10,7 @@ namespace moe {
 
 // Error bound of one expert, per output element, first order in u (plus the few second-order
 // products that are cheap to keep). Notation: W = q*s + b the dequantised weight (exact in f64),
-// |W|x = sum_c |W_c| |x_c|, |W|'x = sum_c (|q_c s| + |b|) |x_c|, and the running sum
+// |W|x = sum_c |W_c| |x_c|, and the running sum
 // R(W, x) = sum_k (|S_k| + |W_k x_k|) with S_k = sum_{c<=k} W_c x_c the exact partial sums in the
 // f32 tier's column order (groups, words, values ascending = c ascending).
 //
@@ -18,9 +18,9 @@ namespace moe {
 //    f32 tier: its order is fixed (spec §4.2): t = fma(q, s, b) rounds once (u |t|, q*s is
 //    exact) and acc = fma(t, x, acc) once per step (u |acc_k|), so the running-error bound
 //    |dg| <= u R(Wg, x) holds; it is ~sqrt(d) tighter than gamma(d) |Wg|x on random data.
-//    Fast tier: matvec_q_fast may sum in any order and may use the factored form
-//    s*sum(q x) + b*sum(x) (spec §13 item 10), whose 2d terms carry at most d+2 roundings
-//    each: |dg| <= gamma(d+2) |Wg|'x (the any-order bound, loose by ~sqrt(d)).
+//    Fast tier: matvec_q_fast computes the reference's terms fma(q, s, b) * x (one rounding of
+//    the weight, none of the product when fused) and sums them in its own order (lanes, rows,
+//    threads): |dg| <= gamma(d+2) |Wg|x, the any-order bound (loose by ~sqrt(d)).
 //    Truth: f64 sums (gamma(d+2) in u64) then one rounding to f32: |dg| <= u|g| + gamma64 |Wg|x.
 // 2. h = silu(g) u. silu is 1.1-Lipschitz (max |silu'| = 1.0998 at g = 2.4), so the propagated
 //    error is 1.1 |dg| (|u| + |du|) + |silu(g)| |du|. Evaluation in f32: expf within 1 ulp (2u
@@ -30,7 +30,7 @@ namespace moe {
 //    in magnitude: an absolute 1e-36 |u| covers it.
 // 3. y = Wd h (n = I terms): y_tier - y = Wd (h_tier - h) + (rounding of the sum), so
 //    |dy| <= |Wd| |dh| + (rounding): f32 tier u (R(Wd, h) + (I+1) |Wd| |dh|) (its partial sums
-//    move by at most |Wd||dh|); fast tier gamma(I+2) |Wd|'(|h| + |dh|); truth
+//    move by at most |Wd||dh|); fast tier |Wd| |dh| + gamma(I+2) |Wd|(|h| + |dh|); truth
 //    |Wd| |dh_T| + gamma64 |Wd||h| + u |y| (the f32 store).
 // The tier-vs-truth bound is the tier's bound plus the truth's, plus kMinNormal32 as a floor.
 SwigluExpertBound swiglu_expert_bound(const SwigluExpertParams& p, const ExpertWeights& e, std::span<const float> x) {
@@ -38,16 +38,16 @@ SwigluExpertBound swiglu_expert_bound(const SwigluExpertParams& p, const ExpertW
   const double u = kU32, u64 = 0x1.0p-53;
   const double gd = gamma_n(double(d + 2)), gi = gamma_n(double(I + 2));  // fast tier, any order
   const double gd64 = gamma_n(double(d + 2), u64), gi64 = gamma_n(double(I + 2), u64);
-  // exact = W v, absv = |W||v|, absq = |W|'|v|, run = R(W, v) for every row of m; v in f64.
+  // exact = W v, absv = |W||v|, run = R(W, v) for every row of m; v in f64.
   struct Sums {
-    std::vector<double> exact, absv, absq, run;
-    explicit Sums(int64_t n) : exact(n), absv(n), absq(n), run(n) {}
+    std::vector<double> exact, absv, run;
+    explicit Sums(int64_t n) : exact(n), absv(n), run(n) {}
   };
   auto matvec = [](const QuantMatrix& m, const double* v, Sums& o) {
     const int64_t groups = m.groups_per_row();
     for (int64_t r = 0; r < m.rows; ++r) {
       const uint32_t* wr = m.w + r * m.words_per_row();
-      double acc = 0, a1 = 0, a2 = 0, run = 0;
+      double acc = 0, a1 = 0, run = 0;
       for (int64_t g = 0; g < groups; ++g) {
         const double s = bf16_to_f32(m.scales[r * groups + g]), b = bf16_to_f32(m.biases[r * groups + g]);
         for (int64_t c = g * m.group_size; c < (g + 1) * m.group_size; ++c) {
@@ -55,11 +55,10 @@ SwigluExpertBound swiglu_expert_bound(const SwigluExpertParams& p, const ExpertW
           const double w = q * s + b;
           acc += w * v[c];
           a1 += std::fabs(w) * std::fabs(v[c]);
-          a2 += (std::fabs(q * s) + std::fabs(b)) * std::fabs(v[c]);
           run += std::fabs(acc) + std::fabs(w * v[c]);
         }
       }
-      o.exact[r] = acc, o.absv[r] = a1, o.absq[r] = a2, o.run[r] = run;
+      o.exact[r] = acc, o.absv[r] = a1, o.run[r] = run;
     }
   };
   SwigluExpertBound out;
@@ -79,7 +78,7 @@ SwigluExpertBound swiglu_expert_bound(const SwigluExpertParams& p, const ExpertW
         return e1 + rel * (std::fabs(h[i]) + e1);
       };
       eh32[i] = prop(u * G.run[i], u * U.run[i], 5 * u);
-      ehf[i] = prop(gd * G.absq[i], gd * U.absq[i], 5 * u);
+      ehf[i] = prop(gd * G.absv[i], gd * U.absv[i], 5 * u);
       ehT[i] = prop(u * std::fabs(g) + gd64 * G.absv[i], u * std::fabs(uu) + gd64 * U.absv[i], 4 * u64 + u);
     }
     // One pass over down for y and the three propagated terms |Wd| dh (|Wd|' for the fast tier).
@@ -88,26 +87,24 @@ SwigluExpertBound swiglu_expert_bound(const SwigluExpertParams& p, const ExpertW
       const int64_t groups = m.groups_per_row();
       for (int64_t r = 0; r < m.rows; ++r) {
         const uint32_t* wr = m.w + r * m.words_per_row();
-        double acc = 0, ya = 0, yq = 0, run = 0, p32 = 0, pf = 0, pfq = 0, pt = 0;
+        double acc = 0, ya = 0, run = 0, p32 = 0, pf = 0, pt = 0;
         for (int64_t g = 0; g < groups; ++g) {
           const double s = bf16_to_f32(m.scales[r * groups + g]), b = bf16_to_f32(m.biases[r * groups + g]);
           for (int64_t c = g * m.group_size; c < (g + 1) * m.group_size; ++c) {
             const double q = quant_code(wr, c, m.bits);
-            const double w = q * s + b, aw = std::fabs(w), aq = std::fabs(q * s) + std::fabs(b);
+            const double w = q * s + b, aw = std::fabs(w);
             acc += w * h[c];
             ya += aw * std::fabs(h[c]);
-            yq += aq * std::fabs(h[c]);
             run += std::fabs(acc) + std::fabs(w * h[c]);
             p32 += aw * eh32[c];
             pf += aw * ehf[c];
-            pfq += aq * ehf[c];
             pt += aw * ehT[c];
           }
         }
         const int64_t j = t * d + r;
         out.exact[j] = acc;
         out.ref32[j] = p32 + u * (run + double(I + 1) * p32);
-        out.fast[j] = pf + gi * (yq + pfq);
+        out.fast[j] = pf + gi * (ya + pf);
         out.ref32[j] += pt + gi64 * ya + u * std::fabs(acc) + kMinNormal32;  // the truth's share
         out.fast[j] += pt + gi64 * ya + u * std::fabs(acc) + kMinNormal32;
       }

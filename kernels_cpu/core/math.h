@@ -4,6 +4,7 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string_view>
 
@@ -25,6 +26,19 @@ template <class S>
 inline void check_min_size(const S& s, int64_t expected, std::string_view op, std::string_view what) {
   MOE_CHECK(int64_t(s.size()) >= expected,
             op << ": " << what << " has " << s.size() << " elements, expected at least " << expected);
+}
+
+// Buffer aliasing rules of the ops: an output may be exactly one of its inputs (in place) or
+// disjoint from it; a partial overlap would make the result depend on the loop order.
+// std::less gives a total order on pointers into unrelated arrays.
+inline bool spans_overlap(std::span<const float> a, std::span<const float> b) {
+  if (a.empty() || b.empty()) return false;
+  const std::less<const float*> lt;
+  return lt(a.data(), b.data() + b.size()) && lt(b.data(), a.data() + a.size());
+}
+inline bool spans_disjoint(std::span<const float> a, std::span<const float> b) { return !spans_overlap(a, b); }
+inline bool spans_same(std::span<const float> a, std::span<const float> b) {
+  return a.data() == b.data() && a.size() == b.size();
 }
 
 }  // namespace moe

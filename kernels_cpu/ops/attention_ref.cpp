@@ -46,13 +46,6 @@ __attribute__((target_clones("fma", "default"))) void scores(const double* qt, c
   scores_body(qt, kc, row, len, D, G, scale, dot, s);
 }
 
-// Whether two buffers share any byte (std::less gives a total order on unrelated pointers).
-bool overlaps(std::span<const float> a, std::span<const float> b) {
-  if (a.empty() || b.empty()) return false;
-  const std::less<const float*> lt;
-  return lt(a.data(), b.data() + b.size()) && lt(b.data(), a.data() + a.size());
-}
-
 }  // namespace
 
 void attention_validate(const AttentionParams& p, std::span<const float> q, std::span<const float> gate,
@@ -86,12 +79,12 @@ void attention_validate(const AttentionParams& p, std::span<const float> q, std:
   // The append writes the caches before anything is read, and o is written while q, gate and the
   // caches are still being read: overlapping buffers would silently change the result.
   const std::span<const float> kc(k_cache), vc(v_cache), out(o);
-  MOE_CHECK(!overlaps(kc, vc), "attention: k_cache and v_cache overlap");
+  MOE_CHECK(!spans_overlap(kc, vc), "attention: k_cache and v_cache overlap");
   for (auto [name, in] : {std::pair{"q", q}, std::pair{"gate", gate}, std::pair{"k", k}, std::pair{"v", v}}) {
-    MOE_CHECK(!overlaps(in, kc) && !overlaps(in, vc), "attention: " << name << " overlaps a cache (the append would change it)");
-    MOE_CHECK(!overlaps(in, out), "attention: o overlaps " << name);
+    MOE_CHECK(!spans_overlap(in, kc) && !spans_overlap(in, vc), "attention: " << name << " overlaps a cache (the append would change it)");
+    MOE_CHECK(!spans_overlap(in, out), "attention: o overlaps " << name);
   }
-  MOE_CHECK(!overlaps(out, kc) && !overlaps(out, vc), "attention: o overlaps a cache");
+  MOE_CHECK(!spans_overlap(out, kc) && !spans_overlap(out, vc), "attention: o overlaps a cache");
 }
 
 template <class Acc>

@@ -9,10 +9,6 @@
 namespace moe {
 namespace {
 
-bool disjoint(const float* a, size_t na, const float* b, size_t nb) {
-  return na == 0 || nb == 0 || a + na <= b || b + nb <= a;
-}
-
 // a*b + c: fused in the f32 tier, exactly where CPU-R fuses; in f64 (the truth) a plain
 // multiply-add, whose extra rounding (2^-53) is far below anything compared.
 template <class Acc>
@@ -48,15 +44,15 @@ void delta_net_validate(const DeltaNetParams& p, std::span<const float> q, std::
   const std::pair<const char*, std::span<const float>> inputs[] = {{"q", q}, {"k", k}, {"v", v}, {"g", g},
                                                                    {"beta", beta}};
   for (const auto& [name, in] : inputs) {
-    MOE_CHECK(disjoint(state.data(), state.size(), in.data(), in.size()),
+    MOE_CHECK(spans_disjoint(state, in),
               "delta_net: state overlaps " << name << ", expected separate buffers");
     if (std::string_view(name) != "v")  // o may be v itself: checked below
-      MOE_CHECK(disjoint(o.data(), o.size(), in.data(), in.size()),
+      MOE_CHECK(spans_disjoint(o, in),
                 "delta_net: o overlaps " << name << ", expected separate buffers");
   }
-  MOE_CHECK(disjoint(state.data(), state.size(), o.data(), o.size()),
+  MOE_CHECK(spans_disjoint(state, o),
             "delta_net: o overlaps state, expected separate buffers");
-  MOE_CHECK(o.data() == v.data() || disjoint(o.data(), o.size(), v.data(), v.size()),
+  MOE_CHECK(o.data() == v.data() || spans_disjoint(o, v),
             "delta_net: o overlaps v without being the same buffer");
 }
 

@@ -5,20 +5,6 @@
 #include "ops/qk_norm.h"
 
 namespace moe {
-namespace {
-
-// Outputs may sit exactly on their own input (in-place) and must otherwise be disjoint from
-// every other buffer: a partial overlap would make the result depend on the loop order.
-bool disjoint(std::span<const float> a, std::span<const float> b) {
-  const auto a0 = reinterpret_cast<uintptr_t>(a.data()), b0 = reinterpret_cast<uintptr_t>(b.data());
-  return a.empty() || b.empty() || a0 + a.size_bytes() <= b0 || b0 + b.size_bytes() <= a0;
-}
-bool same(std::span<const float> a, std::span<const float> b) {
-  return a.data() == b.data() && a.size() == b.size();
-}
-
-}  // namespace
-
 void qk_norm_validate(const QkNormParams& p, std::span<const float> q, std::span<const float> k,
                       std::span<const float> q_out, std::span<const float> k_out) {
   // head_dim <= 2^24 keeps (float)dk exact, as the f32 order and the bound assume.
@@ -34,11 +20,11 @@ void qk_norm_validate(const QkNormParams& p, std::span<const float> q, std::span
   check_size(k, n, "qk_norm", "k");
   check_size(q_out, n, "qk_norm", "q_out");
   check_size(k_out, n, "qk_norm", "k_out");
-  MOE_CHECK(same(q_out, q) || disjoint(q_out, q),
+  MOE_CHECK(spans_same(q_out, q) || spans_disjoint(q_out, q),
             "qk_norm: q_out partially overlaps q, expected the same buffer or disjoint");
-  MOE_CHECK(same(k_out, k) || disjoint(k_out, k),
+  MOE_CHECK(spans_same(k_out, k) || spans_disjoint(k_out, k),
             "qk_norm: k_out partially overlaps k, expected the same buffer or disjoint");
-  MOE_CHECK(disjoint(q_out, k) && disjoint(k_out, q) && disjoint(q_out, k_out),
+  MOE_CHECK(spans_disjoint(q_out, k) && spans_disjoint(k_out, q) && spans_disjoint(q_out, k_out),
             "qk_norm: q_out or k_out overlaps the other head tensor, expected q_out on q (or disjoint) and k_out "
             "on k (or disjoint)");
 }

@@ -5,20 +5,6 @@
 #include "ops/rmsnorm_gated.h"
 
 namespace moe {
-namespace {
-
-// y may sit exactly on o or on z (in-place: each element is read before it is written, and
-// ss is complete before any write) and must otherwise be disjoint from every input.
-bool disjoint(std::span<const float> a, std::span<const float> b) {
-  const auto a0 = reinterpret_cast<uintptr_t>(a.data()), b0 = reinterpret_cast<uintptr_t>(b.data());
-  return a.empty() || b.empty() || a0 + a.size_bytes() <= b0 || b0 + b.size_bytes() <= a0;
-}
-bool same(std::span<const float> a, std::span<const float> b) {
-  return a.data() == b.data() && a.size() == b.size();
-}
-
-}  // namespace
-
 void rmsnorm_gated_validate(const RmsNormGatedParams& p, std::span<const float> o, std::span<const float> z,
                             std::span<const float> w, std::span<const float> y) {
   // head_dim <= 2^24 keeps (float)dv exact, as the f32 order and the bound assume.
@@ -35,7 +21,7 @@ void rmsnorm_gated_validate(const RmsNormGatedParams& p, std::span<const float> 
   check_size(z, n, "rmsnorm_gated", "z");
   check_size(w, p.head_dim, "rmsnorm_gated", "w");
   check_size(y, n, "rmsnorm_gated", "y");
-  MOE_CHECK((same(y, o) || disjoint(y, o)) && (same(y, z) || disjoint(y, z)) && disjoint(y, w),
+  MOE_CHECK((spans_same(y, o) || spans_disjoint(y, o)) && (spans_same(y, z) || spans_disjoint(y, z)) && spans_disjoint(y, w),
             "rmsnorm_gated: y partially overlaps o, z or w, expected y on o, on z, or disjoint");
 }
 

@@ -12,6 +12,8 @@ void rmsnorm_validate(const RmsNormParams& p, std::span<const float> x, std::spa
   check_size(x, p.rows * p.dim, "rmsnorm", "x");
   check_size(w, p.dim, "rmsnorm", "w");
   check_size(y, p.rows * p.dim, "rmsnorm", "y");
+  MOE_CHECK((spans_same(y, x) || spans_disjoint(y, x)) && spans_disjoint(y, w),
+            "rmsnorm: y partially overlaps x or overlaps w, expected y on x (in place) or disjoint");
 }
 
 template <class Acc>

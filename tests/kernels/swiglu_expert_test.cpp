@@ -1,3 +1,4 @@
+#include <cstdio>
 #include <cmath>
 #include <limits>
 
@@ -141,19 +142,24 @@ TEST(swiglu_expert, NanPropagatesToItsTokenOnly) {
 TEST(swiglu_expert, BoundIsMeaningful) {
   // The f32 tier's running-error bound must stay a small fraction of the output scale at a
   // real shape (a bound near the signal would accept gross errors). The fast tier's bound is
-  // the any-order one (see the derivation) and is not held to this.
+  // the any-order one (see the derivation): gamma(2048) is ~sqrt(n) looser than a running
+  // bound, so it is only held to a fraction of the signal; the bit-exact composition test above
+  // pins the fast tier itself.
   const SwigluExpertParams p{2, 2048, 512, 4};
   const ExpertStorage s = random_expert(Rng(11), p.hidden, p.inter, p.bits);
   const std::vector<float> x = Rng(12).activations(p.tokens * p.hidden);
   const SwigluExpertBound b = swiglu_expert_bound(p, s.view(), x);
-  double rms = 0, worst32 = 0;
+  double rms = 0, worst32 = 0, worstf = 0;
   for (size_t i = 0; i < b.exact.size(); ++i) {
     rms += b.exact[i] * b.exact[i];
     worst32 = std::max(worst32, b.ref32[i]);
+    worstf = std::max(worstf, b.fast[i]);
     EXPECT_GE(b.fast[i], b.ref32[i]) << i;  // any order can only be worse than the fixed order
   }
   rms = std::sqrt(rms / double(b.exact.size()));
   EXPECT_LT(worst32, 0.05 * rms);
+  std::printf("bound / output rms: ref32 %.3g, fast %.3g\n", worst32 / rms, worstf / rms);
+  EXPECT_LT(worstf, 0.2 * rms);  // measured 0.096 at this shape
   // The truth agrees with the f64 evaluation within the truth's own share of the bound.
   std::vector<float> truth(x.size());
   swiglu_expert_ref<double>(p, s.view(), x, truth);
