@@ -3,6 +3,7 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -33,6 +34,36 @@ std::vector<int32_t> parse_tokens(const std::string& text, const std::string& so
   MOE_CHECK(!ids.empty(), source << ": no tokens");
   return ids;
 }
+
+// Progress on a terminal: layer and token counts and tokens/s, from the layer-output taps; every
+// tap is passed on to the dump (if any).
+class ProgressSink final : public TapSink {
+ public:
+  ProgressSink(TapSink* inner, int64_t layers, int64_t tokens) : inner_(inner), layers_(layers), tokens_(tokens) {}
+  bool wants(const std::string& name) const override { return is_layer_out(name) || (inner_ && inner_->wants(name)); }
+  void put(const std::string& name, std::span<const float> d, int64_t rows, int64_t cols) override {
+    if (is_layer_out(name)) {
+      const int64_t layer = std::stoll(name.substr(13)) + 1;
+      if (layer == layers_) done_ += rows;
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+      std::fprintf(stderr, "\rlayer %lld/%lld, tokens %lld/%lld, %.2f tokens/s   ", (long long)layer,
+                   (long long)layers_, (long long)done_, (long long)tokens_, s > 0 ? double(done_) / s : 0.0);
+    }
+    if (inner_ && inner_->wants(name)) inner_->put(name, d, rows, cols);
+  }
+  void put_i32(const std::string& name, std::span<const int32_t> d, int64_t rows, int64_t cols) override {
+    if (inner_ && inner_->wants(name)) inner_->put_i32(name, d, rows, cols);
+  }
+
+ private:
+  static bool is_layer_out(const std::string& n) {
+    return n.rfind("model.layers.", 0) == 0 && n.size() > 4 && n.compare(n.size() - 4, 4, ".out") == 0 &&
+           std::count(n.begin(), n.end(), '.') == 3;
+  }
+  TapSink* inner_;
+  int64_t layers_, tokens_, done_ = 0;
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+};
 
 }  // namespace
 
@@ -66,23 +97,21 @@ int run_model(const RunOptions& opt) {
   std::unique_ptr<DumpSink> dump;
   if (!opt.dump.empty()) dump = std::make_unique<DumpSink>(split_commas(opt.taps));
 
-  const bool progress = ::isatty(2);
+  std::unique_ptr<ProgressSink> progress;
+  if (::isatty(2)) progress = std::make_unique<ProgressSink>(dump.get(), c.layers, int64_t(tokens.size()));
+  TapSink* sink = progress ? static_cast<TapSink*>(progress.get()) : dump.get();
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<float> logits;
   const int64_t start_pos = state.pos;
   if (opt.decode) {
     for (size_t t = 0; t < tokens.size(); ++t) {
-      std::vector<float> l = fwd.run(std::span(tokens).subspan(t, 1), state, dump.get());
+      std::vector<float> l = fwd.run(std::span(tokens).subspan(t, 1), state, sink);
       logits.insert(logits.end(), l.begin(), l.end());
-      if (progress) {
-        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        std::fprintf(stderr, "\r%zu/%zu tokens, %.2f tokens/s", t + 1, tokens.size(), double(t + 1) / s);
-      }
     }
-    if (progress) std::fprintf(stderr, "\n");
   } else {
-    logits = fwd.run(tokens, state, dump.get());
+    logits = fwd.run(tokens, state, sink);
   }
+  if (progress) std::fprintf(stderr, "\n");
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   std::printf("model %s (%s, %lld layers), backend %s, K=%lld, %zu tokens from position %lld (%s), %.3f s\n",
