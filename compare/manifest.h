@@ -1,0 +1,99 @@
+// Kernel manifests (design.md "Kernel manifests"): how a GPU kernel set — the bundled one or any
+// engine's — is described, so kernels from another repository are gated without changing them.
+// A manifest is JSON:
+// {
+//   "name": "bundled", "version": 1,
+//   "kernels": [{
+//     "name": "rmsnorm_f32",
+//     "ops": ["rmsnorm"],                       // the op, or the sequence of ops it fuses
+//     "spirv": "rmsnorm.spv" | "glsl": "rmsnorm.comp",   // relative to the manifest's folder
+//     "entry": "main",
+//     "bindings": [{"binding": 0, "tensor": "x", "access": "in"},      // access: in | out | inout
+//                  {"binding": 1, "tensor": "w", "access": "in", "type": "bf16"},  // element type: f32 (default) | bf16 | u32 | i32
+//                  {"binding": 2, "tensor": "y", "access": "out"}],
+//     "push_constants": [{"name": "dim", "type": "u32", "offset": 0, "value": "dim"},
+//                        {"name": "eps", "type": "f32", "offset": 4, "value": "eps"}],
+//     "specialization": [{"id": 0, "value": "subgroup_size"}],
+//     "dispatch": ["rows", "1", "1"],           // workgroup counts, expressions
+//     "limits": ["dim <= 8192", "dim % 4 == 0"],  // a case outside them is skipped, with the reason
+//     "accumulation": "f32",                    // precision the kernel accumulates in: f32 | f16 | f64
+//     "subgroup_sizes": "any"                   // "any" (every size the device offers) or [32, 64]
+//   }]
+// }
+// Expressions are integer/float arithmetic over the op's params (by their visit() names), the
+// device properties (subgroup_size, max_shared_memory, ...) and functions ceil_div(a, b),
+// min(a, b), max(a, b); comparisons and && for limits.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace moe::compare {
+
+enum class Access { In, Out, InOut };
+enum class ElemType { F32, BF16, U32, I32 };
+
+struct ManifestBinding {
+  uint32_t binding = 0;
+  std::string tensor;
+  Access access = Access::In;
+  ElemType type = ElemType::F32;
+};
+
+struct PushConstant {
+  std::string name;
+  std::string type;   // "u32" | "i32" | "f32"
+  uint32_t offset = 0;
+  std::string value;  // expression
+};
+
+struct SpecEntry {
+  uint32_t id = 0;
+  std::string value;  // expression
+};
+
+struct KernelEntry {
+  std::string name;
+  std::vector<std::string> ops;
+  std::string source_path;          // absolute path of the .spv or .comp, "" for embedded kernels
+  std::vector<uint32_t> spirv;      // loaded / compiled / embedded SPIR-V words
+  std::string entry = "main";
+  std::vector<ManifestBinding> bindings;
+  std::vector<PushConstant> push_constants;
+  uint32_t push_constant_size = 0;  // from reflection
+  std::vector<SpecEntry> specialization;
+  std::string dispatch[3] = {"1", "1", "1"};
+  std::vector<std::string> limits;
+  std::string accumulation = "f32";
+  std::vector<uint32_t> subgroup_sizes;  // empty = any
+  uint32_t local_size[3] = {1, 1, 1};    // from reflection (after specialization if spec ids)
+};
+
+struct Manifest {
+  std::string name;
+  std::string path;  // the JSON file ("<bundled>" for the embedded set)
+  std::vector<KernelEntry> kernels;
+  const KernelEntry* find_op(const std::string& op) const;  // first kernel whose ops == {op}
+};
+
+// Variables for expressions: op params and device properties by name.
+using ExprVars = std::map<std::string, double>;
+
+// Evaluates an expression; throws moe::Error naming the expression and the unknown variable or
+// syntax error. Integer semantics where both sides are integral (/ truncates like C).
+double eval_expr(const std::string& expr, const ExprVars& vars);
+// A limit: true when it holds; `why` receives "dim <= 8192 (dim = 16384)" when it does not.
+bool eval_limit(const std::string& expr, const ExprVars& vars, std::string* why);
+
+// Loads and validates a manifest file: JSON structure, the SPIR-V (read, or compiled from GLSL
+// with shaderc), then every entry against the SPIR-V's reflection (spirv-cross C API): binding
+// numbers exist and are storage buffers in set 0, push-constant block size and member offsets
+// match, spec constant ids exist, workgroup size read. Any mismatch throws moe::Error naming the
+// kernel, the binding/member and both sides.
+Manifest load_manifest(const std::string& path);
+// Validates one entry against its SPIR-V (used by load_manifest and for the bundled set).
+void reflect_and_check(KernelEntry& k, const std::string& where);
+
+}  // namespace moe::compare

@@ -1,0 +1,107 @@
+// The Vulkan runner: devices, buffers with guard regions, compute pipelines from SPIR-V, and
+// timed dispatch sequences with explicit barriers and a timeout. Built on Vulkan-Hpp RAII
+// handles (vulkan_raii.hpp); works on lavapipe (every CI machine) and on NVIDIA.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace moe::vk {
+
+struct DeviceInfo {
+  int index = 0;
+  std::string name, driver, type;    // type: "cpu", "discrete", "integrated", "virtual", "other"
+  uint32_t api_version = 0;          // VK_MAKE_API_VERSION
+  uint32_t subgroup_size = 0;        // default subgroup size
+  uint32_t min_subgroup_size = 0, max_subgroup_size = 0;  // = subgroup_size without subgroup size control
+  bool subgroup_size_control = false;  // requiredSubgroupSize usable for compute
+  bool subgroup_arithmetic = false;    // subgroupAdd etc. in compute shaders
+  uint64_t max_storage_buffer_range = 0;
+  uint32_t max_shared_memory = 0;      // maxComputeSharedMemorySize
+  uint32_t max_workgroup_invocations = 0;
+  uint32_t max_workgroup_count[3] = {0, 0, 0};
+  uint64_t min_storage_buffer_offset_alignment = 0;
+  float timestamp_period_ns = 0;       // 0: no compute timestamps
+  // All subgroup sizes a compute pipeline can be pinned to (powers of two in [min, max] with
+  // subgroup size control; just the default otherwise).
+  std::vector<uint32_t> subgroup_sizes() const;
+};
+
+// Every physical device the loader reports (empty if there is no Vulkan at all).
+std::vector<DeviceInfo> list_devices();
+
+class Context;
+
+// A storage buffer of `size` bytes followed by `guard` bytes of a known pattern (ggml's sentinels):
+// writes past the end are detected by guard_intact(). Host-visible and coherent, so upload and
+// read-back are memcpy (lavapipe and NVIDIA both offer such memory for storage buffers).
+class Buffer {
+ public:
+  ~Buffer();
+  Buffer(Buffer&&) noexcept;
+  Buffer& operator=(Buffer&&) noexcept;
+  size_t size() const;  // usable bytes, excluding the guard
+  void upload(const void* data, size_t bytes, size_t offset = 0);
+  void download(void* data, size_t bytes, size_t offset = 0) const;
+  void fill_u32(uint32_t pattern);  // e.g. poison outputs before a dispatch (0x7FC00BAD: a NaN)
+  bool guard_intact() const;
+
+ private:
+  friend class Context;
+  struct Impl;
+  explicit Buffer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+struct Binding {
+  uint32_t binding = 0;
+  Buffer* buffer = nullptr;
+  uint64_t offset = 0;  // bytes; must respect min_storage_buffer_offset_alignment
+  uint64_t range = 0;   // bytes; 0 = to the end of the usable size
+};
+
+struct SpecConstant {
+  uint32_t id = 0;
+  uint32_t value = 0;  // raw 32 bits (use std::bit_cast for floats)
+};
+
+// One compute dispatch. Pipelines are cached by (SPIR-V, entry, spec constants, required
+// subgroup size) inside the Context.
+struct Dispatch {
+  std::string label;                      // for errors and timing ("rmsnorm")
+  std::span<const uint32_t> spirv;
+  std::string entry = "main";
+  std::vector<Binding> bindings;          // descriptor set 0, storage buffers
+  std::vector<uint8_t> push_constants;    // bytes at offset 0
+  std::vector<SpecConstant> spec_constants;
+  uint32_t groups[3] = {1, 1, 1};
+  uint32_t required_subgroup_size = 0;    // 0: the driver's choice; else needs subgroup size control
+};
+
+struct RunResult {
+  std::vector<double> gpu_ms;  // per dispatch, from timestamps (empty if the device has none)
+  double wall_ms = 0;
+};
+
+class Context {
+ public:
+  // `device`: "" (the first device; a discrete GPU is preferred over a CPU driver), an index
+  // ("1") or a case-insensitive substring of the name ("llvmpipe", "H100"). Throws moe::Error
+  // listing the devices when nothing matches or there is no Vulkan.
+  explicit Context(const std::string& device = "");
+  ~Context();
+  const DeviceInfo& info() const;
+  Buffer make_buffer(size_t bytes, size_t guard_bytes = 4096);
+  // Records the dispatches in order with a compute->compute memory barrier (shader write ->
+  // shader read|write) between consecutive ones, submits, and waits at most `timeout_ms`; a
+  // timeout throws moe::Error naming the sequence's labels ("kernel hung or too slow").
+  RunResult run(const std::vector<Dispatch>& sequence, uint64_t timeout_ms = 10000);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace moe::vk
