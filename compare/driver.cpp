@@ -168,7 +168,7 @@ CaseResult run_case(vk::Context& ctx, const Manifest& m, const KernelEntry& k, c
 
 }  // namespace
 
-int run_compare(const CompareOptions& opt) {
+std::vector<CaseResult> compare_cases(const CompareOptions& opt) {
   vk::Context ctx(opt.device);
   const Manifest m = opt.kernels.empty() ? load_bundled() : load_manifest(opt.kernels);
   const std::set<std::string> known(case_ops().begin(), case_ops().end());
@@ -185,9 +185,11 @@ int run_compare(const CompareOptions& opt) {
               "compare: --shard '" << shard << "', expected I/N with 0 <= I < N");
   }
   const vk::DeviceInfo& info = ctx.info();
-  std::printf("device %d: %s (%s), subgroup sizes", info.index, info.name.c_str(), info.driver.c_str());
-  for (uint32_t s : info.subgroup_sizes()) std::printf(" %u", s);
-  std::printf("; kernels: %s\n\n", m.path.empty() ? "bundled" : m.path.c_str());
+  if (!opt.quiet) {
+    std::printf("device %d: %s (%s), subgroup sizes", info.index, info.name.c_str(), info.driver.c_str());
+    for (uint32_t s : info.subgroup_sizes()) std::printf(" %u", s);
+    std::printf("; kernels: %s\n\n", m.path.empty() ? "bundled" : m.path.c_str());
+  }
 
   std::vector<CaseResult> results;
   int64_t index = 0;
@@ -224,6 +226,11 @@ int run_compare(const CompareOptions& opt) {
       }
     }
   }
+  return results;
+}
+
+int run_compare(const CompareOptions& opt) {
+  const std::vector<CaseResult> results = compare_cases(opt);
   write_console(std::cout, results);
   if (!opt.json.empty()) save_report(opt.json, ReportFormat::Json, results);
   if (!opt.junit.empty()) save_report(opt.junit, ReportFormat::Junit, results);

@@ -4,6 +4,9 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "compare/report.h"
 
 namespace moe::compare {
 
@@ -19,9 +22,12 @@ struct CompareOptions {
   bool perf = false;          // print GB/s and GFLOP/s from GPU timestamps
   std::string json, junit;    // report files
   uint64_t timeout_ms = 20000;
+  bool quiet = false;         // no header line (tests)
 };
 
-// 0 all passed (skips allowed), 1 a case failed.
+// 0 all passed (skips allowed), 1 a case failed. Prints the console report, writes --json/--junit.
 int run_compare(const CompareOptions& opt);
+// The cases' results without printing (tests, other tools).
+std::vector<CaseResult> compare_cases(const CompareOptions& opt);
 
 }  // namespace moe::compare

@@ -1,0 +1,78 @@
+// The compare harness end to end on the default Vulkan device (lavapipe in CI): the bundled
+// kernels pass every case at every subgroup size, and each planted bug (tests/vulkan/data) is
+// caught by the criterion that exists for it.
+#include <algorithm>
+
+#include "compare/driver.h"
+#include "compare/vk/runner.h"
+#include "test_util.h"
+
+namespace moe::compare {
+namespace {
+
+const std::string kData = std::string(MOE_SOURCE_DIR) + "/tests/vulkan/data/";
+
+bool have_device() { return !vk::list_devices().empty(); }
+
+std::vector<CaseResult> run(const std::string& manifest, const std::string& shapes, int seeds) {
+  CompareOptions o;
+  o.kernels = manifest, o.shapes = shapes, o.seeds = seeds, o.quiet = true;
+  return compare_cases(o);
+}
+
+std::vector<const CaseResult*> of_kernel(const std::vector<CaseResult>& rs, const std::string& kernel) {
+  std::vector<const CaseResult*> out;
+  for (const CaseResult& r : rs)
+    if (r.kernel == kernel) out.push_back(&r);
+  return out;
+}
+
+TEST(compare, BundledKernelsPassEverywhere) {
+  if (!have_device()) GTEST_SKIP() << "no Vulkan device";
+  const std::vector<CaseResult> rs = run("", "all", 3);
+  int passed = 0;
+  for (const CaseResult& r : rs) {
+    EXPECT_NE(r.status(), CaseResult::Status::Fail) << case_line(r) << " " << r.error;
+    passed += r.status() == CaseResult::Status::Pass;
+  }
+  EXPECT_GE(passed, 3 * 30);  // 3 ops x ~10 shapes x 3 seeds, at least one subgroup size each
+}
+
+TEST(compare, PlantedBugsAreCaught) {
+  if (!have_device()) GTEST_SKIP() << "no Vulkan device";
+  const std::vector<CaseResult> a = run(kData + "planted_a.json", "all", 1);
+  const std::vector<CaseResult> b = run(kData + "planted_b.json", "all", 1);
+  auto failed = [](const std::vector<const CaseResult*>& rs) {
+    return std::count_if(rs.begin(), rs.end(), [](const CaseResult* r) { return r->status() == CaseResult::Status::Fail; });
+  };
+  // Ignoring HF's (1 + w): the per-element bound catches it on every add_one case.
+  EXPECT_GT(failed(of_kernel(a, "rmsnorm_ignores_add_one")), 0);
+  // The last element never written: the poisoned output is detected as unwritten.
+  bool unwritten = false;
+  for (const CaseResult* r : of_kernel(a, "residual_add_misses_last"))
+    for (const Verdict& v : r->outputs) unwritten |= v.unwritten > 0 && !v.pass;
+  EXPECT_TRUE(unwritten);
+  // A 32-wide subgroup assumed: wrong at every smaller subgroup size, right at 32 and above.
+  for (const CaseResult* r : of_kernel(a, "matvec_q4_assumes_sg32")) {
+    const uint32_t sg = r->subgroup ? r->subgroup : vk::Context("").info().subgroup_size;
+    if (sg < 32 && r->shape != "remainder") EXPECT_EQ(r->status(), CaseResult::Status::Fail) << case_line(*r);
+  }
+  // A 0.1 % scale error: within no element's bound at real sizes (the norm ratio fails too).
+  EXPECT_GT(failed(of_kernel(b, "rmsnorm_scaled")), 0);
+  // The last group's bias dropped: every row is off by b * sum(x of that group).
+  EXPECT_EQ(failed(of_kernel(b, "matvec_q4_last_group_no_bias")), int64_t(of_kernel(b, "matvec_q4_last_group_no_bias").size()));
+  // Writing past the end: the guard region after the buffer changed.
+  bool guard = false;
+  for (const CaseResult* r : of_kernel(b, "residual_add_overruns")) guard |= r->error.find("past its end") != std::string::npos;
+  EXPECT_TRUE(guard);
+}
+
+TEST(compare, UnknownOpAndShapeErrors) {
+  if (!have_device()) GTEST_SKIP() << "no Vulkan device";
+  CompareOptions o;
+  o.ops = "no_such_op", o.quiet = true;
+  test::expect_error([&] { compare_cases(o); }, "no kernel for op 'no_such_op'");
+}
+
+}  // namespace
+}  // namespace moe::compare

@@ -1,0 +1,14 @@
+#version 450
+// residual_add: y[i] = a[i] + b[i]. Shape contract: a, b, y [n] f32; y may be a or b.
+// One invocation per element, 256 per workgroup, dispatch ceil_div(n, 256).
+layout(local_size_x = 256) in;
+layout(std430, set = 0, binding = 0) readonly buffer A { float a[]; };
+layout(std430, set = 0, binding = 1) readonly buffer B { float b[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer Y { float y[]; };
+layout(push_constant) uniform Push { uint n; } pc;
+
+void main() {
+  const uint i = gl_GlobalInvocationID.x;
+  if (i < pc.n) y[i] = a[i] + b[i];
+  if (i == pc.n - 1u) y[pc.n] = 0.0;  // PLANTED BUG: writes one element past the end
+}
