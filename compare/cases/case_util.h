@@ -1,0 +1,48 @@
+// Helpers shared by the per-op comparison cases (compare/cases/<op>_case.cpp).
+#pragma once
+#include <bit>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "compare/cases.h"
+#include "core/bf16.h"
+#include "core/check_util.h"
+#include "core/params.h"
+
+namespace moe::compare {
+
+inline HostTensor f32_tensor(const std::vector<float>& v, bool output = false) {
+  HostTensor t;
+  t.type = ElemType::F32, t.elems = int64_t(v.size()), t.output = output;
+  t.words.resize(v.size());
+  for (size_t i = 0; i < v.size(); ++i) t.words[i] = std::bit_cast<uint32_t>(v[i]);
+  return t;
+}
+
+inline HostTensor bf16_tensor(const std::vector<bf16>& v) {
+  HostTensor t;
+  t.type = ElemType::BF16, t.elems = int64_t(v.size());
+  t.words.assign((v.size() + 1) / 2, 0u);
+  for (size_t i = 0; i < v.size(); ++i) t.words[i / 2] |= uint32_t(v[i]) << (16 * (i % 2));
+  return t;
+}
+
+inline HostTensor u32_tensor(const std::vector<uint32_t>& v) {
+  HostTensor t;
+  t.type = ElemType::U32, t.elems = int64_t(v.size()), t.words = v;
+  return t;
+}
+
+inline HostTensor output_f32(int64_t n) { return f32_tensor(std::vector<float>(size_t(n), 0.0f), true); }
+
+inline std::vector<double> widen(const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); }
+
+template <class P>
+void set_vars(OpCase& c, const P& p) {
+  c.params = params_to_string(p);
+  p.visit([&](const char* name, const auto& value) { c.vars[name] = double(value); });
+}
+
+
+}  // namespace moe::compare

@@ -1,0 +1,47 @@
+#include <cmath>
+
+#include "compare/cases/case_util.h"
+#include "core/rng.h"
+#include "core/test_data.h"
+#include "ops/matvec_q.h"
+
+namespace moe::compare {
+
+// ---- matvec_q: each term is the reference's t = fma(q, s, b) (exact: q*s is exact, so fused or
+// not it is one rounding of q*s + b) times x, summed in any order: gamma_{cols+1} sum|t x|, plus
+// the truth's rounding u|y| and a subnormal floor.
+OpCase matvec_q_case(const char* label, int64_t rows, int64_t cols, int bits, uint64_t seed) {
+  MatvecQParams p;
+  p.rows = rows, p.cols = cols, p.bits = bits, p.group_size = 64;
+  OpCase c{"matvec_q", label, "", seed, {}, {}, {}, {}};
+  set_vars(c, p);
+  Rng rng(seed);
+  const QuantStorage W = random_quant(rng.fork(1), rows, cols, bits);
+  const std::vector<float> x = rng.fork(2).activations(cols);
+  std::vector<float> y(static_cast<size_t>(rows));
+  matvec_q_ref<double>(p, W.view(), x, y);
+  c.tensors["W.w"] = u32_tensor(W.w);
+  c.tensors["W.scales"] = bf16_tensor(W.scales);
+  c.tensors["W.biases"] = bf16_tensor(W.biases);
+  c.tensors["x"] = f32_tensor(x);
+  c.tensors["y"] = output_f32(rows);
+  OutputSpec s;
+  s.name = "y", s.kind = Kind::Reduction;
+  const QuantMatrix m = W.view();
+  const double g = gamma_n(double(cols + 1));
+  for (int64_t r = 0; r < rows; ++r) {
+    double abs_sum = 0;
+    const uint32_t* wr = m.w + r * m.words_per_row();
+    for (int64_t col = 0; col < cols; ++col) {
+      const double sc = bf16_to_f32(m.scales[r * m.groups_per_row() + col / 64]);
+      const double bi = bf16_to_f32(m.biases[r * m.groups_per_row() + col / 64]);
+      abs_sum += std::fabs(quant_code(wr, col, bits) * sc + bi) * std::fabs(double(x[size_t(col)]));
+    }
+    s.bound.push_back(g * abs_sum + kU32 * std::fabs(double(y[size_t(r)])) + double(cols + 1) * 0x1.0p-149);
+  }
+  c.outputs["y"] = s;
+  c.truth["y"] = widen(y);
+  return c;
+}
+
+}  // namespace moe::compare

@@ -1,0 +1,27 @@
+#include <cmath>
+
+#include "compare/cases/case_util.h"
+#include "core/rng.h"
+#include "ops/residual_add.h"
+
+namespace moe::compare {
+
+// ---- residual_add: one correctly rounded f32 add (Vulkan requires it): bit-exact.
+OpCase residual_add_case(const char* label, int64_t n, uint64_t seed) {
+  ResidualAddParams p;
+  p.n = n;
+  OpCase c{"residual_add", label, "", seed, {}, {}, {}, {}};
+  set_vars(c, p);
+  Rng rng(seed);
+  const std::vector<float> a = rng.fork(1).activations(n), b = rng.fork(2).activations(n);
+  std::vector<float> y(static_cast<size_t>(n));
+  residual_add_ref<double>(p, a, b, y);
+  c.tensors["a"] = f32_tensor(a), c.tensors["b"] = f32_tensor(b), c.tensors["y"] = output_f32(n);
+  OutputSpec s;
+  s.name = "y", s.kind = Kind::Exact;
+  c.outputs["y"] = s;
+  c.truth["y"] = widen(y);
+  return c;
+}
+
+}  // namespace moe::compare
