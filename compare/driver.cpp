@@ -69,7 +69,8 @@ void add_device_vars(ExprVars& v, const vk::DeviceInfo& d, uint32_t subgroup) {
 }
 
 uint32_t as_u32(double v, const std::string& what) {
-  MOE_CHECK(v >= 0 && v <= 4294967295.0 && v == std::floor(v), what << " = " << v << ", expected an integer in [0, 2^32)");
+  MOE_CHECK(v >= 0 && v <= 4294967295.0 && v == std::floor(v),
+            what << " = " << v << ", expected an integer in [0, 2^32)");
   return uint32_t(v);
 }
 
@@ -110,13 +111,16 @@ CaseResult run_case(vk::Context& ctx, const Manifest& m, const KernelEntry& k, c
     const size_t bytes = t.words.size() * 4;
     if (bytes > ctx.info().max_storage_buffer_range) {
       r.skipped = true;
-      r.skip_reason = "tensor '" + b.tensor + "' needs " + std::to_string(bytes) + " bytes, the device's storage buffers hold " +
+      r.skip_reason = "tensor '" + b.tensor + "' needs " + std::to_string(bytes) +
+                      " bytes, the device's storage buffers hold " +
                       std::to_string(ctx.info().max_storage_buffer_range);
       return r;
     }
     buffers.push_back(ctx.make_buffer(std::max<size_t>(bytes, 4)));
-    if (b.access == Access::Out) buffers.back().fill_u32(kPoison);
-    else buffers.back().upload(t.words.data(), bytes);
+    if (b.access == Access::Out)
+      buffers.back().fill_u32(kPoison);
+    else
+      buffers.back().upload(t.words.data(), bytes);
     r.bytes += double(bytes);
   }
   for (size_t i = 0; i < k.bindings.size(); ++i) d.bindings.push_back({k.bindings[i].binding, &buffers[i], 0, 0});
@@ -124,15 +128,20 @@ CaseResult run_case(vk::Context& ctx, const Manifest& m, const KernelEntry& k, c
   for (const PushConstant& pc : k.push_constants) {
     const double v = eval_expr(pc.value, vars);
     uint32_t bits = 0;
-    if (pc.type == "f32") bits = std::bit_cast<uint32_t>(float(v));
-    else if (pc.type == "i32") bits = std::bit_cast<uint32_t>(int32_t(v));
-    else bits = as_u32(v, k.name + " push constant " + pc.name);
-    MOE_CHECK(pc.offset + 4 <= d.push_constants.size(), "kernel '" << k.name << "' push constant " << pc.name << " at offset "
-                                                                   << pc.offset << " is past the block");
+    if (pc.type == "f32")
+      bits = std::bit_cast<uint32_t>(float(v));
+    else if (pc.type == "i32")
+      bits = std::bit_cast<uint32_t>(int32_t(v));
+    else
+      bits = as_u32(v, k.name + " push constant " + pc.name);
+    MOE_CHECK(pc.offset + 4 <= d.push_constants.size(), "kernel '" << k.name << "' push constant " << pc.name
+                                                                   << " at offset " << pc.offset
+                                                                   << " is past the block");
     std::memcpy(d.push_constants.data() + pc.offset, &bits, 4);
   }
   for (const SpecEntry& s : k.specialization)
-    d.spec_constants.push_back({s.id, as_u32(eval_expr(s.value, vars), k.name + " spec constant " + std::to_string(s.id))});
+    d.spec_constants.push_back(
+        {s.id, as_u32(eval_expr(s.value, vars), k.name + " spec constant " + std::to_string(s.id))});
   for (int i = 0; i < 3; ++i) d.groups[i] = as_u32(eval_expr(k.dispatch[i], vars), k.name + " dispatch");
 
   try {
@@ -145,7 +154,8 @@ CaseResult run_case(vk::Context& ctx, const Manifest& m, const KernelEntry& k, c
   for (size_t i = 0; i < k.bindings.size(); ++i) {
     const ManifestBinding& b = k.bindings[i];
     if (!buffers[i].guard_intact()) {
-      r.error = "binding " + std::to_string(b.binding) + " ('" + b.tensor + "') was written past its end (guard region changed)";
+      r.error = "binding " + std::to_string(b.binding) + " ('" + b.tensor +
+                "') was written past its end (guard region changed)";
       return r;
     }
     const HostTensor& t = c.tensors.at(b.tensor);
@@ -181,7 +191,8 @@ std::vector<CaseResult> compare_cases(const CompareOptions& opt) {
   if (shard.empty() && std::getenv("GTEST_TOTAL_SHARDS") && std::getenv("GTEST_SHARD_INDEX"))
     shard = std::string(std::getenv("GTEST_SHARD_INDEX")) + "/" + std::getenv("GTEST_TOTAL_SHARDS");
   if (!shard.empty()) {
-    MOE_CHECK(std::sscanf(shard.c_str(), "%ld/%ld", &shard_i, &shard_n) == 2 && shard_n > 0 && shard_i >= 0 && shard_i < shard_n,
+    MOE_CHECK(std::sscanf(shard.c_str(), "%ld/%ld", &shard_i, &shard_n) == 2 && shard_n > 0 && shard_i >= 0 &&
+                  shard_i < shard_n,
               "compare: --shard '" << shard << "', expected I/N with 0 <= I < N");
   }
   const vk::DeviceInfo& info = ctx.info();
@@ -207,7 +218,8 @@ std::vector<CaseResult> compare_cases(const CompareOptions& opt) {
     if (!k->subgroup_sizes.empty()) {
       std::vector<uint32_t> both;
       for (uint32_t s : sizes)
-        if (std::find(k->subgroup_sizes.begin(), k->subgroup_sizes.end(), s) != k->subgroup_sizes.end()) both.push_back(s);
+        if (std::find(k->subgroup_sizes.begin(), k->subgroup_sizes.end(), s) != k->subgroup_sizes.end())
+          both.push_back(s);
       sizes = both;
     }
     if (opt.subgroup) sizes = {opt.subgroup};

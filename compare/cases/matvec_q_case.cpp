@@ -6,6 +6,7 @@
 #include "ops/matvec_q.h"
 
 namespace moe::compare {
+namespace {
 
 // ---- matvec_q: each term is the reference's t = fma(q, s, b) (exact: q*s is exact, so fused or
 // not it is one rounding of q*s + b) times x, summed in any order: gamma_{cols+1} sum|t x|, plus
@@ -42,6 +43,23 @@ OpCase matvec_q_case(const char* label, int64_t rows, int64_t cols, int bits, ui
   c.outputs["y"] = s;
   c.truth["y"] = widen(y);
   return c;
+}
+
+}  // namespace
+
+std::vector<OpCase> matvec_q_cases(bool rem, bool real, uint64_t seed) {
+  std::vector<OpCase> out;
+  if (rem)
+    for (int64_t rows : {1, 3, 31, 33, 67})
+      out.push_back(matvec_q_case("remainder", rows, 64 * (rows % 5 + 1), 4, seed + rows));
+  if (real) {
+    out.push_back(matvec_q_case("A17B k/v_proj", 512, 4096, 4, seed));
+    out.push_back(matvec_q_case("A17B o_proj", 4096, 8192, 4, seed + 1));
+    out.push_back(matvec_q_case("A3B in_proj_qkv", 8192, 2048, 4, seed + 2));
+    out.push_back(matvec_q_case("A3B expert down", 2048, 512, 4, seed + 3));
+    out.push_back(matvec_q_case("A3B shared_expert_gate", 1, 2048, 4, seed + 4));
+  }
+  return out;
 }
 
 }  // namespace moe::compare

@@ -5,6 +5,7 @@
 #include "ops/rmsnorm.h"
 
 namespace moe::compare {
+namespace {
 
 // ---- rmsnorm: weights are stored bf16 in checkpoints, so the case draws bf16 weights.
 OpCase rmsnorm_case(const char* label, int64_t rows, int64_t dim, bool add_one, uint64_t seed) {
@@ -32,6 +33,23 @@ OpCase rmsnorm_case(const char* label, int64_t rows, int64_t dim, bool add_one, 
   c.outputs["y"] = s;
   c.truth["y"] = widen(y);
   return c;
+}
+
+}  // namespace
+
+std::vector<OpCase> rmsnorm_cases(bool rem, bool real, uint64_t seed) {
+  std::vector<OpCase> out;
+  if (rem)
+    for (int64_t dim : {1, 31, 33, 67, 4099})
+      out.push_back(rmsnorm_case("remainder", 3, dim, dim % 2 == 1, seed + dim));
+  if (real) {
+    out.push_back(rmsnorm_case("A17B hidden", 1, 4096, false, seed));
+    out.push_back(rmsnorm_case("A17B q heads", 32, 256, false, seed + 1));
+    out.push_back(rmsnorm_case("A3B hidden", 1, 2048, false, seed + 2));
+    out.push_back(rmsnorm_case("A3B prefill 16", 16, 2048, false, seed + 3));
+    out.push_back(rmsnorm_case("HF checkpoint (1+w)", 2, 2048, true, seed + 4));
+  }
+  return out;
 }
 
 }  // namespace moe::compare
