@@ -151,7 +151,8 @@ std::string full_form(uint32_t check, const Verdict& v, const FirstBad& unw, con
       if (v.kind == Kind::Reduction) {
         os << pct(v.budget_used) << " of its bound " << num(v.bound);
       } else if (v.kind == Kind::Elementwise) {
-        os << num(v.max_ulp) << " ULP, " << pct(v.budget_used) << " of its " << num(v.bound) << " ULP budget";
+        os << num(ulp_error(float(v.found), v.expected)) << " ULP, " << pct(v.budget_used) << " of its "
+           << num(v.bound) << " ULP budget";
       } else {
         os << "not bit-equal (" << hex32(std::bit_cast<uint32_t>(float(v.expected))) << " vs "
            << hex32(std::bit_cast<uint32_t>(float(v.found))) << ")";
