@@ -107,6 +107,8 @@ Verdict decide_bits(const OutputSpec& spec, std::span<const uint32_t> truth, std
 //     min over i in F of (s_i + b_i)  >=  max over j not in F of (s_j - b_j),
 // i.e. only elements whose scores can swap places with the truth's within the error moved.
 // F must also hold K distinct experts in [0, E). Without scores, sets must be equal.
+// Group-limited routing (router_noaux): pass the scores the final top-K ranks, with experts of
+// unselected groups at -inf; a group-level near-tie is then reported as a failure (conservative).
 // A found value equal to the poison (as int32) counts as unwritten.
 Verdict decide_indices(const OutputSpec& spec, std::span<const int32_t> truth, std::span<const int32_t> found,
                        std::span<const double> scores = {}, std::span<const double> score_bound = {},

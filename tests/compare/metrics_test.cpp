@@ -196,6 +196,21 @@ TEST(Metrics, DirectionErrorKeepsNormButFailsCosine) {
   EXPECT_LT(v.cosine, v.cosine_min);
 }
 
+TEST(Metrics, CosineResolvesAnglesAtRoundingScale) {
+  // Two nearly equal outputs swapped: an angle of ~1e-6 rad, where cos = 1 - 5e-13 is lost in
+  // the rounding of tf / (|t| |f|) plus its slack. The chord measure still sees it against
+  // bounds of one f32 rounding (beta ~ 6e-8).
+  Data d = random_data(1000, 4);
+  d.truth[5] = 0.5f, d.truth[6] = 0.50001f;
+  d.found[5] = 0.50001f, d.found[6] = 0.5f;
+  std::vector<double> bound;
+  for (double t : d.truth) bound.push_back(0x1.0p-24 * std::fabs(t) + 1e-30);
+  const Verdict v = decide(reduction(bound), d.truth, d.found);
+  EXPECT_TRUE(v.failed & kCosine) << v.reason;
+  EXPECT_LT(v.cosine, 1.0);
+  EXPECT_FALSE(v.failed & kNormRatio) << v.reason;
+}
+
 TEST(Metrics, ImpliedThresholdsNeverFailAResultWithinItsBounds) {
   // Every element pushed to exactly its bound, all in the direction that moves the aggregates
   // most: the aggregate checks, derived from the bounds, must still pass.
