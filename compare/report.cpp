@@ -172,6 +172,12 @@ std::string case_line(const CaseResult& c) {
 void write_console(std::ostream& os, std::span<const CaseResult> cases) {
   for (const CaseResult& c : cases) {
     os << case_line(c) << '\n';
+    if (c.warn()) {
+      // Near the budget: show how near, and how to rerun it (style rule 8).
+      for (const Verdict& v : c.outputs)
+        if (v.warn) os << "      " << v.reason << '\n';
+      os << "      reproduce: " << repro_command(c) << '\n';
+    }
     if (c.status() != CaseResult::Status::Fail) continue;
     for (const std::string& line : evidence(c)) os << "      " << line << '\n';
     os << "      reproduce: " << repro_command(c) << '\n';
@@ -255,7 +261,16 @@ void write_junit(std::ostream& os, std::span<const CaseResult> cases) {
       os << "    <testcase classname=\"compare." << xml_escape(op) << "\" name=\"" << xml_escape(testcase_name(*c))
          << "\" time=\"" << num(seconds(*c), 9) << "\"";
       switch (c->status()) {
-        case CaseResult::Status::Pass: os << "/>\n"; break;
+        case CaseResult::Status::Pass:
+          if (!c->warn()) {
+            os << "/>\n";
+            break;
+          }
+          os << ">\n      <system-out>";  // a pass near its budget: the evidence, for whoever looks
+          for (const Verdict& v : c->outputs)
+            if (v.warn) os << xml_escape(v.reason) << '\n';
+          os << "</system-out>\n    </testcase>\n";
+          break;
         case CaseResult::Status::Skip:
           os << ">\n      <skipped message=\"" << xml_escape(c->skip_reason) << "\"/>\n    </testcase>\n";
           break;

@@ -56,6 +56,7 @@ std::string repro_command(const CaseResult& c);
 
 // One line per case ("PASS rmsnorm rmsnorm_f32 [A3B hidden] seed=7 sg=8 y 12% ..."); under a
 // failing case its evidence lines, one per failing output (or the error), and the repro command;
+// under a WARN case (passed at >= kWarnBudget) the near outputs' lines and the repro command;
 // then the summary line. Skipped cases show their reason on their line.
 void write_console(std::ostream& os, std::span<const CaseResult> cases);
 std::string case_line(const CaseResult& c);
@@ -71,7 +72,8 @@ void write_json(std::ostream& os, std::span<const CaseResult> cases);
 // JUnit XML: <testsuites> with one <testsuite name=OP> per op (in first-seen order) and one
 // <testcase classname="compare.OP" name="KERNEL [SHAPE] seed=S sg=N"> per case; a failing case
 // holds <failure message="first reason">evidence lines and the repro command</failure>, a
-// skipped one <skipped message="reason"/>. time= is the GPU time in seconds when measured.
+// skipped one <skipped message="reason"/>, a pass near its budget <system-out> with the
+// evidence. time= is the GPU time in seconds when measured.
 // Text is escaped for XML (& < > " ') and characters XML 1.0 cannot hold are replaced by '?'.
 void write_junit(std::ostream& os, std::span<const CaseResult> cases);
 std::string xml_escape(const std::string& s);

@@ -65,6 +65,8 @@ std::vector<CaseResult> sample() {
   return cs;
 }
 
+std::string xml_problem(const std::string& x);
+
 TEST(Report, StatusAndSummary) {
   const std::vector<CaseResult> cs = sample();
   EXPECT_EQ(cs[0].status(), CaseResult::Status::Pass);
@@ -80,6 +82,15 @@ TEST(Report, StatusAndSummary) {
   EXPECT_TRUE(w.warn());
   EXPECT_EQ(summary_line(summarize(std::vector<CaseResult>{w})), "1 passed, 0 failed, 0 skipped, 1 near the budget");
   EXPECT_TRUE(case_line(w).starts_with("WARN")) << case_line(w);
+  std::ostringstream os;
+  write_console(os, std::vector<CaseResult>{w});
+  EXPECT_TRUE(has(os.str(), "      y: worst y[0] at 95% of its bound")) << os.str();
+  EXPECT_TRUE(has(os.str(), "      reproduce: moeoracle compare --ops x --seed 1 --shapes s --subgroup 8")) << os.str();
+  std::ostringstream xs;
+  write_junit(xs, std::vector<CaseResult>{w});
+  EXPECT_EQ(xml_problem(xs.str()), "") << xs.str();
+  EXPECT_TRUE(has(xs.str(), "<system-out>y: worst y[0] at 95% of its bound")) << xs.str();
+  EXPECT_EQ(count(xs.str(), "<failure"), 0u);
 }
 
 TEST(Report, ReproCommandQuotesForTheShell) {
