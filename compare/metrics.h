@@ -64,6 +64,8 @@ struct Verdict {
   uint32_t failed = 0;     // bit set of Check
   std::string reason;      // one human line: the first failing criterion, its evidence, the others
   int64_t worst_index = -1;  // element (Indices: row) of the evidence
+  // The values there. Indices: the witness experts of the first failing row when scores were
+  // given (expected: the truth's expert that cannot be displaced; found: the one that tried).
   double expected = 0, found = 0;
   double bound = 0;          // Reduction: bound there; Elementwise: ULP budget there
   double budget_used = 0;    // worst |err| / bound (or ULP / budget), 1.0 = at the limit

@@ -328,6 +328,18 @@ TEST(Metrics, BadInputIsAClearError) {
   test::expect_error([&] { decide(idx, truth, found); }, "use decide_indices");
 }
 
+TEST(Metrics, ReasonsAreOneLine) {
+  const std::vector<double> truth = {1.0, kNaN, kInf, 4.0};
+  const std::vector<float> found = {std::bit_cast<float>(kPoison), 2.0f, -INFINITY, 40.0f};
+  for (const OutputSpec& spec : {reduction({0.1}), elementwise({3.0}), exact()}) {
+    const Verdict v = decide(spec, truth, found);
+    EXPECT_FALSE(v.pass);
+    EXPECT_EQ(v.failed & (kUnwritten | kSpecial | kElement), kUnwritten | kSpecial | kElement) << v.reason;
+    EXPECT_EQ(v.reason.find('\n'), std::string::npos) << v.reason;
+    EXPECT_TRUE(has(v.reason, "; also ")) << v.reason;  // the other failing criteria, in short
+  }
+}
+
 OutputSpec indices(int64_t k) { return {"idx", Kind::Indices, {}, {}, k}; }
 
 TEST(Metrics, IndexSetsEqualInAnyOrder) {
