@@ -262,6 +262,13 @@ TEST(Metrics, InfinityMustMatchInSign) {
   // A truth beyond FLT_MAX may be returned as an infinity of its sign.
   EXPECT_TRUE(decide(elementwise({3.0}), std::vector<double>{1e39}, std::vector<float>{INFINITY}).pass);
   EXPECT_FALSE(decide(elementwise({3.0}), std::vector<double>{1e39}, std::vector<float>{-INFINITY}).pass);
+  // ... or as the largest finite value of its sign.
+  EXPECT_TRUE(decide(elementwise({3.0}), std::vector<double>{1e39}, std::vector<float>{FLT_MAX}).pass);
+  EXPECT_FALSE(decide(elementwise({3.0}), std::vector<double>{1e39}, std::vector<float>{-FLT_MAX}).pass);
+  // Where the allowed range stays below FLT_MAX, an infinity is an error.
+  EXPECT_FALSE(decide(elementwise({3.0}), std::vector<double>{1e38}, std::vector<float>{INFINITY}).pass);
+  EXPECT_FALSE(decide(reduction({1e30}), std::vector<double>{1e38}, std::vector<float>{INFINITY}).pass);
+  EXPECT_TRUE(decide(reduction({1e38}), std::vector<double>{3e38}, std::vector<float>{INFINITY}).pass);
 }
 
 TEST(Metrics, UnwrittenPoisonFails) {
