@@ -87,6 +87,13 @@ nlohmann::json verdict_json(const Verdict& v) {
 // escaped, so they become '?'. Bytes >= 0x80 pass through (UTF-8 text stays UTF-8).
 bool xml_allowed(unsigned char c) { return c >= 0x20 || c == '\t' || c == '\n' || c == '\r'; }
 
+// JUnit time attributes: fixed-point seconds (some CI parsers reject exponent notation).
+std::string secs(double s) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(6) << s;
+  return os.str();
+}
+
 std::string testcase_name(const CaseResult& c) {
   std::ostringstream os;
   os << c.kernel << " [" << c.shape << "] seed=" << c.seed << " sg=" << c.subgroup;
@@ -245,7 +252,7 @@ void write_junit(std::ostream& os, std::span<const CaseResult> cases) {
   for (const CaseResult& c : cases) total_s += seconds(c);
   os << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   os << "<testsuites name=\"moeoracle compare\" tests=\"" << cases.size() << "\" failures=\"" << total.failed
-     << "\" errors=\"0\" skipped=\"" << total.skipped << "\" time=\"" << num(total_s, 9) << "\">\n";
+     << "\" errors=\"0\" skipped=\"" << total.skipped << "\" time=\"" << secs(total_s) << "\">\n";
   for (const std::string& op : ops) {
     const auto& list = by_op[op];
     Summary s;
@@ -256,10 +263,10 @@ void write_junit(std::ostream& os, std::span<const CaseResult> cases) {
       suite_s += seconds(*c);
     }
     os << "  <testsuite name=\"" << xml_escape(op) << "\" tests=\"" << list.size() << "\" failures=\"" << s.failed
-       << "\" errors=\"0\" skipped=\"" << s.skipped << "\" time=\"" << num(suite_s, 9) << "\">\n";
+       << "\" errors=\"0\" skipped=\"" << s.skipped << "\" time=\"" << secs(suite_s) << "\">\n";
     for (const CaseResult* c : list) {
       os << "    <testcase classname=\"compare." << xml_escape(op) << "\" name=\"" << xml_escape(testcase_name(*c))
-         << "\" time=\"" << num(seconds(*c), 9) << "\"";
+         << "\" time=\"" << secs(seconds(*c)) << "\"";
       switch (c->status()) {
         case CaseResult::Status::Pass:
           if (!c->warn()) {

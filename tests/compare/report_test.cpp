@@ -212,7 +212,7 @@ TEST(Report, JunitStructure) {
   EXPECT_EQ(count(x, "<failure message="), 2u);
   EXPECT_EQ(count(x, "<skipped message=\"dim &lt;= 8192 (dim = 16384)\"/>"), 1u) << x;
   EXPECT_TRUE(has(x, "<testcase classname=\"compare.rmsnorm\" name=\"rmsnorm_f32 [A3B hidden] seed=7 sg=8\" "
-                     "time=\"0.0005\"/>"))
+                     "time=\"0.000500\"/>"))
       << x;
   EXPECT_TRUE(has(x, "reproduce: moeoracle compare --ops rmsnorm --seed 8 --shapes &apos;remainder 33&apos;")) << x;
   EXPECT_TRUE(has(x, "<failure message=\"guard region after &apos;y&apos; overwritten")) << x;
