@@ -35,10 +35,16 @@ std::string num(double v) {
   return os.str();
 }
 
+// "312%", "95%", "0.0119%": whole percents from 10% up (never exponent notation), three
+// significant digits below.
 std::string pct(double r) {
   if (!std::isfinite(r)) return "inf%";
   std::ostringstream os;
-  os << std::setprecision(3) << 100.0 * r << '%';
+  if (100.0 * r >= 10.0) {
+    os << std::fixed << std::setprecision(0) << 100.0 * r << '%';
+  } else {
+    os << std::setprecision(3) << 100.0 * r << '%';
+  }
   return os.str();
 }
 

@@ -107,7 +107,7 @@ TEST(Report, ConsoleShowsEvidenceAndReproduction) {
   const std::string out = os.str();
   EXPECT_TRUE(has(out, "PASS  rmsnorm  rmsnorm_f32  [A3B hidden]  seed=7 sg=8  y 50%  0.5 ms 2 GB/s 4 GFLOP/s")) << out;
   EXPECT_TRUE(has(out, "FAIL  rmsnorm  rmsnorm_f32  [remainder 33]  seed=8 sg=8  y 50%  state FAIL")) << out;
-  EXPECT_TRUE(has(out, "      state[1] expected 2 found 2.5: 5e+03% of its bound 0.01")) << out;
+  EXPECT_TRUE(has(out, "      state[1] expected 2 found 2.5: 5000% of its bound 0.01")) << out;
   EXPECT_TRUE(has(out, "      reproduce: moeoracle compare --ops rmsnorm --seed 8 --shapes 'remainder 33' --subgroup 8"))
       << out;
   EXPECT_TRUE(has(out, "      guard region after 'y' overwritten")) << out;
