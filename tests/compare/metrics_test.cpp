@@ -229,6 +229,32 @@ TEST(Metrics, ImpliedThresholdsNeverFailAResultWithinItsBounds) {
   }
 }
 
+TEST(Metrics, RandomErrorsWithinBudgetNeverFail) {
+  // Zero false alarms: random errors anywhere inside the budgets, over many seeds.
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<double> unit(-0.999, 0.999);
+  std::uniform_real_distribution<float> mag(1.1f, 1.9f);  // no powers of two: one gap per ULP
+  std::uniform_int_distribution<int> steps(-2, 2);
+  for (int seed = 0; seed < 200; ++seed) {
+    const size_t n = 1 + size_t(seed) * 7;
+    std::vector<double> truth(n), bound(n);
+    std::vector<float> found(n);
+    for (size_t i = 0; i < n; ++i) {
+      found[i] = (i % 2 ? -1.0f : 1.0f) * mag(rng);
+      bound[i] = 1e-4 * (1 + double(i % 5));
+      truth[i] = double(found[i]) - bound[i] * unit(rng);
+    }
+    const Verdict r = decide(reduction(bound), truth, found);
+    ASSERT_TRUE(r.pass) << "seed " << seed << ": " << r.reason;
+    for (size_t i = 0; i < n; ++i) {
+      truth[i] = found[i];
+      for (int k = steps(rng); k != 0; k += k > 0 ? -1 : 1) found[i] = std::nextafter(found[i], k > 0 ? 2.0f : -2.0f);
+    }
+    const Verdict e = decide(elementwise({2.0}), truth, found);
+    ASSERT_TRUE(e.pass) << "seed " << seed << ": " << e.reason;
+  }
+}
+
 TEST(Metrics, NaNFailsUnlessTheTruthIsNaN) {
   const std::vector<double> truth = {1.0, kNaN, 3.0};
   for (const OutputSpec& spec : {reduction({0.1}), elementwise({3.0}), exact()}) {
