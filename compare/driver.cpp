@@ -1,5 +1,6 @@
 #include "compare/driver.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdio>
@@ -23,10 +24,6 @@ namespace moe::compare {
 namespace fs = std::filesystem;
 
 namespace {
-
-// The poison written into outputs before a dispatch: a quiet NaN with a recognisable payload, so
-// an element the kernel never wrote is caught (metrics: "unwritten").
-constexpr uint32_t kPoison = 0x7FC00BADu;
 
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
