@@ -24,6 +24,11 @@ struct DeviceInfo {
   uint32_t max_workgroup_count[3] = {0, 0, 0};
   uint64_t min_storage_buffer_offset_alignment = 0;
   float timestamp_period_ns = 0;       // 0: no compute timestamps
+  // Loop iterations one invocation may run, all its loops together, before the driver silently
+  // ends them (0: no known limit). lavapipe counts every loop back-edge of an invocation
+  // against 65535 (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS) and then exits the loops: a kernel
+  // looping longer computes garbage there. Harness code should warn before trusting it.
+  uint32_t loop_iteration_limit = 0;
   // All subgroup sizes a compute pipeline can be pinned to (powers of two in [min, max] with
   // subgroup size control; just the default otherwise).
   std::vector<uint32_t> subgroup_sizes() const;
@@ -55,6 +60,11 @@ class Buffer {
   std::unique_ptr<Impl> impl_;
 };
 
+// A binding that reaches the end of the buffer's usable size also exposes the guard to the
+// shader (as far as maxStorageBufferRange allows): drivers that bounds-check storage buffers
+// (lavapipe always does) would otherwise drop a write past the end instead of letting it hit
+// the guard. Kernels must take their sizes from push constants or spec constants, not from
+// the array's .length(), which counts the guard.
 struct Binding {
   uint32_t binding = 0;
   Buffer* buffer = nullptr;
