@@ -5,6 +5,7 @@
 #include "compare/vk/runner.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <chrono>
 #include <cstring>
@@ -71,6 +72,7 @@ struct Probe {
   uint32_t max_push_constants = 0;
   uint32_t max_storage_buffers_per_stage = 0;
   uint32_t max_compute_workgroup_subgroups = 0;
+  uint32_t max_workgroup_size[3] = {0, 0, 0};
 };
 
 Probe probe(const ::vk::raii::PhysicalDevice& pd, int index) {
@@ -86,6 +88,7 @@ Probe probe(const ::vk::raii::PhysicalDevice& pd, int index) {
   d.max_shared_memory = lim.maxComputeSharedMemorySize;
   d.max_workgroup_invocations = lim.maxComputeWorkGroupInvocations;
   for (int k = 0; k < 3; ++k) d.max_workgroup_count[k] = lim.maxComputeWorkGroupCount[k];
+  for (int k = 0; k < 3; ++k) p.max_workgroup_size[k] = lim.maxComputeWorkGroupSize[k];
   d.min_storage_buffer_offset_alignment = lim.minStorageBufferOffsetAlignment;
   p.max_push_constants = lim.maxPushConstantsSize;
   p.max_storage_buffers_per_stage = lim.maxPerStageDescriptorStorageBuffers;
@@ -158,24 +161,66 @@ std::string device_list(const std::vector<DeviceInfo>& devs) {
 // fill, a constant store nor a shifted copy of the guard itself leaves it intact.
 uint8_t guard_byte(size_t j) { return static_cast<uint8_t>(((j * 0x9E3779B1u) >> 13) ^ 0xA5u); }
 
-// The names of the GLCompute entry points of a SPIR-V module (a minimal parse: header, then
-// OpEntryPoint instructions, which precede every function).
-std::vector<std::string> compute_entry_points(std::span<const uint32_t> w, const std::string& label) {
+// What the runner checks before creating a pipeline: the GLCompute entry points and their
+// workgroup sizes. A minimal parse of the module's header section (entry points, execution
+// modes, decorations, constants: all precede the first OpFunction).
+struct EntryPoint {
+  uint32_t id = 0;
+  std::string name;
+  uint32_t local_size[3] = {0, 0, 0};  // 0: unknown (an id the parse cannot resolve)
+};
+
+std::vector<EntryPoint> compute_entry_points(std::span<const uint32_t> w, const std::string& label,
+                                             const std::vector<SpecConstant>& spec) {
   MOE_CHECK(w.size() >= 5 && w[0] == 0x07230203u,
             "vulkan: " << label << ": not SPIR-V (" << w.size() << " words, magic 0x" << std::hex
                        << (w.empty() ? 0u : w[0]) << ", expected 0x07230203)");
-  std::vector<std::string> names;
+  std::vector<EntryPoint> entries;
+  std::map<uint32_t, std::array<uint32_t, 3>> size_ids;  // entry id -> LocalSizeId operands
+  std::map<uint32_t, uint32_t> scalar, spec_id;          // constant id -> value; id -> SpecId
+  std::map<uint32_t, std::vector<uint32_t>> composite;   // composite constant id -> constituents
+  uint32_t workgroup_size_id = 0;                        // the BuiltIn WorkgroupSize constant: overrides
   for (size_t i = 5; i < w.size();) {
-    const uint32_t count = w[i] >> 16, opcode = w[i] & 0xFFFFu;
+    const uint32_t count = w[i] >> 16, op = w[i] & 0xFFFFu;
     MOE_CHECK(count > 0 && i + count <= w.size(), "vulkan: " << label << ": malformed SPIR-V at word " << i);
-    if (opcode == 54) break;  // OpFunction: no entry point comes after it
-    if (opcode == 15 && count >= 4 && w[i + 1] == 5) {  // OpEntryPoint GLCompute
-      const char* s = reinterpret_cast<const char*>(&w[i + 3]);
-      names.emplace_back(s, strnlen(s, (count - 3) * 4));
+    const uint32_t* a = &w[i + 1];  // operands
+    if (op == 54) break;            // OpFunction
+    if (op == 15 && count >= 4 && a[0] == 5) {  // OpEntryPoint GLCompute <id> "name"
+      const char* name = reinterpret_cast<const char*>(&a[2]);
+      entries.push_back({.id = a[1], .name = std::string(name, strnlen(name, (count - 3) * 4))});
+    } else if (op == 16 && count >= 6 && a[1] == 17) {  // OpExecutionMode <entry> LocalSize x y z
+      for (EntryPoint& e : entries)
+        if (e.id == a[0]) std::copy(a + 2, a + 5, e.local_size);
+    } else if (op == 331 && count >= 6 && a[1] == 38) {  // OpExecutionModeId <entry> LocalSizeId x y z
+      size_ids[a[0]] = {a[2], a[3], a[4]};
+    } else if (op == 71 && count >= 4 && a[1] == 11 && a[2] == 25) {  // OpDecorate <id> BuiltIn WorkgroupSize
+      workgroup_size_id = a[0];
+    } else if (op == 71 && count >= 4 && a[1] == 1) {  // OpDecorate <id> SpecId n
+      spec_id[a[0]] = a[2];
+    } else if ((op == 43 || op == 50) && count >= 4) {  // OpConstant / OpSpecConstant <type> <id> value
+      scalar[a[1]] = a[2];
+    } else if ((op == 44 || op == 51) && count >= 4) {  // Op(Spec)ConstantComposite <type> <id> parts...
+      composite[a[1]].assign(a + 2, a + count - 1);
     }
     i += count;
   }
-  return names;
+  // A constant's value, with the dispatch's specialization applied; 0 if unknown.
+  const auto value = [&](uint32_t id) -> uint32_t {
+    if (auto s = spec_id.find(id); s != spec_id.end())
+      for (const SpecConstant& c : spec)
+        if (c.id == s->second) return c.value;
+    auto v = scalar.find(id);
+    return v == scalar.end() ? 0u : v->second;
+  };
+  for (EntryPoint& e : entries) {
+    if (auto ids = size_ids.find(e.id); ids != size_ids.end())
+      for (int k = 0; k < 3; ++k) e.local_size[k] = value(ids->second[k]);
+    if (auto parts = composite.find(workgroup_size_id); workgroup_size_id && parts != composite.end() && parts->second.size() == 3)
+      for (int k = 0; k < 3; ++k) e.local_size[k] = value(parts->second[k]);
+    else if (workgroup_size_id)
+      std::fill(e.local_size, e.local_size + 3, 0u);
+  }
+  return entries;
 }
 
 std::string labels_of(const std::vector<Dispatch>& seq) {
@@ -236,34 +281,38 @@ Buffer::~Buffer() = default;
 Buffer::Buffer(Buffer&&) noexcept = default;
 Buffer& Buffer::operator=(Buffer&&) noexcept = default;
 
-size_t Buffer::size() const {
-  MOE_CHECK(impl_, "vulkan buffer: used after being moved from");
-  return impl_->size;
+size_t Buffer::size() const { return live(impl_.get()).size; }
+
+Buffer::Impl& Buffer::live(Impl* impl) {
+  MOE_CHECK(impl, "vulkan buffer: used after being moved from");
+  return *impl;
 }
 
 void Buffer::upload(const void* data, size_t bytes, size_t offset) {
-  MOE_CHECK(offset <= size() && bytes <= size() - offset,
-            "vulkan buffer: upload of " << bytes << " bytes at offset " << offset << " overruns its " << size() << " bytes");
-  if (bytes) std::memcpy(impl_->alloc->mapped + offset, data, bytes);
+  Impl& m = live(impl_.get());
+  MOE_CHECK(offset <= m.size && bytes <= m.size - offset,
+            "vulkan buffer: upload of " << bytes << " bytes at offset " << offset << " overruns its " << m.size << " bytes");
+  if (bytes) std::memcpy(m.alloc->mapped + offset, data, bytes);
 }
 
 void Buffer::download(void* data, size_t bytes, size_t offset) const {
-  MOE_CHECK(offset <= size() && bytes <= size() - offset,
-            "vulkan buffer: download of " << bytes << " bytes at offset " << offset << " overruns its " << size() << " bytes");
-  if (bytes) std::memcpy(data, impl_->alloc->mapped + offset, bytes);
+  const Impl& m = live(impl_.get());
+  MOE_CHECK(offset <= m.size && bytes <= m.size - offset,
+            "vulkan buffer: download of " << bytes << " bytes at offset " << offset << " overruns its " << m.size << " bytes");
+  if (bytes) std::memcpy(data, m.alloc->mapped + offset, bytes);
 }
 
 void Buffer::fill_u32(uint32_t pattern) {
+  Impl& m = live(impl_.get());
   uint8_t bytes[4];
   std::memcpy(bytes, &pattern, 4);
-  uint8_t* p = impl_->alloc->mapped;
-  for (size_t i = 0; i < size(); ++i) p[i] = bytes[i % 4];  // a tail shorter than a word gets the pattern's first bytes
+  for (size_t i = 0; i < m.size; ++i) m.alloc->mapped[i] = bytes[i % 4];  // a tail shorter than a word gets the first bytes
 }
 
 bool Buffer::guard_intact() const {
-  const uint8_t* g = impl_->alloc->mapped + size();
-  for (size_t j = 0; j < impl_->guard; ++j)
-    if (g[j] != guard_byte(j)) return false;
+  const Impl& m = live(impl_.get());
+  for (size_t j = 0; j < m.guard; ++j)
+    if (m.alloc->mapped[m.size + j] != guard_byte(j)) return false;
   return true;
 }
 
@@ -451,13 +500,23 @@ Buffer Context::make_buffer(size_t bytes, size_t guard_bytes) {
 Pipeline& Context::Impl::pipeline_for(const Dispatch& d) {
   const DeviceInfo& info = core->probe.info;
   const std::string& label = d.label;
-  const std::vector<std::string> entries = compute_entry_points(d.spirv, label);
-  if (std::find(entries.begin(), entries.end(), d.entry) == entries.end()) {
+  const std::vector<EntryPoint> entries = compute_entry_points(d.spirv, label, d.spec_constants);
+  const auto entry = std::find_if(entries.begin(), entries.end(), [&](const EntryPoint& e) { return e.name == d.entry; });
+  if (entry == entries.end()) {
     std::string found;
-    for (const std::string& e : entries) found += (found.empty() ? "" : ", ") + e;
+    for (const EntryPoint& e : entries) found += (found.empty() ? "" : ", ") + e.name;
     MOE_FAIL("vulkan: " << label << ": the SPIR-V has no compute entry point '" << d.entry << "' (found: "
                         << (found.empty() ? "none" : found) << ")");
   }
+  // Workgroup limits, where the size is a literal (invalid usage otherwise: drivers may crash).
+  const uint64_t invocations = uint64_t(entry->local_size[0]) * entry->local_size[1] * entry->local_size[2];
+  for (int k = 0; k < 3 && invocations > 0; ++k)
+    MOE_CHECK(entry->local_size[k] <= core->probe.max_workgroup_size[k],
+              "vulkan: " << label << ": local_size[" << k << "] = " << entry->local_size[k] << " exceeds maxComputeWorkGroupSize "
+                         << core->probe.max_workgroup_size[k] << " of " << info.name);
+  MOE_CHECK(invocations <= info.max_workgroup_invocations,
+            "vulkan: " << label << ": workgroup of " << invocations << " invocations exceeds maxComputeWorkGroupInvocations "
+                       << info.max_workgroup_invocations << " of " << info.name);
   if (d.required_subgroup_size != 0) {
     const uint32_t s = d.required_subgroup_size;
     MOE_CHECK(info.subgroup_size_control,
@@ -466,7 +525,14 @@ Pipeline& Context::Impl::pipeline_for(const Dispatch& d) {
     MOE_CHECK(std::has_single_bit(s) && s >= info.min_subgroup_size && s <= info.max_subgroup_size,
               "vulkan: " << label << ": required subgroup size " << s << " is not a power of two in ["
                          << info.min_subgroup_size << ", " << info.max_subgroup_size << "] (" << info.name << ")");
+    const uint64_t most = uint64_t(core->probe.max_compute_workgroup_subgroups) * s;
+    MOE_CHECK(invocations <= most, "vulkan: " << label << ": workgroup of " << invocations << " invocations at subgroup size " << s
+                                              << " exceeds maxComputeWorkgroupSubgroups x size = " << most << " of " << info.name);
   }
+  for (size_t i = 0; i < d.spec_constants.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      MOE_CHECK(d.spec_constants[i].id != d.spec_constants[j].id,
+                "vulkan: " << label << ": specialization constant " << d.spec_constants[i].id << " is given twice");
   MOE_CHECK(d.push_constants.size() % 4 == 0 && d.push_constants.size() <= core->probe.max_push_constants,
             "vulkan: " << label << ": " << d.push_constants.size() << " bytes of push constants; expected a multiple of 4, at most "
                        << core->probe.max_push_constants);

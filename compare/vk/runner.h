@@ -57,6 +57,7 @@ class Buffer {
   friend class Context;
   struct Impl;
   explicit Buffer(std::unique_ptr<Impl> impl);
+  static Impl& live(Impl* impl);  // throws moe::Error on a moved-from Buffer
   std::unique_ptr<Impl> impl_;
 };
 

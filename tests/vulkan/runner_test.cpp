@@ -555,12 +555,24 @@ TEST_F(VulkanRunner, BadInputIsAClearError) {
   d = good;
   d.bindings[2].range = 65 * 4;
   test::expect_error([&] { ctx->run({d}); }, "binding 2 range 260 at offset 0 overruns its 256-byte buffer");
-  if (ctx->info().min_storage_buffer_offset_alignment > 1) {
+  if (ctx->info().min_storage_buffer_offset_alignment > 4) {
     d = good;
-    d.bindings[0].offset = 4 * ((ctx->info().min_storage_buffer_offset_alignment + 3) / 4) - ((ctx->info().min_storage_buffer_offset_alignment % 4) ? 0 : 4);
-    if (d.bindings[0].offset % ctx->info().min_storage_buffer_offset_alignment != 0)
-      test::expect_error([&] { ctx->run({d}); }, "is not a multiple of");
+    d.bindings[0].offset = 4;
+    test::expect_error([&] { ctx->run({d}); }, "binding 0 offset 4 is not a multiple of");
   }
+  d = good;
+  d.spec_constants = {{7, 1}, {7, 2}};
+  test::expect_error([&] { ctx->run({d}); }, "specialization constant 7 is given twice");
+  // The same shader with local_size_x patched to 2^20, more than any device allows (glslc
+  // states the size twice: OpExecutionMode LocalSize and the WorkgroupSize constant).
+  std::vector<uint32_t> huge(std::begin(kAdd), std::end(kAdd));
+  for (size_t i = 5; i + 5 < huge.size(); i += huge[i] >> 16) {
+    if (huge[i] == (6u << 16 | 16u) && huge[i + 2] == 17) huge[i + 3] = 1u << 20;  // OpExecutionMode <id> LocalSize 64 1 1
+    if (huge[i] == (4u << 16 | 43u) && huge[i + 3] == 64) huge[i + 3] = 1u << 20;   // OpConstant <uint> <id> 64
+  }
+  d = good;
+  d.spirv = huge;
+  test::expect_error([&] { ctx->run({d}); }, "add: local_size[0] = 1048576 exceeds maxComputeWorkGroupSize");
   d = good;
   d.bindings[2].buffer = nullptr;
   test::expect_error([&] { ctx->run({d}); }, "binding 2 has no buffer");
