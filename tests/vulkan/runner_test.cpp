@@ -518,6 +518,19 @@ TEST_F(VulkanRunner, HungKernelTimesOutAndTheContextRecovers) {
   EXPECT_EQ(read<uint32_t>(out)[0], spin_on_host(2, 10));
 }
 
+TEST_F(VulkanRunner, ContextDestroyedWhileAKernelStillRuns) {
+  // The destructor waits for the abandoned kernel before freeing anything it writes to (under
+  // AddressSanitizer a use after free would show here).
+  const uint32_t limit = ctx->info().loop_iteration_limit;
+  Buffer y = ctx->make_buffer(4);
+  const Dispatch spin = limit ? dispatch("spin", kSpin, {{0, &y}}, push(1u, std::min(limit - 1, 60000u)), 2048)
+                              : dispatch("spin", kSpin, {{0, &y}}, push(1u << 12, 1u << 16));
+  test::expect_error([&] { ctx->run({spin}, 10); }, "did not finish within 10 ms");
+  ctx.reset();
+  const uint32_t expect = limit ? spin_on_host(1, std::min(limit - 1, 60000u)) : spin_on_host(1u << 12, 1u << 16);
+  EXPECT_EQ(read<uint32_t>(y)[0], expect);
+}
+
 TEST_F(VulkanRunner, SelectsDevicesByNameAndIndex) {
   const std::vector<DeviceInfo> devs = list_devices();
   for (const DeviceInfo& d : devs) {
