@@ -32,11 +32,16 @@ std::string version_string(uint32_t v) {
 
 std::string type_name(::vk::PhysicalDeviceType t) {
   switch (t) {
-    case ::vk::PhysicalDeviceType::eCpu: return "cpu";
-    case ::vk::PhysicalDeviceType::eDiscreteGpu: return "discrete";
-    case ::vk::PhysicalDeviceType::eIntegratedGpu: return "integrated";
-    case ::vk::PhysicalDeviceType::eVirtualGpu: return "virtual";
-    default: return "other";
+    case ::vk::PhysicalDeviceType::eCpu:
+      return "cpu";
+    case ::vk::PhysicalDeviceType::eDiscreteGpu:
+      return "discrete";
+    case ::vk::PhysicalDeviceType::eIntegratedGpu:
+      return "integrated";
+    case ::vk::PhysicalDeviceType::eVirtualGpu:
+      return "virtual";
+    default:
+      return "other";
   }
 }
 
@@ -112,12 +117,14 @@ Probe probe(const ::vk::raii::PhysicalDevice& pd, int index) {
   void** tail = &sg.pNext;
   if (v12 || driver_ext) *tail = &drv, tail = &drv.pNext;
   if (v13 || p.size_control_ext) *tail = &ssc, tail = &ssc.pNext;
-  vkGetPhysicalDeviceProperties2(static_cast<VkPhysicalDevice>(*pd), reinterpret_cast<VkPhysicalDeviceProperties2*>(&props));
+  vkGetPhysicalDeviceProperties2(static_cast<VkPhysicalDevice>(*pd),
+                                 reinterpret_cast<VkPhysicalDeviceProperties2*>(&props));
 
   ::vk::PhysicalDeviceSubgroupSizeControlFeatures sscf{};
   ::vk::PhysicalDeviceFeatures2 feats{};
   if (v13 || p.size_control_ext) feats.pNext = &sscf;
-  vkGetPhysicalDeviceFeatures2(static_cast<VkPhysicalDevice>(*pd), reinterpret_cast<VkPhysicalDeviceFeatures2*>(&feats));
+  vkGetPhysicalDeviceFeatures2(static_cast<VkPhysicalDevice>(*pd),
+                               reinterpret_cast<VkPhysicalDeviceFeatures2*>(&feats));
 
   if (v12 || driver_ext) {
     if (drv.driverID == ::vk::DriverId::eMesaLlvmpipe) d.loop_iteration_limit = 65535;
@@ -144,8 +151,11 @@ Probe probe(const ::vk::raii::PhysicalDevice& pd, int index) {
   // their own version, which decides what the runner uses.
   const uint32_t loader = ctx.enumerateInstanceVersion();
   const uint32_t api = std::min<uint32_t>(loader, VK_API_VERSION_1_3);
-  const ::vk::ApplicationInfo app{.pApplicationName = "moeoracle", .applicationVersion = 1,
-                                  .pEngineName = "moeoracle", .engineVersion = 1, .apiVersion = api};
+  const ::vk::ApplicationInfo app{.pApplicationName = "moeoracle",
+                                  .applicationVersion = 1,
+                                  .pEngineName = "moeoracle",
+                                  .engineVersion = 1,
+                                  .apiVersion = api};
   return ::vk::raii::Instance(ctx, ::vk::InstanceCreateInfo{.pApplicationInfo = &app});
 }
 
@@ -172,9 +182,9 @@ struct EntryPoint {
 
 std::vector<EntryPoint> compute_entry_points(std::span<const uint32_t> w, const std::string& label,
                                              const std::vector<SpecConstant>& spec) {
-  MOE_CHECK(w.size() >= 5 && w[0] == 0x07230203u,
-            "vulkan: " << label << ": not SPIR-V (" << w.size() << " words, magic 0x" << std::hex
-                       << (w.empty() ? 0u : w[0]) << ", expected 0x07230203)");
+  MOE_CHECK(w.size() >= 5 && w[0] == 0x07230203u, "vulkan: " << label << ": not SPIR-V (" << w.size()
+                                                             << " words, magic 0x" << std::hex
+                                                             << (w.empty() ? 0u : w[0]) << ", expected 0x07230203)");
   std::vector<EntryPoint> entries;
   std::map<uint32_t, std::array<uint32_t, 3>> size_ids;  // entry id -> LocalSizeId operands
   std::map<uint32_t, uint32_t> scalar, spec_id;          // constant id -> value; id -> SpecId
@@ -183,8 +193,8 @@ std::vector<EntryPoint> compute_entry_points(std::span<const uint32_t> w, const 
   for (size_t i = 5; i < w.size();) {
     const uint32_t count = w[i] >> 16, op = w[i] & 0xFFFFu;
     MOE_CHECK(count > 0 && i + count <= w.size(), "vulkan: " << label << ": malformed SPIR-V at word " << i);
-    const uint32_t* a = &w[i + 1];  // operands
-    if (op == 54) break;            // OpFunction
+    const uint32_t* a = &w[i + 1];              // operands
+    if (op == 54) break;                        // OpFunction
     if (op == 15 && count >= 4 && a[0] == 5) {  // OpEntryPoint GLCompute <id> "name"
       const char* name = reinterpret_cast<const char*>(&a[2]);
       entries.push_back({.id = a[1], .name = std::string(name, strnlen(name, (count - 3) * 4))});
@@ -215,7 +225,8 @@ std::vector<EntryPoint> compute_entry_points(std::span<const uint32_t> w, const 
   for (EntryPoint& e : entries) {
     if (auto ids = size_ids.find(e.id); ids != size_ids.end())
       for (int k = 0; k < 3; ++k) e.local_size[k] = value(ids->second[k]);
-    if (auto parts = composite.find(workgroup_size_id); workgroup_size_id && parts != composite.end() && parts->second.size() == 3)
+    if (auto parts = composite.find(workgroup_size_id);
+        workgroup_size_id && parts != composite.end() && parts->second.size() == 3)
       for (int k = 0; k < 3; ++k) e.local_size[k] = value(parts->second[k]);
     else if (workgroup_size_id)
       std::fill(e.local_size, e.local_size + 3, 0u);
@@ -225,7 +236,8 @@ std::vector<EntryPoint> compute_entry_points(std::span<const uint32_t> w, const 
 
 std::string labels_of(const std::vector<Dispatch>& seq) {
   std::string s;
-  for (const Dispatch& d : seq) s += (s.empty() ? "" : ", ") + (d.label.empty() ? std::string("(unlabelled)") : d.label);
+  for (const Dispatch& d : seq)
+    s += (s.empty() ? "" : ", ") + (d.label.empty() ? std::string("(unlabelled)") : d.label);
   return s;
 }
 
@@ -244,7 +256,8 @@ std::vector<DeviceInfo> list_devices() {
     ::vk::raii::Instance instance = make_instance(ctx);
     std::vector<DeviceInfo> out;
     int index = 0;
-    for (const ::vk::raii::PhysicalDevice& pd : instance.enumeratePhysicalDevices()) out.push_back(probe(pd, index++).info);
+    for (const ::vk::raii::PhysicalDevice& pd : instance.enumeratePhysicalDevices())
+      out.push_back(probe(pd, index++).info);
     return out;
   } catch (const ::vk::SystemError&) {
     return {};  // no loader, no driver (VK_ERROR_INCOMPATIBLE_DRIVER) or no device at all
@@ -290,15 +303,17 @@ Buffer::Impl& Buffer::live(Impl* impl) {
 
 void Buffer::upload(const void* data, size_t bytes, size_t offset) {
   Impl& m = live(impl_.get());
-  MOE_CHECK(offset <= m.size && bytes <= m.size - offset,
-            "vulkan buffer: upload of " << bytes << " bytes at offset " << offset << " overruns its " << m.size << " bytes");
+  MOE_CHECK(offset <= m.size && bytes <= m.size - offset, "vulkan buffer: upload of " << bytes << " bytes at offset "
+                                                                                      << offset << " overruns its "
+                                                                                      << m.size << " bytes");
   if (bytes) std::memcpy(m.alloc->mapped + offset, data, bytes);
 }
 
 void Buffer::download(void* data, size_t bytes, size_t offset) const {
   const Impl& m = live(impl_.get());
-  MOE_CHECK(offset <= m.size && bytes <= m.size - offset,
-            "vulkan buffer: download of " << bytes << " bytes at offset " << offset << " overruns its " << m.size << " bytes");
+  MOE_CHECK(offset <= m.size && bytes <= m.size - offset, "vulkan buffer: download of " << bytes << " bytes at offset "
+                                                                                        << offset << " overruns its "
+                                                                                        << m.size << " bytes");
   if (bytes) std::memcpy(data, m.alloc->mapped + offset, bytes);
 }
 
@@ -306,7 +321,8 @@ void Buffer::fill_u32(uint32_t pattern) {
   Impl& m = live(impl_.get());
   uint8_t bytes[4];
   std::memcpy(bytes, &pattern, 4);
-  for (size_t i = 0; i < m.size; ++i) m.alloc->mapped[i] = bytes[i % 4];  // a tail shorter than a word gets the first bytes
+  for (size_t i = 0; i < m.size; ++i)
+    m.alloc->mapped[i] = bytes[i % 4];  // a tail shorter than a word gets the first bytes
 }
 
 bool Buffer::guard_intact() const {
@@ -404,16 +420,19 @@ Context::Context(const std::string& device) : impl_(std::make_unique<Impl>()) {
     if (v12) *tail = &f11, tail = &f11.pNext, *tail = &f12, tail = &f12.pNext;
     if (v13) *tail = &f13, tail = &f13.pNext;
     if (core->probe.size_control_ext) *tail = &fssc, tail = &fssc.pNext;
-    vkGetPhysicalDeviceFeatures2(static_cast<VkPhysicalDevice>(*core->physical), reinterpret_cast<VkPhysicalDeviceFeatures2*>(&feats));
+    vkGetPhysicalDeviceFeatures2(static_cast<VkPhysicalDevice>(*core->physical),
+                                 reinterpret_cast<VkPhysicalDeviceFeatures2*>(&feats));
     feats.features.robustBufferAccess = VK_FALSE;
     f13.robustImageAccess = VK_FALSE;
     std::vector<const char*> extensions;
     if (core->probe.size_control_ext) extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
 
     const float priority = 1.0f;
-    const ::vk::DeviceQueueCreateInfo queue_info{.queueFamilyIndex = core->probe.queue_family, .queueCount = 1,
-                                                 .pQueuePriorities = &priority};
-    const ::vk::DeviceCreateInfo device_info{.pNext = &feats, .queueCreateInfoCount = 1, .pQueueCreateInfos = &queue_info,
+    const ::vk::DeviceQueueCreateInfo queue_info{
+        .queueFamilyIndex = core->probe.queue_family, .queueCount = 1, .pQueuePriorities = &priority};
+    const ::vk::DeviceCreateInfo device_info{.pNext = &feats,
+                                             .queueCreateInfoCount = 1,
+                                             .pQueueCreateInfos = &queue_info,
                                              .enabledExtensionCount = static_cast<uint32_t>(extensions.size()),
                                              .ppEnabledExtensionNames = extensions.data()};
     core->device = ::vk::raii::Device(core->physical, device_info);
@@ -447,18 +466,19 @@ const DeviceInfo& Context::info() const { return impl_->core->probe.info; }
 
 Buffer Context::make_buffer(size_t bytes, size_t guard_bytes) {
   MOE_CHECK(bytes > 0, "vulkan: make_buffer of 0 bytes (Vulkan buffers cannot be empty)");
-  MOE_CHECK(bytes <= SIZE_MAX - guard_bytes, "vulkan: make_buffer: " << bytes << " + " << guard_bytes << " bytes overflows");
+  MOE_CHECK(bytes <= SIZE_MAX - guard_bytes,
+            "vulkan: make_buffer: " << bytes << " + " << guard_bytes << " bytes overflows");
   Core& core = *impl_->core;
   auto alloc = std::make_shared<Allocation>();
   alloc->core = impl_->core;
   const size_t total = bytes + guard_bytes;
   try {
-    alloc->buffer = ::vk::raii::Buffer(
-        core.device, ::vk::BufferCreateInfo{.size = total,
-                                            .usage = ::vk::BufferUsageFlagBits::eStorageBuffer |
-                                                     ::vk::BufferUsageFlagBits::eTransferSrc |
-                                                     ::vk::BufferUsageFlagBits::eTransferDst,
-                                            .sharingMode = ::vk::SharingMode::eExclusive});
+    alloc->buffer =
+        ::vk::raii::Buffer(core.device, ::vk::BufferCreateInfo{.size = total,
+                                                               .usage = ::vk::BufferUsageFlagBits::eStorageBuffer |
+                                                                        ::vk::BufferUsageFlagBits::eTransferSrc |
+                                                                        ::vk::BufferUsageFlagBits::eTransferDst,
+                                                               .sharingMode = ::vk::SharingMode::eExclusive});
     const ::vk::MemoryRequirements req = alloc->buffer.getMemoryRequirements();
     // Preference: device-local and host-visible (resizable BAR: kernels read at device speed,
     // so gpu_ms means something), then any host-visible coherent type. Host-coherent in both,
@@ -471,11 +491,13 @@ Buffer Context::make_buffer(size_t bytes, size_t guard_bytes) {
         const bool local = bool(flags & ::vk::MemoryPropertyFlagBits::eDeviceLocal);
         if ((req.memoryTypeBits >> i & 1u) && (flags & want) == want && local == (pass == 0)) candidates.push_back(i);
       }
-    MOE_CHECK(!candidates.empty(), "vulkan: " << info().name << " offers no host-visible coherent memory for storage buffers");
+    MOE_CHECK(!candidates.empty(),
+              "vulkan: " << info().name << " offers no host-visible coherent memory for storage buffers");
     std::string last_error;
     for (uint32_t type : candidates) {
       try {
-        alloc->memory = ::vk::raii::DeviceMemory(core.device, ::vk::MemoryAllocateInfo{.allocationSize = req.size, .memoryTypeIndex = type});
+        alloc->memory = ::vk::raii::DeviceMemory(
+            core.device, ::vk::MemoryAllocateInfo{.allocationSize = req.size, .memoryTypeIndex = type});
         break;
       } catch (const ::vk::OutOfDeviceMemoryError& e) {
         last_error = e.what();  // a small BAR heap: try the next type
@@ -501,40 +523,46 @@ Pipeline& Context::Impl::pipeline_for(const Dispatch& d) {
   const DeviceInfo& info = core->probe.info;
   const std::string& label = d.label;
   const std::vector<EntryPoint> entries = compute_entry_points(d.spirv, label, d.spec_constants);
-  const auto entry = std::find_if(entries.begin(), entries.end(), [&](const EntryPoint& e) { return e.name == d.entry; });
+  const auto entry =
+      std::find_if(entries.begin(), entries.end(), [&](const EntryPoint& e) { return e.name == d.entry; });
   if (entry == entries.end()) {
     std::string found;
     for (const EntryPoint& e : entries) found += (found.empty() ? "" : ", ") + e.name;
-    MOE_FAIL("vulkan: " << label << ": the SPIR-V has no compute entry point '" << d.entry << "' (found: "
-                        << (found.empty() ? "none" : found) << ")");
+    MOE_FAIL("vulkan: " << label << ": the SPIR-V has no compute entry point '" << d.entry
+                        << "' (found: " << (found.empty() ? "none" : found) << ")");
   }
   // Workgroup limits, where the size is a literal (invalid usage otherwise: drivers may crash).
   const uint64_t invocations = uint64_t(entry->local_size[0]) * entry->local_size[1] * entry->local_size[2];
   for (int k = 0; k < 3 && invocations > 0; ++k)
     MOE_CHECK(entry->local_size[k] <= core->probe.max_workgroup_size[k],
-              "vulkan: " << label << ": local_size[" << k << "] = " << entry->local_size[k] << " exceeds maxComputeWorkGroupSize "
-                         << core->probe.max_workgroup_size[k] << " of " << info.name);
+              "vulkan: " << label << ": local_size[" << k << "] = " << entry->local_size[k]
+                         << " exceeds maxComputeWorkGroupSize " << core->probe.max_workgroup_size[k] << " of "
+                         << info.name);
   MOE_CHECK(invocations <= info.max_workgroup_invocations,
-            "vulkan: " << label << ": workgroup of " << invocations << " invocations exceeds maxComputeWorkGroupInvocations "
-                       << info.max_workgroup_invocations << " of " << info.name);
+            "vulkan: " << label << ": workgroup of " << invocations
+                       << " invocations exceeds maxComputeWorkGroupInvocations " << info.max_workgroup_invocations
+                       << " of " << info.name);
   if (d.required_subgroup_size != 0) {
     const uint32_t s = d.required_subgroup_size;
     MOE_CHECK(info.subgroup_size_control,
               "vulkan: " << label << ": required subgroup size " << s << " but " << info.name
-                         << " has no subgroup size control for compute (its subgroup size is " << info.subgroup_size << ")");
+                         << " has no subgroup size control for compute (its subgroup size is " << info.subgroup_size
+                         << ")");
     MOE_CHECK(std::has_single_bit(s) && s >= info.min_subgroup_size && s <= info.max_subgroup_size,
               "vulkan: " << label << ": required subgroup size " << s << " is not a power of two in ["
                          << info.min_subgroup_size << ", " << info.max_subgroup_size << "] (" << info.name << ")");
     const uint64_t most = uint64_t(core->probe.max_compute_workgroup_subgroups) * s;
-    MOE_CHECK(invocations <= most, "vulkan: " << label << ": workgroup of " << invocations << " invocations at subgroup size " << s
-                                              << " exceeds maxComputeWorkgroupSubgroups x size = " << most << " of " << info.name);
+    MOE_CHECK(invocations <= most,
+              "vulkan: " << label << ": workgroup of " << invocations << " invocations at subgroup size " << s
+                         << " exceeds maxComputeWorkgroupSubgroups x size = " << most << " of " << info.name);
   }
   for (size_t i = 0; i < d.spec_constants.size(); ++i)
     for (size_t j = 0; j < i; ++j)
       MOE_CHECK(d.spec_constants[i].id != d.spec_constants[j].id,
                 "vulkan: " << label << ": specialization constant " << d.spec_constants[i].id << " is given twice");
   MOE_CHECK(d.push_constants.size() % 4 == 0 && d.push_constants.size() <= core->probe.max_push_constants,
-            "vulkan: " << label << ": " << d.push_constants.size() << " bytes of push constants; expected a multiple of 4, at most "
+            "vulkan: " << label << ": " << d.push_constants.size()
+                       << " bytes of push constants; expected a multiple of 4, at most "
                        << core->probe.max_push_constants);
 
   // The key: everything the pipeline and its layout depend on.
@@ -557,18 +585,24 @@ Pipeline& Context::Impl::pipeline_for(const Dispatch& d) {
 
   auto p = std::make_unique<Pipeline>();
   const ::vk::raii::Device& dev = core->device;
-  p->module = ::vk::raii::ShaderModule(dev, ::vk::ShaderModuleCreateInfo{.codeSize = d.spirv.size_bytes(), .pCode = d.spirv.data()});
+  p->module = ::vk::raii::ShaderModule(
+      dev, ::vk::ShaderModuleCreateInfo{.codeSize = d.spirv.size_bytes(), .pCode = d.spirv.data()});
   std::vector<::vk::DescriptorSetLayoutBinding> lb;
   for (uint32_t s : slots)
-    lb.push_back({.binding = s, .descriptorType = ::vk::DescriptorType::eStorageBuffer, .descriptorCount = 1,
+    lb.push_back({.binding = s,
+                  .descriptorType = ::vk::DescriptorType::eStorageBuffer,
+                  .descriptorCount = 1,
                   .stageFlags = ::vk::ShaderStageFlagBits::eCompute});
   p->set_layout = ::vk::raii::DescriptorSetLayout(
-      dev, ::vk::DescriptorSetLayoutCreateInfo{.bindingCount = static_cast<uint32_t>(lb.size()), .pBindings = lb.data()});
-  const ::vk::PushConstantRange pcr{.stageFlags = ::vk::ShaderStageFlagBits::eCompute, .offset = 0,
+      dev,
+      ::vk::DescriptorSetLayoutCreateInfo{.bindingCount = static_cast<uint32_t>(lb.size()), .pBindings = lb.data()});
+  const ::vk::PushConstantRange pcr{.stageFlags = ::vk::ShaderStageFlagBits::eCompute,
+                                    .offset = 0,
                                     .size = static_cast<uint32_t>(d.push_constants.size())};
   const ::vk::DescriptorSetLayout set_layout = *p->set_layout;
   p->layout = ::vk::raii::PipelineLayout(
-      dev, ::vk::PipelineLayoutCreateInfo{.setLayoutCount = 1, .pSetLayouts = &set_layout,
+      dev, ::vk::PipelineLayoutCreateInfo{.setLayoutCount = 1,
+                                          .pSetLayouts = &set_layout,
                                           .pushConstantRangeCount = d.push_constants.empty() ? 0u : 1u,
                                           .pPushConstantRanges = &pcr});
   std::vector<::vk::SpecializationMapEntry> map;
@@ -577,21 +611,27 @@ Pipeline& Context::Impl::pipeline_for(const Dispatch& d) {
     map.push_back({.constantID = c.id, .offset = static_cast<uint32_t>(4 * values.size()), .size = 4});
     values.push_back(c.value);
   }
-  const ::vk::SpecializationInfo spec{.mapEntryCount = static_cast<uint32_t>(map.size()), .pMapEntries = map.data(),
-                                      .dataSize = 4 * values.size(), .pData = values.data()};
+  const ::vk::SpecializationInfo spec{.mapEntryCount = static_cast<uint32_t>(map.size()),
+                                      .pMapEntries = map.data(),
+                                      .dataSize = 4 * values.size(),
+                                      .pData = values.data()};
   ::vk::PipelineShaderStageRequiredSubgroupSizeCreateInfo required{.requiredSubgroupSize = d.required_subgroup_size};
-  const ::vk::PipelineShaderStageCreateInfo stage{
-      .pNext = d.required_subgroup_size ? &required : nullptr, .stage = ::vk::ShaderStageFlagBits::eCompute,
-      .module = *p->module, .pName = d.entry.c_str(), .pSpecializationInfo = map.empty() ? nullptr : &spec};
-  p->pipeline = ::vk::raii::Pipeline(dev, nullptr, ::vk::ComputePipelineCreateInfo{.stage = stage, .layout = *p->layout});
+  const ::vk::PipelineShaderStageCreateInfo stage{.pNext = d.required_subgroup_size ? &required : nullptr,
+                                                  .stage = ::vk::ShaderStageFlagBits::eCompute,
+                                                  .module = *p->module,
+                                                  .pName = d.entry.c_str(),
+                                                  .pSpecializationInfo = map.empty() ? nullptr : &spec};
+  p->pipeline =
+      ::vk::raii::Pipeline(dev, nullptr, ::vk::ComputePipelineCreateInfo{.stage = stage, .layout = *p->layout});
   return *pipelines.emplace(std::move(key), std::move(p)).first->second;
 }
 
 void Context::Impl::retire_abandoned(uint64_t timeout_ms) {
   if (!abandoned) return;
   const ::vk::Result r = core->device.waitForFences(*abandoned->fence, VK_TRUE, timeout_ms * 1'000'000ull);
-  MOE_CHECK(r == ::vk::Result::eSuccess, "vulkan: an earlier sequence that timed out (" << abandoned->labels
-                                             << ") is still running after " << timeout_ms << " more ms; nothing new can run");
+  MOE_CHECK(r == ::vk::Result::eSuccess, "vulkan: an earlier sequence that timed out ("
+                                             << abandoned->labels << ") is still running after " << timeout_ms
+                                             << " more ms; nothing new can run");
   abandoned.reset();
 }
 
@@ -608,16 +648,19 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
     const std::string& label = d.label;
     for (int k = 0; k < 3; ++k)
       MOE_CHECK(d.groups[k] >= 1 && d.groups[k] <= info.max_workgroup_count[k],
-                "vulkan: " << label << ": groups[" << k << "] = " << d.groups[k] << ", expected 1.." << info.max_workgroup_count[k]);
+                "vulkan: " << label << ": groups[" << k << "] = " << d.groups[k] << ", expected 1.."
+                           << info.max_workgroup_count[k]);
     MOE_CHECK(d.bindings.size() <= m.core->probe.max_storage_buffers_per_stage,
               "vulkan: " << label << ": " << d.bindings.size() << " storage buffers, the device allows "
                          << m.core->probe.max_storage_buffers_per_stage);
     for (size_t i = 0; i < d.bindings.size(); ++i) {
       const Binding& b = d.bindings[i];
       MOE_CHECK(b.buffer && b.buffer->impl_, "vulkan: " << label << ": binding " << b.binding << " has no buffer");
-      MOE_CHECK(b.buffer->impl_->alloc->core == m.core, "vulkan: " << label << ": binding " << b.binding << " is a buffer of another Context");
+      MOE_CHECK(b.buffer->impl_->alloc->core == m.core,
+                "vulkan: " << label << ": binding " << b.binding << " is a buffer of another Context");
       for (size_t j = 0; j < i; ++j)
-        MOE_CHECK(d.bindings[j].binding != b.binding, "vulkan: " << label << ": binding " << b.binding << " is given twice");
+        MOE_CHECK(d.bindings[j].binding != b.binding,
+                  "vulkan: " << label << ": binding " << b.binding << " is given twice");
       const uint64_t size = b.buffer->size();
       MOE_CHECK(b.offset < size, "vulkan: " << label << ": binding " << b.binding << " offset " << b.offset
                                             << " is not inside its " << size << "-byte buffer");
@@ -625,11 +668,13 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
                 "vulkan: " << label << ": binding " << b.binding << " offset " << b.offset << " is not a multiple of "
                            << info.min_storage_buffer_offset_alignment << " (minStorageBufferOffsetAlignment)");
       const uint64_t range = b.range ? b.range : size - b.offset;
-      MOE_CHECK(range <= size - b.offset, "vulkan: " << label << ": binding " << b.binding << " range " << range << " at offset "
-                                                     << b.offset << " overruns its " << size << "-byte buffer");
-      MOE_CHECK(range <= info.max_storage_buffer_range,
-                "vulkan: " << label << ": binding " << b.binding << " range " << range << " exceeds maxStorageBufferRange "
-                           << info.max_storage_buffer_range << " of " << info.name);
+      MOE_CHECK(range <= size - b.offset, "vulkan: " << label << ": binding " << b.binding << " range " << range
+                                                     << " at offset " << b.offset << " overruns its " << size
+                                                     << "-byte buffer");
+      MOE_CHECK(range <= info.max_storage_buffer_range, "vulkan: " << label << ": binding " << b.binding << " range "
+                                                                   << range << " exceeds maxStorageBufferRange "
+                                                                   << info.max_storage_buffer_range << " of "
+                                                                   << info.name);
     }
     descriptors += static_cast<uint32_t>(d.bindings.size());
   }
@@ -643,13 +688,15 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
     for (const Dispatch& d : sequence) pipes.push_back(&m.pipeline_for(d));
     const ::vk::raii::Device& dev = m.core->device;
     const uint32_t n = static_cast<uint32_t>(sequence.size());
-    const ::vk::DescriptorPoolSize pool_size{.type = ::vk::DescriptorType::eStorageBuffer, .descriptorCount = std::max(descriptors, 1u)};
-    job->pool = ::vk::raii::DescriptorPool(dev, ::vk::DescriptorPoolCreateInfo{.maxSets = n, .poolSizeCount = 1, .pPoolSizes = &pool_size});
+    const ::vk::DescriptorPoolSize pool_size{.type = ::vk::DescriptorType::eStorageBuffer,
+                                             .descriptorCount = std::max(descriptors, 1u)};
+    job->pool = ::vk::raii::DescriptorPool(
+        dev, ::vk::DescriptorPoolCreateInfo{.maxSets = n, .poolSizeCount = 1, .pPoolSizes = &pool_size});
     std::vector<::vk::DescriptorSetLayout> layouts;
     for (Pipeline* p : pipes) layouts.push_back(*p->set_layout);
     // Plain handles: the sets go with their pool when the sequence is done.
-    const std::vector<::vk::DescriptorSet> sets = (*dev).allocateDescriptorSets(
-        ::vk::DescriptorSetAllocateInfo{.descriptorPool = *job->pool, .descriptorSetCount = n, .pSetLayouts = layouts.data()});
+    const std::vector<::vk::DescriptorSet> sets = (*dev).allocateDescriptorSets(::vk::DescriptorSetAllocateInfo{
+        .descriptorPool = *job->pool, .descriptorSetCount = n, .pSetLayouts = layouts.data()});
     std::vector<::vk::DescriptorBufferInfo> buffer_infos;
     buffer_infos.reserve(descriptors);
     std::vector<::vk::WriteDescriptorSet> writes;
@@ -659,16 +706,23 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
         job->buffers.push_back(a);
         const uint64_t size = b.buffer->size(), range = b.range ? b.range : size - b.offset;
         // Reaching the usable end: expose the guard too (see Binding), within the device's limit.
-        const uint64_t bound = b.offset + range == size ? std::min<uint64_t>(range + b.buffer->impl_->guard, info.max_storage_buffer_range) : range;
+        const uint64_t bound = b.offset + range == size
+                                   ? std::min<uint64_t>(range + b.buffer->impl_->guard, info.max_storage_buffer_range)
+                                   : range;
         buffer_infos.push_back({.buffer = *a->buffer, .offset = b.offset, .range = bound});
-        writes.push_back({.dstSet = sets[i], .dstBinding = b.binding, .dstArrayElement = 0, .descriptorCount = 1,
-                          .descriptorType = ::vk::DescriptorType::eStorageBuffer, .pBufferInfo = &buffer_infos.back()});
+        writes.push_back({.dstSet = sets[i],
+                          .dstBinding = b.binding,
+                          .dstArrayElement = 0,
+                          .descriptorCount = 1,
+                          .descriptorType = ::vk::DescriptorType::eStorageBuffer,
+                          .pBufferInfo = &buffer_infos.back()});
       }
     if (!writes.empty()) dev.updateDescriptorSets(writes, nullptr);
 
     const bool timed = info.timestamp_period_ns > 0;
     if (timed)
-      job->queries = ::vk::raii::QueryPool(dev, ::vk::QueryPoolCreateInfo{.queryType = ::vk::QueryType::eTimestamp, .queryCount = 2 * n});
+      job->queries = ::vk::raii::QueryPool(
+          dev, ::vk::QueryPoolCreateInfo{.queryType = ::vk::QueryType::eTimestamp, .queryCount = 2 * n});
     job->cmd = std::move(dev.allocateCommandBuffers(::vk::CommandBufferAllocateInfo{
         .commandPool = *m.commands, .level = ::vk::CommandBufferLevel::ePrimary, .commandBufferCount = 1})[0]);
     ::vk::raii::CommandBuffer& cmd = job->cmd;
@@ -678,10 +732,11 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
       const Dispatch& d = sequence[i];
       if (i > 0) {
         // Dispatch i may read (or overwrite) what dispatch i-1 wrote.
-        const ::vk::MemoryBarrier barrier{.srcAccessMask = ::vk::AccessFlagBits::eShaderWrite,
-                                          .dstAccessMask = ::vk::AccessFlagBits::eShaderRead | ::vk::AccessFlagBits::eShaderWrite};
-        cmd.pipelineBarrier(::vk::PipelineStageFlagBits::eComputeShader, ::vk::PipelineStageFlagBits::eComputeShader, {}, barrier,
-                            nullptr, nullptr);
+        const ::vk::MemoryBarrier barrier{
+            .srcAccessMask = ::vk::AccessFlagBits::eShaderWrite,
+            .dstAccessMask = ::vk::AccessFlagBits::eShaderRead | ::vk::AccessFlagBits::eShaderWrite};
+        cmd.pipelineBarrier(::vk::PipelineStageFlagBits::eComputeShader, ::vk::PipelineStageFlagBits::eComputeShader,
+                            {}, barrier, nullptr, nullptr);
       }
       cmd.bindPipeline(::vk::PipelineBindPoint::eCompute, *pipes[i]->pipeline);
       cmd.bindDescriptorSets(::vk::PipelineBindPoint::eCompute, *pipes[i]->layout, 0, sets[i], nullptr);
@@ -694,8 +749,10 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
       if (timed) cmd.writeTimestamp(::vk::PipelineStageFlagBits::eBottomOfPipe, *job->queries, 2 * i + 1);
     }
     // Shader writes become visible to the host's reads of the mapped memory after the fence.
-    const ::vk::MemoryBarrier to_host{.srcAccessMask = ::vk::AccessFlagBits::eShaderWrite, .dstAccessMask = ::vk::AccessFlagBits::eHostRead};
-    cmd.pipelineBarrier(::vk::PipelineStageFlagBits::eComputeShader, ::vk::PipelineStageFlagBits::eHost, {}, to_host, nullptr, nullptr);
+    const ::vk::MemoryBarrier to_host{.srcAccessMask = ::vk::AccessFlagBits::eShaderWrite,
+                                      .dstAccessMask = ::vk::AccessFlagBits::eHostRead};
+    cmd.pipelineBarrier(::vk::PipelineStageFlagBits::eComputeShader, ::vk::PipelineStageFlagBits::eHost, {}, to_host,
+                        nullptr, nullptr);
     cmd.end();
 
     job->fence = ::vk::raii::Fence(dev, ::vk::FenceCreateInfo{});
@@ -708,12 +765,15 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
     result.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (r != ::vk::Result::eSuccess) {
       m.abandoned = std::move(job);  // the device may still use all of it
-      MOE_FAIL("vulkan: kernel hung or too slow: " << labels << " did not finish within " << timeout_ms << " ms on " << info.name);
+      MOE_FAIL("vulkan: kernel hung or too slow: " << labels << " did not finish within " << timeout_ms << " ms on "
+                                                   << info.name);
     }
     if (timed) {
-      const auto [qr, stamps] = job->queries.getResults<uint64_t>(0, 2 * n, 2 * n * sizeof(uint64_t), sizeof(uint64_t),
-                                                                  ::vk::QueryResultFlagBits::e64 | ::vk::QueryResultFlagBits::eWait);
-      MOE_CHECK(qr == ::vk::Result::eSuccess, "vulkan: timestamps of " << labels << " not available: " << ::vk::to_string(qr));
+      const auto [qr, stamps] =
+          job->queries.getResults<uint64_t>(0, 2 * n, 2 * n * sizeof(uint64_t), sizeof(uint64_t),
+                                            ::vk::QueryResultFlagBits::e64 | ::vk::QueryResultFlagBits::eWait);
+      MOE_CHECK(qr == ::vk::Result::eSuccess,
+                "vulkan: timestamps of " << labels << " not available: " << ::vk::to_string(qr));
       const uint32_t bits = m.core->probe.timestamp_bits;
       const uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
       for (uint32_t i = 0; i < n; ++i) {
