@@ -78,9 +78,16 @@ struct Probe {
   uint32_t max_storage_buffers_per_stage = 0;
   uint32_t max_compute_workgroup_subgroups = 0;
   uint32_t max_workgroup_size[3] = {0, 0, 0};
+  uint32_t api = 0;  // the version the runner uses: min(device, instance)
 };
 
-Probe probe(const ::vk::raii::PhysicalDevice& pd, int index) {
+// The API version the instance asks for: the newest this code knows (1.3) that the loader offers.
+uint32_t instance_api(const ::vk::raii::Context& ctx) {
+  return std::min<uint32_t>(ctx.enumerateInstanceVersion(), VK_API_VERSION_1_3);
+}
+
+// `api`: the instance's version; a device is used at min(its version, the instance's).
+Probe probe(const ::vk::raii::PhysicalDevice& pd, int index, uint32_t api) {
   Probe p;
   DeviceInfo& d = p.info;
   const ::vk::PhysicalDeviceProperties base = pd.getProperties();
@@ -103,10 +110,11 @@ Probe probe(const ::vk::raii::PhysicalDevice& pd, int index) {
   // family's own timestampValidBits decides, as the spec says.
   d.timestamp_period_ns = (qf && p.timestamp_bits > 0) ? lim.timestampPeriod : 0.0f;
   d.driver = "unknown";
-  if (d.api_version < VK_API_VERSION_1_1) return p;  // no properties2: the Context refuses it anyway
+  p.api = std::min(d.api_version, api);
+  if (p.api < VK_API_VERSION_1_1) return p;  // no properties2: the Context refuses it anyway
 
   // Chain only structures the device knows (an unknown sType in pNext is invalid usage).
-  const bool v12 = d.api_version >= VK_API_VERSION_1_2, v13 = d.api_version >= VK_API_VERSION_1_3;
+  const bool v12 = p.api >= VK_API_VERSION_1_2, v13 = p.api >= VK_API_VERSION_1_3;
   const bool driver_ext = !v12 && has_extension(pd, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME);
   p.size_control_ext = !v13 && has_extension(pd, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
   ::vk::PhysicalDeviceSubgroupProperties sg{};
@@ -147,15 +155,12 @@ Probe probe(const ::vk::raii::PhysicalDevice& pd, int index) {
 }
 
 ::vk::raii::Instance make_instance(const ::vk::raii::Context& ctx) {
-  // Ask for the newest API this code knows (1.3) that the loader offers; devices still report
-  // their own version, which decides what the runner uses.
-  const uint32_t loader = ctx.enumerateInstanceVersion();
-  const uint32_t api = std::min<uint32_t>(loader, VK_API_VERSION_1_3);
+  // Devices still report their own version; the runner uses min(device, instance).
   const ::vk::ApplicationInfo app{.pApplicationName = "moeoracle",
                                   .applicationVersion = 1,
                                   .pEngineName = "moeoracle",
                                   .engineVersion = 1,
-                                  .apiVersion = api};
+                                  .apiVersion = instance_api(ctx)};
   return ::vk::raii::Instance(ctx, ::vk::InstanceCreateInfo{.pApplicationInfo = &app});
 }
 
@@ -257,7 +262,7 @@ std::vector<DeviceInfo> list_devices() {
     std::vector<DeviceInfo> out;
     int index = 0;
     for (const ::vk::raii::PhysicalDevice& pd : instance.enumeratePhysicalDevices())
-      out.push_back(probe(pd, index++).info);
+      out.push_back(probe(pd, index++, instance_api(ctx)).info);
     return out;
   } catch (const ::vk::SystemError&) {
     return {};  // no loader, no driver (VK_ERROR_INCOMPATIBLE_DRIVER) or no device at all
@@ -402,15 +407,17 @@ Context::Context(const std::string& device) : impl_(std::make_unique<Impl>()) {
     std::vector<::vk::raii::PhysicalDevice> pds = core->instance.enumeratePhysicalDevices();
     MOE_CHECK(chosen < static_cast<int>(pds.size()), "vulkan: device " << chosen << " disappeared");
     core->physical = std::move(pds[chosen]);
-    core->probe = probe(core->physical, chosen);
+    core->probe = probe(core->physical, chosen, instance_api(core->ctx));
     core->memory = core->physical.getMemoryProperties();
-    const DeviceInfo& info = core->probe.info;
+    MOE_CHECK(core->probe.api >= VK_API_VERSION_1_1, "vulkan: the Vulkan loader offers version "
+                                                         << version_string(instance_api(core->ctx))
+                                                         << ", the runner needs 1.1 or newer");
 
     // Enable every supported feature (kernels from other engines use 16-bit storage, int8,
     // float16, subgroup size control, ...; a SPIR-V capability without its feature is invalid)
     // except robust buffer access: robustness would drop out-of-bounds writes that the guard
     // regions exist to catch, and hide out-of-bounds reads.
-    const bool v12 = info.api_version >= VK_API_VERSION_1_2, v13 = info.api_version >= VK_API_VERSION_1_3;
+    const bool v12 = core->probe.api >= VK_API_VERSION_1_2, v13 = core->probe.api >= VK_API_VERSION_1_3;
     ::vk::PhysicalDeviceVulkan11Features f11{};
     ::vk::PhysicalDeviceVulkan12Features f12{};
     ::vk::PhysicalDeviceVulkan13Features f13{};
