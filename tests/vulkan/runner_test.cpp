@@ -364,6 +364,26 @@ TEST_F(VulkanRunner, AddsWithPushConstantAndBoundsCheck) {
   }
 }
 
+TEST_F(VulkanRunner, BindsASubrangeAtAnOffset) {
+  // Output at byte 256 (a multiple of every device's minStorageBufferOffsetAlignment, at most
+  // 256 by the spec) of a larger buffer: the bytes around it stay poisoned.
+  const uint32_t n = 100, before = 64, after = 36;
+  Buffer a = make_filled(*ctx, ramp(n, 2.0f, 1.0f)), b = make_filled(*ctx, ramp(n, 1.0f, 0.5f));
+  Buffer y = ctx->make_buffer((before + n + after) * 4);
+  y.fill_u32(kPoison);
+  Dispatch d = dispatch("add", kAdd, {{0, &a}, {1, &b}, {2, &y}}, push(n), div_up(n, 64));
+  d.bindings[2].offset = before * 4;
+  d.bindings[2].range = n * 4;
+  ctx->run({d});
+  const std::vector<float> av = read<float>(a), bv = read<float>(b);
+  const std::vector<uint32_t> yv = read<uint32_t>(y);
+  for (uint32_t i = 0; i < before + n + after; ++i) {
+    const bool inside = i >= before && i < before + n;
+    ASSERT_EQ(yv[i], inside ? std::bit_cast<uint32_t>(av[i - before] + bv[i - before]) : kPoison) << i;
+  }
+  EXPECT_TRUE(y.guard_intact());
+}
+
 TEST_F(VulkanRunner, WriteOnePastTheEndBreaksTheGuard) {
   const uint32_t n = 1000;
   Buffer y = ctx->make_buffer(n * sizeof(float));
