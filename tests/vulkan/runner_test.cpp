@@ -510,32 +510,38 @@ TEST_F(VulkanRunner, ReportsTheDriversLoopIterationLimit) {
   EXPECT_NE(read<uint32_t>(y)[0], spin_on_host(4, limit / 2)) << "the driver no longer truncates long loops";
 }
 
+// A kernel far slower than the 2 ms the tests allow it, and its result: one invocation looping
+// 2^28 times (a quarter to one second on a GPU), or, where the driver ends loops early
+// (lavapipe: 65535 iterations), 1024 invocations of 60000 (0.5 ms each on one lavapipe
+// thread: 0.5 s on one, 16 ms on the 32 threads lavapipe uses at most: still 8x the timeout).
+// The loops are bounded, so the SPIR-V is legal.
+Dispatch slow_kernel(const DeviceInfo& info, Buffer& y, uint32_t* result) {
+  const uint32_t limit = info.loop_iteration_limit;
+  const uint32_t outer = limit ? 1u : 1u << 12, inner = limit ? std::min(limit - 1, 60000u) : 1u << 16;
+  *result = spin_on_host(outer, inner);
+  return dispatch("spin", kSpin, {{0, &y}}, push(outer, inner), limit ? 1024 : 1);
+}
+
 TEST_F(VulkanRunner, HungKernelTimesOutAndTheContextRecovers) {
-  // A kernel far slower than the 10 ms allowed: one invocation looping 2^28 times (a quarter
-  // to one second on a GPU), or, where the driver ends loops early (lavapipe: 65535
-  // iterations), 2048 invocations of 60000 (0.5 ms each on one lavapipe thread: 1 s here,
-  // 60 ms with 16 threads). The loops are bounded, so the SPIR-V is legal.
-  const uint32_t limit = ctx->info().loop_iteration_limit;
   Buffer y = ctx->make_buffer(4);
-  const Dispatch spin = limit ? dispatch("spin", kSpin, {{0, &y}}, push(1u, std::min(limit - 1, 60000u)), 2048)
-                              : dispatch("spin", kSpin, {{0, &y}}, push(1u << 12, 1u << 16));
-  test::expect_error([&] { ctx->run({spin}, 10); }, "kernel hung or too slow: spin did not finish within 10 ms");
+  uint32_t expect = 0;
+  const Dispatch spin = slow_kernel(ctx->info(), y, &expect);
+  test::expect_error([&] { ctx->run({spin}, 2); }, "kernel hung or too slow: spin did not finish within 2 ms");
   // The next run waits out the abandoned one (its buffer stays alive meanwhile), then works.
   Buffer out = ctx->make_buffer(4);
   ctx->run({dispatch("spin short", kSpin, {{0, &out}}, push(2u, 10u))}, 60000);
   EXPECT_EQ(read<uint32_t>(out)[0], spin_on_host(2, 10));
+  EXPECT_EQ(read<uint32_t>(y)[0], expect);
 }
 
 TEST_F(VulkanRunner, ContextDestroyedWhileAKernelStillRuns) {
   // The destructor waits for the abandoned kernel before freeing anything it writes to (under
   // AddressSanitizer a use after free would show here).
-  const uint32_t limit = ctx->info().loop_iteration_limit;
   Buffer y = ctx->make_buffer(4);
-  const Dispatch spin = limit ? dispatch("spin", kSpin, {{0, &y}}, push(1u, std::min(limit - 1, 60000u)), 2048)
-                              : dispatch("spin", kSpin, {{0, &y}}, push(1u << 12, 1u << 16));
-  test::expect_error([&] { ctx->run({spin}, 10); }, "did not finish within 10 ms");
+  uint32_t expect = 0;
+  const Dispatch spin = slow_kernel(ctx->info(), y, &expect);
+  test::expect_error([&] { ctx->run({spin}, 2); }, "did not finish within 2 ms");
   ctx.reset();
-  const uint32_t expect = limit ? spin_on_host(1, std::min(limit - 1, 60000u)) : spin_on_host(1u << 12, 1u << 16);
   EXPECT_EQ(read<uint32_t>(y)[0], expect);
 }
 
