@@ -66,6 +66,10 @@ inline constexpr uint32_t kNoSpecId = 0xffffffffu;
 struct SpecEntry {
   uint32_t id = 0;
   std::string value;  // expression
+  // From reflection: the constant's scalar type, "u32" | "i32" | "f32" | "bool", so the runner
+  // knows how to turn the value into the 32 bits it passes (a float constant given the integer
+  // bits of 2 would run with 2.8e-45).
+  std::string type;
 };
 
 struct KernelEntry {

@@ -254,10 +254,22 @@ void check_spec_and_workgroup(const Reflection& r, KernelEntry& k, const std::st
   std::string ids;
   for (size_t i = 0; i < n; ++i) ids += (ids.empty() ? "" : ", ") + std::to_string(sc[i].constant_id);
   for (size_t i = 0; i < k.specialization.size(); ++i) {
-    bool found = false;
-    for (size_t j = 0; j < n; ++j) found |= sc[j].constant_id == k.specialization[i].id;
-    MOE_CHECK(found, where << ": specialization[" << i << "]: the manifest sets spec constant id " << k.specialization[i].id
+    SpecEntry& e = k.specialization[i];
+    const spvc_specialization_constant* found = nullptr;
+    for (size_t j = 0; j < n; ++j)
+      if (sc[j].constant_id == e.id) found = &sc[j];
+    MOE_CHECK(found, where << ": specialization[" << i << "]: the manifest sets spec constant id " << e.id
                            << ", the shader's spec constant ids are " << (ids.empty() ? "none" : "{" + ids + "}"));
+    spvc_constant cst = spvc_compiler_get_constant_handle(c, found->id);
+    spvc_type t = spvc_compiler_get_type_handle(c, spvc_constant_get_type(cst));
+    spvc_basetype bt = spvc_type_get_basetype(t);
+    // Vulkan passes each spec constant as its own size (VkSpecializationMapEntry::size); the
+    // runner passes 32 bits, which covers u32, i32, f32 and bool (VkBool32).
+    MOE_CHECK(bt == SPVC_BASETYPE_UINT32 || bt == SPVC_BASETYPE_INT32 || bt == SPVC_BASETYPE_FP32 ||
+                  bt == SPVC_BASETYPE_BOOLEAN,
+              where << ": specialization[" << i << "]: spec constant id " << e.id << " is " << scalar_name(bt)
+                    << " in the shader; only 32-bit u32, i32, f32 and bool spec constants are supported");
+    e.type = scalar_name(bt);
   }
 
   // The workgroup size: the LocalSize literals, or LocalSizeId constants (SPIR-V 1.6 / Vulkan

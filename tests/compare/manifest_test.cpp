@@ -89,6 +89,7 @@ TEST(Manifest, ValidSpirvLoads) {
   EXPECT_EQ(k.push_constants[1].value, "eps");
   ASSERT_EQ(k.specialization.size(), 2u);
   EXPECT_EQ(k.specialization[0].value, "min(128, subgroup_size * 4)");
+  EXPECT_EQ(k.specialization[0].type, "u32");
   // local_size_x_id = 0 with default 64: the size is spec-driven by id 0.
   EXPECT_EQ(k.local_size[0], 64u);
   EXPECT_EQ(k.local_size[1], 1u);
@@ -122,6 +123,7 @@ TEST(Manifest, ValidGlslLoads) {
   EXPECT_EQ(s.local_size[1], 2u);
   EXPECT_EQ(s.local_size_spec_id[0], kNoSpecId);
   EXPECT_EQ(s.push_constant_size, 0u);
+  EXPECT_EQ(s.specialization[0].type, "f32");  // float A: the runner must send 2.0f's bits
   EXPECT_EQ(s.ops, (std::vector<std::string>{"residual_add", "rmsnorm"}));
   EXPECT_EQ(s.accumulation, "f64");
   EXPECT_EQ(s.bindings[0].access, Access::InOut);
