@@ -142,6 +142,15 @@ class Parser {
     }
   }
   Value parse_unary() {
+    // Nesting depth (parentheses, unary operators, function arguments) is bounded so a hostile
+    // or broken manifest cannot overflow the stack; real expressions nest a few levels.
+    constexpr int kMaxDepth = 100;
+    if (++depth_ > kMaxDepth) fail("nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    Value v = parse_unary_inner();
+    --depth_;
+    return v;
+  }
+  Value parse_unary_inner() {
     if (accept("-")) {
       Value v = parse_unary();
       return {-v.v, v.integral};
@@ -230,6 +239,10 @@ class Parser {
     if (check_only_) return {1.0, integral};
     if ((op == '/' || op == '%') && b.v == 0.0) fail(std::string("division by zero in ") + num(a) + " " + op + " 0");
     if (integral) {
+      // Operands are within 2^53, so + and - fit int64; a product may not: check it in double
+      // first (signed overflow would be undefined behaviour, not an error).
+      if (op == '*' && std::fabs(a.v * b.v) > kMaxExactInt)
+        fail("integer overflow beyond 2^53 in " + num(a) + " * " + num(b));
       int64_t x = static_cast<int64_t>(a.v), y = static_cast<int64_t>(b.v), r = 0;
       switch (op) {
         case '+': r = x + y; break;
@@ -263,6 +276,7 @@ class Parser {
   const ExprVars& vars_;
   bool check_only_;
   size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 // The variables a limit mentions, with their values: "dim = 16384, rows = 2".

@@ -354,7 +354,8 @@ Manifest load_manifest(const std::string& path) {
   std::string text = read_file(path, "manifest");
   json j;
   try {
-    j = json::parse(text);
+    // Comments (// and /* */) are allowed: engine authors annotate their manifests.
+    j = json::parse(text, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
   } catch (const json::parse_error& e) {
     MOE_FAIL(path << ": malformed JSON: " << e.what());
   }

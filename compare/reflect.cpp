@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include <spirv-tools/libspirv.hpp>
 #include <spirv_cross/spirv_cross_c.h>
 
 #include "compare/manifest.h"
@@ -133,6 +134,10 @@ void check_bindings(const Reflection& r, spvc_resources res, const KernelEntry& 
   };
   for (const DescriptorKind& kind : kDescriptorKinds) {
     for (const auto& v : r.list(res, kind.type)) {
+      // Vulkan requires both decorations on every descriptor (spirv-cross would read 0 otherwise).
+      MOE_CHECK(spvc_compiler_has_decoration(c, v.id, SpvDecorationBinding) &&
+                    spvc_compiler_has_decoration(c, v.id, SpvDecorationDescriptorSet),
+                where << ": the shader's " << kind.name << " '" << v.name << "' has no Binding/DescriptorSet decoration");
       uint32_t set = spvc_compiler_get_decoration(c, v.id, SpvDecorationDescriptorSet);
       uint32_t binding = spvc_compiler_get_decoration(c, v.id, SpvDecorationBinding);
       std::string shader_side = std::string("the shader's ") + kind.name + " '" + v.name + "' (set " + std::to_string(set) +
@@ -307,11 +312,34 @@ void check_spec_and_workgroup(const Reflection& r, KernelEntry& k, const std::st
   }
 }
 
+// SPIRV-Tools' validator under the Vulkan rules for the module's SPIR-V version: a malformed
+// module must be an error here, not a crash in spirv-cross or in the driver. Scalar block layout
+// is allowed (engines use GL_EXT_scalar_block_layout; the device feature is the runner's
+// concern), as is relaxed block layout (core since Vulkan 1.1).
+void validate_spirv(const std::vector<uint32_t>& words, const std::string& where) {
+  uint32_t version = words.size() > 1 ? words[1] : 0;
+  // SPIR-V 1.6 is Vulkan 1.3's; every earlier version is accepted by the Vulkan 1.2 rules.
+  spv_target_env env = version >= 0x00010600u ? SPV_ENV_VULKAN_1_3 : SPV_ENV_VULKAN_1_2;
+  spvtools::SpirvTools tools(env);
+  std::string messages;
+  tools.SetMessageConsumer([&](spv_message_level_t, const char*, const spv_position_t& pos, const char* msg) {
+    messages += "\n  word " + std::to_string(pos.index) + ": " + msg;
+  });
+  spvtools::ValidatorOptions opt;
+  opt.SetRelaxBlockLayout(true);
+  opt.SetScalarBlockLayout(true);
+  opt.SetWorkgroupScalarBlockLayout(true);
+  MOE_CHECK(tools.Validate(words.data(), words.size(), opt),
+            where << ": invalid SPIR-V (spirv-val, " << (env == SPV_ENV_VULKAN_1_3 ? "Vulkan 1.3" : "Vulkan 1.2")
+                  << " rules):" << messages);
+}
+
 }  // namespace
 
 void reflect_and_check(KernelEntry& k, const std::string& where_in) {
   std::string where = where_in + " '" + k.name + "'";
   MOE_CHECK(!k.spirv.empty(), where << ": no SPIR-V");
+  validate_spirv(k.spirv, where);
   Reflection r(k.spirv, where);
   check_entry(r, k, where);
   spvc_resources res = nullptr;

@@ -110,6 +110,11 @@ TEST(Expr, ErrorsNameTheExpression) {
   EXPECT_NE(m.find("ceil_div(-1, 4) needs integers"), std::string::npos) << m;
   m = error_of([&] { ev("ceil_div(5, 0)"); });
   EXPECT_NE(m.find("ceil_div(5, 0)"), std::string::npos) << m;
+  m = error_of([&] { ev("4503599627370496 * 4"); });  // 2^52 * 4: past exact doubles, an error not a wrap
+  EXPECT_NE(m.find("integer overflow beyond 2^53"), std::string::npos) << m;
+  m = error_of([&] { ev(std::string(200, '(') + "1" + std::string(200, ')')); });
+  EXPECT_NE(m.find("nested deeper than 100 levels"), std::string::npos) << m;
+  EXPECT_EQ(ev(std::string(50, '(') + "1" + std::string(50, ')')), 1);
   m = error_of([&] { ev("3 % 1.5"); });
   EXPECT_NE(m.find("% needs integer operands"), std::string::npos) << m;
 }

@@ -24,16 +24,21 @@ const std::string kData = std::string(MOE_SOURCE_DIR) + "/tests/compare/data/";
 
 json read_json(const std::string& name) {
   std::ifstream f(kData + name);
-  return json::parse(f);
+  return json::parse(f, nullptr, true, /*ignore_comments=*/true);
 }
 
+// A per-process folder for variants, removed when the test binary exits.
 fs::path temp_dir() {
-  static fs::path d = [] {
+  struct Dir {
     fs::path p = fs::temp_directory_path() / ("moe_manifest_test_" + std::to_string(getpid()));
-    fs::create_directories(p);
-    return p;
-  }();
-  return d;
+    Dir() { fs::create_directories(p); }
+    ~Dir() {
+      std::error_code ec;
+      fs::remove_all(p, ec);
+    }
+  };
+  static Dir d;
+  return d.p;
 }
 
 // Writes `j` as <tmp>/<name>.json with every kernel's "spirv"/"glsl" pointing into the data
@@ -220,6 +225,19 @@ TEST(Manifest, BadSpirvFiles) {
                     {"truncated.spv': 4122 bytes, expected a multiple of 4"});
   expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["spirv"] = "no_such.spv"; },
                     {"spirv: spirv: cannot open '", "no_such.spv'"});
+}
+
+TEST(Manifest, InvalidSpirvBody) {
+  // Whole words, right magic, but the last instructions cut off: spirv-val says so before
+  // spirv-cross or a driver sees it.
+  std::string path = (temp_dir() / "cut.spv").string();
+  {
+    std::ifstream in(kData + "rmsnorm.spv", std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream(path, std::ios::binary) << bytes.substr(0, bytes.size() - 8);
+  }
+  expect_load_error("valid_spirv.json", [&](json& j) { kernel0(j)["spirv"] = path; },
+                    {"kernel 0 'rmsnorm_f32': invalid SPIR-V (spirv-val, Vulkan 1.2 rules):", "word "});
 }
 
 TEST(Manifest, ByteSwappedMagic) {
