@@ -28,6 +28,16 @@
 #include "core/check.h"
 
 namespace moe::compare {
+
+std::string format_value(double v) {
+  // Integers exactly ("100000", not "1e+05"); others in the shortest text that reads back as the
+  // same double ("1e-06", not "9.9999999999999995e-07").
+  if (std::isfinite(v) && std::floor(v) == v && std::fabs(v) < 1e16) return std::to_string(static_cast<int64_t>(v));
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
 namespace {
 
 struct Value {
@@ -37,13 +47,6 @@ struct Value {
 
 // Integers beyond 2^53 are not exact in a double; no dispatch, size or limit gets near it.
 constexpr double kMaxExactInt = 9007199254740992.0;
-
-// The shortest text that reads back as the same double: "1e-06", not "9.9999999999999995e-07".
-std::string shortest(double v) {
-  char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
-}
 
 bool is_integral_value(double v) { return std::isfinite(v) && std::floor(v) == v && std::fabs(v) <= kMaxExactInt; }
 
@@ -264,7 +267,7 @@ class Parser {
     }
   }
 
-  static std::string num(Value v) { return shortest(v.v); }
+  static std::string num(Value v) { return format_value(v.v); }
   std::string known_names() const {
     if (vars_.empty()) return " (no variables are defined here)";
     std::string s = " (known:";
@@ -292,7 +295,7 @@ std::string mentioned(const std::string& expr, const ExprVars& vars) {
       auto it = vars.find(name);
       if (it == vars.end() || std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
       seen.push_back(name);
-      out += (out.empty() ? "" : ", ") + name + " = " + shortest(it->second);
+      out += (out.empty() ? "" : ", ") + name + " = " + format_value(it->second);
     } else if (std::isdigit(static_cast<unsigned char>(expr[i]))) {
       // Skip a number whole so "1e5" does not read 'e5' as a name.
       while (i < expr.size() && (std::isalnum(static_cast<unsigned char>(expr[i])) || expr[i] == '.')) ++i;

@@ -39,6 +39,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace moe::compare {
@@ -111,8 +112,27 @@ double eval_expr(const std::string& expr, const ExprVars& vars);
 // Syntax only (any name is accepted, no arithmetic errors): load_manifest uses it so a malformed
 // expression fails at load, naming the kernel and field, not in the middle of a run.
 void check_expr(const std::string& expr);
+// How messages show a value: integers exactly, others in the shortest round-trip text.
+std::string format_value(double v);
 // A limit: true when it holds; `why` receives "dim <= 8192 (dim = 16384)" when it does not.
 bool eval_limit(const std::string& expr, const ExprVars& vars, std::string* why);
+
+// One kernel made concrete for one case: what the runner passes to vk::Dispatch.
+struct KernelInstance {
+  std::string skipped;                   // non-empty: a limit does not hold, with the values ("dim <= 8192 (dim = 16384)")
+  std::vector<uint8_t> push_constants;   // push_constant_size bytes, each member at its offset
+  std::vector<std::pair<uint32_t, uint32_t>> spec_constants;  // (id, raw 32 bits in the constant's type)
+  uint32_t groups[3] = {1, 1, 1};        // workgroup counts from "dispatch"
+  uint32_t local_size[3] = {1, 1, 1};    // the workgroup size after specialization
+};
+// Evaluates a loaded entry's limits (in order; the first that fails skips the case and nothing
+// else is evaluated, since dispatch expressions may be meaningless outside the limits), then its
+// push constants, spec constants and dispatch over `vars`. A value that does not fit its type
+// (a negative or fractional u32, an i32 beyond 2^31, a non-finite or out-of-range f32, a bool
+// other than 0/1) or a workgroup count outside [1, 2^32) throws moe::Error naming `where`, the
+// kernel, the field and the value: wrapping it silently would run another case than the one
+// compared.
+KernelInstance instantiate(const KernelEntry& k, const ExprVars& vars, const std::string& where);
 
 // Loads and validates a manifest file: JSON structure, the SPIR-V (read, or compiled from GLSL
 // with shaderc), then every entry against the SPIR-V's reflection (spirv-cross C API): binding

@@ -150,6 +150,10 @@ TEST(Limit, WhyNamesTheValues) {
   EXPECT_EQ(why, "1e5 < 4");  // no names: just the limit ("e5" is part of a number)
   EXPECT_FALSE(eval_limit("eps > 0.001", v, &why));
   EXPECT_EQ(why, "eps > 0.001 (eps = 1e-06)");
+  EXPECT_FALSE(eval_limit("dim < 100", {{"dim", 100000}}, &why));
+  EXPECT_EQ(why, "dim < 100 (dim = 100000)");  // integers exactly, not "1e+05"
+  EXPECT_EQ(format_value(-7), "-7");
+  EXPECT_EQ(format_value(2.5), "2.5");
   EXPECT_FALSE(eval_limit("0", v, nullptr));  // why is optional
   EXPECT_THROW(eval_limit("dimm < 3", v, &why), Error);
 }

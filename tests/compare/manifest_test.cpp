@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <bit>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -316,6 +318,75 @@ TEST(Manifest, PathsAreRelativeToTheManifest) {
   fs::copy_file(kData + "valid_spirv.json", d / "m.json", fs::copy_options::overwrite_existing);
   Manifest m = load_manifest((d / "m.json").string());
   EXPECT_EQ(m.kernels[0].source_path, (d / "rmsnorm.spv").string());
+}
+
+uint32_t word_at(const std::vector<uint8_t>& bytes, size_t offset) {
+  uint32_t w = 0;
+  std::memcpy(&w, bytes.data() + offset, 4);
+  return w;
+}
+
+TEST(Instantiate, ValuesInTheirTypes) {
+  Manifest m = load_manifest(kData + "valid_spirv.json");
+  ExprVars v{{"rows", 3}, {"dim", 4096}, {"eps", double(1e-6f)}, {"subgroup_size", 8}};
+  KernelInstance in = instantiate(m.kernels[0], v, m.path);
+  EXPECT_EQ(in.skipped, "");
+  ASSERT_EQ(in.push_constants.size(), 12u);
+  EXPECT_EQ(word_at(in.push_constants, 0), 4096u);
+  EXPECT_EQ(word_at(in.push_constants, 4), std::bit_cast<uint32_t>(1e-6f));  // the f32 the CPU op uses
+  EXPECT_EQ(word_at(in.push_constants, 8), 3u);
+  using P = std::pair<uint32_t, uint32_t>;
+  EXPECT_EQ(in.spec_constants, (std::vector<P>{{0, 32}, {1, 1}}));  // min(128, 8 * 4)
+  EXPECT_EQ(in.local_size[0], 32u);  // spec id 0 drives local_size_x
+  EXPECT_EQ(in.groups[0], 3u);
+  EXPECT_EQ(in.groups[1], 1u);
+
+  // A float spec constant gets float bits; ceil_div in the dispatch.
+  Manifest g = load_manifest(kData + "valid_glsl.json");
+  in = instantiate(g.kernels[1], {{"n", 65}}, g.path);
+  EXPECT_EQ(in.spec_constants, (std::vector<P>{{3, std::bit_cast<uint32_t>(2.0f)}}));
+  EXPECT_EQ(in.groups[0], 3u);
+  EXPECT_EQ(in.local_size[0], 32u);
+  EXPECT_EQ(in.local_size[1], 2u);
+  EXPECT_TRUE(in.push_constants.empty());
+}
+
+TEST(Instantiate, LimitsSkipWithTheReason) {
+  Manifest m = load_manifest(kData + "valid_spirv.json");
+  // The first failing limit decides; dispatch is not evaluated (rows is missing and would throw).
+  KernelInstance in = instantiate(m.kernels[0], {{"dim", 100000}}, m.path);
+  EXPECT_EQ(in.skipped, "dim <= 65536 (dim = 100000)");
+  in = instantiate(m.kernels[0], {{"dim", 4098}}, m.path);
+  EXPECT_EQ(in.skipped, "dim % 4 == 0 (dim = 4098)");
+}
+
+TEST(Instantiate, ValuesThatDoNotFitAreErrors) {
+  Manifest m = load_manifest(kData + "valid_spirv.json");
+  ExprVars v{{"rows", 3}, {"dim", 4096}, {"eps", 1e-6}, {"subgroup_size", 8}};
+  KernelEntry k = m.kernels[0];
+  k.push_constants[2].value = "rows - 4";
+  std::string e = error_of([&] { instantiate(k, v, "m.json"); });
+  EXPECT_NE(e.find("m.json 'rmsnorm_f32': push constant \"rows\" (rows - 4) = -1 does not fit a u32"), std::string::npos) << e;
+  k = m.kernels[0];
+  k.push_constants[0].value = "dim / 3.0";
+  e = error_of([&] { instantiate(k, v, "m.json"); });
+  EXPECT_NE(e.find("= 1365.3333333333333 does not fit a u32"), std::string::npos) << e;
+  k = m.kernels[0];
+  k.push_constants[1].value = "1e39";
+  e = error_of([&] { instantiate(k, v, "m.json"); });
+  EXPECT_NE(e.find("push constant \"eps\" (1e39) = 1e+39 is not a finite f32"), std::string::npos) << e;
+  k = m.kernels[0];
+  k.dispatch[0] = "rows - 3";
+  e = error_of([&] { instantiate(k, v, "m.json"); });
+  EXPECT_NE(e.find("dispatch[0] (rows - 3) = 0 workgroups; expected at least 1"), std::string::npos) << e;
+  k = m.kernels[0];
+  k.specialization[0].value = "0";
+  e = error_of([&] { instantiate(k, v, "m.json"); });
+  EXPECT_NE(e.find("spec constant 0 (0) = 0 is workgroup size dimension 0"), std::string::npos) << e;
+  k = m.kernels[0];
+  k.dispatch[1] = "4294967296";
+  e = error_of([&] { instantiate(k, v, "m.json"); });
+  EXPECT_NE(e.find("dispatch[1] (4294967296) = 4294967296 does not fit a u32"), std::string::npos) << e;
 }
 
 TEST(Manifest, ReflectAndCheckOnAnEmbeddedEntry) {
