@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <limits>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -42,9 +42,13 @@ std::string join(const std::set<std::string>& s, const char* sep = " | ") {
   return out;
 }
 
+// "integer 5", "string \"1\"", "array [1,2]": the kind and the value, cut at 60 characters so a
+// whole misplaced object does not flood the message.
 std::string type_name(const json& j) {
-  if (j.is_number_unsigned() || j.is_number_integer()) return "integer " + j.dump();
-  return std::string(j.type_name()) + " " + j.dump();
+  std::string text = j.dump();
+  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  if (j.is_number_integer()) return "integer " + text;
+  return std::string(j.type_name()) + " " + text;
 }
 
 std::string read_file(const std::string& path, const std::string& what) {
@@ -60,10 +64,10 @@ struct Ctx {
   std::string prefix;  // "<file>: kernel 2 'rmsnorm_f32'"
   std::string field;
   std::string str() const { return field.empty() ? prefix : prefix + ": " + field; }
-  Ctx sub(const std::string& f) const { return {prefix, field.empty() ? f : field + (f[0] == '[' ? "" : ".") + f}; }
+  Ctx sub(const std::string& f) const { return {prefix, field.empty() ? f : field + (!f.empty() && f[0] == '[' ? "" : ".") + f}; }
 };
 
-// "[3]" built by appends: GCC 12 warns falsely (-Wrestrict) on idx(i).
+// "[3]" built by appends: GCC 12 warns falsely (-Wrestrict) on "[" + std::to_string(i) + "]".
 std::string idx(size_t i) {
   std::string s(1, '[');
   s += std::to_string(i);
@@ -237,7 +241,7 @@ KernelEntry parse_kernel(const json& j, const Ctx& c, const fs::path& dir, int64
   if (j.contains("dispatch")) {
     Ctx dc = kc.sub("dispatch");
     const json& d = j["dispatch"];
-    MOE_CHECK(d.is_array() && d.size() == 3, dc.str() << ": expected an array of 3 expressions (x, y, z), found " << d.dump());
+    MOE_CHECK(d.is_array() && d.size() == 3, dc.str() << ": expected an array of 3 expressions (x, y, z), found " << type_name(d));
     for (int i = 0; i < 3; ++i) k.dispatch[i] = get_expr(d[i], dc.sub(idx(i)));
   } else {
     MOE_FAIL(kc.str() << ": missing required key \"dispatch\" (workgroup counts, e.g. [\"rows\", \"1\", \"1\"])");
@@ -249,7 +253,7 @@ KernelEntry parse_kernel(const json& j, const Ctx& c, const fs::path& dir, int64
     const json& s = j["subgroup_sizes"];
     Ctx sc = kc.sub("subgroup_sizes");
     if (s.is_string()) {
-      MOE_CHECK(s.get<std::string>() == "any", sc.str() << ": expected \"any\" or an array of sizes, found " << s.dump());
+      MOE_CHECK(s.get<std::string>() == "any", sc.str() << ": expected \"any\" or an array of sizes, found " << type_name(s));
     } else {
       k.subgroup_sizes = parse_array<uint32_t>(j, "subgroup_sizes", kc, [](const json& v, const Ctx& vc) {
         // Vulkan subgroup sizes are powers of two in [1, 128] (VkPhysicalDeviceSubgroupProperties).

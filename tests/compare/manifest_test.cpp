@@ -219,6 +219,11 @@ TEST(Manifest, MissingEntryPoint) {
                     {"entry: the manifest names entry point 'rmsnorm_main', the SPIR-V has 'main' (compute)"});
 }
 
+TEST(Manifest, EntryPointNotCompute) {
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["spirv"] = "vertex.spv"; },
+                    {"kernel 0 'rmsnorm_f32': entry point 'main' is a vertex shader, expected a compute shader"});
+}
+
 TEST(Manifest, BadSpirvFiles) {
   expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["spirv"] = "bad_magic.spv"; },
                     {"kernel 0 'rmsnorm_f32': spirv:", "bad_magic.spv': not SPIR-V: first word 0x73696874",
@@ -292,7 +297,7 @@ TEST(Manifest, StructureErrors) {
   expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["push_constants"][1]["offset"] = 6; },
                     {"push_constants[1].offset: expected a multiple of 4 (a 32-bit f32), found 6"});
   expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["dispatch"] = {"rows", "1"}; },
-                    {"dispatch: expected an array of 3 expressions (x, y, z), found [\"rows\",\"1\"]"});
+                    {"dispatch: expected an array of 3 expressions (x, y, z), found array [\"rows\",\"1\"]"});
   expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["dispatch"][0] = "ceil_div(rows, "; },
                     {"dispatch[0]: expression 'ceil_div(rows, ': unexpected end"});
   expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["limits"][0] = "dim =< 4"; },
