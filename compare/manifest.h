@@ -27,13 +27,16 @@
 // device properties (subgroup_size, max_shared_memory, ...) and functions ceil_div(a, b),
 // min(a, b), max(a, b); comparisons, !, && and || for limits. Their syntax is checked at load.
 //
+// JSON comments are allowed; unknown keys are errors.
+//
 // What load_manifest guarantees about a returned KernelEntry (so the runner need not re-check):
-// the SPIR-V is well-formed enough for spirv-cross, has the entry point as a GLCompute shader;
-// its storage buffers are exactly the declared bindings, all in set 0; its push-constant block
-// has exactly the declared members (by name) at the declared offsets with the declared scalar
-// types, and push_constant_size is the block's size; every declared spec id exists in the shader;
-// local_size is the entry point's workgroup size, local_size_spec_id says which dimensions a
-// spec constant overrides.
+// the SPIR-V passes spirv-val under the Vulkan rules of its version and has the entry point as
+// a GLCompute shader; its descriptors are exactly the declared bindings, all storage buffers in
+// set 0, none readonly where the manifest writes or writeonly where it reads; its push-constant
+// block has exactly the declared members (by name) at the declared offsets with the declared
+// scalar types, and push_constant_size is the block's size; every declared spec id exists and
+// its 32-bit type is recorded; local_size is the entry point's declared workgroup size and
+// local_size_spec_id says which dimensions a spec constant overrides.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -138,14 +141,15 @@ KernelInstance instantiate(const KernelEntry& k, const ExprVars& vars, const std
 // with shaderc), then every entry against the SPIR-V's reflection (spirv-cross C API): binding
 // numbers exist and are storage buffers in set 0, push-constant block size and member offsets
 // match, spec constant ids exist, workgroup size read. Any mismatch throws moe::Error naming the
-// kernel, the binding/member and both sides.
+// file, the kernel, the binding/member and both sides.
 Manifest load_manifest(const std::string& path);
 // Validates one entry against its SPIR-V (used by load_manifest and for the bundled set) and
-// fills push_constant_size, local_size and local_size_spec_id. `where` prefixes every message
+// fills push_constant_size, each spec constant's type, local_size and local_size_spec_id. `where` prefixes every message
 // (the manifest file); messages then name the kernel.
 void reflect_and_check(KernelEntry& k, const std::string& where);
 // Compiles GLSL compute source with shaderc for k.glsl_target with k.defines; #include "..."
 // resolves relative to the including file. `path` names the source in messages and includes.
+// No optimization, so member names (push constants are matched by name) survive.
 std::vector<uint32_t> compile_glsl(const std::string& source, const std::string& path, const KernelEntry& k);
 // Reads a .spv file: non-empty, size a multiple of 4, SPIR-V magic 0x07230203 (a byte-swapped
 // magic is reported as such).
