@@ -19,7 +19,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
+#include <system_error>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -189,14 +189,17 @@ class Parser {
   }
 
   Value parse_number() {
+    // from_chars: locale-independent (strtod would read "0.5" as 0 under a comma locale) and
+    // decimal only (no hex, inf or nan).
     const char* begin = s_.c_str() + pos_;
-    char* end = nullptr;
-    double v = std::strtod(begin, &end);
-    if (end == begin) fail("bad number");
+    double v = 0;
+    auto [end, ec] = std::from_chars(begin, s_.c_str() + s_.size(), v, std::chars_format::general);
+    if (ec != std::errc() || end == begin) fail("bad number");
     std::string text(begin, static_cast<size_t>(end - begin));
     pos_ += text.size();
-    // Hex, inf and nan are not numbers here; strtod accepts them, this grammar does not.
-    if (text.find_first_of("xXnN") != std::string::npos) fail("bad number '" + text + "'");
+    // "0x10" reads as 0 followed by a name: reject a number glued to a letter or digit run.
+    if (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_' || s_[pos_] == '.'))
+      fail("bad number '" + text + s_[pos_] + "...'");
     bool integral = text.find_first_of(".eE") == std::string::npos;
     if (integral && std::fabs(v) > kMaxExactInt) fail("integer " + text + " is beyond 2^53");
     return {v, integral};

@@ -120,7 +120,8 @@ TEST(Expr, ErrorsNameTheExpression) {
 }
 
 TEST(Expr, SyntaxErrors) {
-  const char* bad[] = {"", "1 +", "(1 + 2", "1 2", "1 < 2 < 3", "dim = 4", "* 3", "0x10", "min(1, 2", "1 & 2", "2 ** 3"};
+  const char* bad[] = {"", "1 +", "(1 + 2", "1 2", "1 < 2 < 3", "dim = 4", "* 3", "0x10", "min(1, 2", "1 & 2", "2 ** 3",
+                      "1e", "1.5.2", "2dim"};  // "inf" and "nan" are names: unknown ones
   for (const char* e : bad) {
     std::string m = error_of([&] { ev(e, {{"dim", 4}}); });
     EXPECT_NE(m.find("expression '" + std::string(e) + "'"), std::string::npos) << e << " -> " << m;
