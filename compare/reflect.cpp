@@ -160,7 +160,9 @@ void check_bindings(const Reflection& r, spvc_resources res, const KernelEntry& 
                                    return s;
                                  }()
                               << ")");
-      MOE_CHECK(!seen[d], where << ": " << shader_side << " shares binding " << binding << " with another storage buffer");
+      // Several storage buffers may alias one binding (engines view one buffer as float and as
+      // packed uint; Vulkan allows it): one declared binding covers them all, and each alias
+      // must agree with its access below.
       seen[d] = true;
       spvc_type t = spvc_compiler_get_type_handle(c, v.type_id);
       MOE_CHECK(spvc_type_get_num_array_dimensions(t) == 0,

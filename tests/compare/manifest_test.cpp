@@ -165,6 +165,19 @@ TEST(Manifest, ShaderBindingNotDeclared) {
                      "declared bindings: 0 \"x\", 2 \"y\""});
 }
 
+TEST(Manifest, AliasedBindingsShareOneDeclaration) {
+  json j = read_json("valid_spirv.json");
+  kernel0(j) = {{"name", "alias"}, {"ops", {"residual_add"}}, {"glsl", "alias.comp"}, {"dispatch", {"1", "1", "1"}},
+                {"bindings", {{{"binding", 0}, {"tensor", "x"}, {"access", "in"}},
+                              {{"binding", 1}, {"tensor", "y"}, {"access", "out"}}}}};
+  Manifest m = load_manifest(write_variant(j, "alias"));
+  EXPECT_EQ(m.kernels[0].bindings.size(), 2u);
+  // Each alias is still checked: both views are readonly, so "inout" is refused.
+  kernel0(j)["bindings"][0]["access"] = "inout";
+  std::string e = error_of([&] { load_manifest(write_variant(j, "alias_inout")); });
+  EXPECT_NE(e.find("binding 0 (tensor \"x\") has access \"inout\", but the shader's storage buffer 'X"), std::string::npos) << e;
+}
+
 TEST(Manifest, BindingNotAStorageBuffer) {
   expect_load_error("valid_spirv.json",
                     [](json& j) {
