@@ -231,13 +231,21 @@ void check_push_constants(const Reflection& r, spvc_resources res, KernelEntry& 
   std::string block_desc = "the shader's push-constant block (" + std::to_string(size) + " bytes: " + listing + ")";
   MOE_CHECK(!k.push_constants.empty(), where << ": push_constants: the manifest declares none, but " << block_desc
                                              << " must be filled");
+  // Members are matched by name. A module without member names (spirv-opt strips them, and
+  // engines ship optimized .spv) is matched by offset instead: the manifest's names are then
+  // labels, and offsets and types are still checked both ways.
+  bool by_name = false;
+  for (const auto& m : members) by_name |= !m.name.empty();
+  auto same = [&](const PushConstant& p, const Member& m) { return by_name ? m.name == p.name : m.offset == p.offset; };
   for (size_t i = 0; i < k.push_constants.size(); ++i) {
     const PushConstant& p = k.push_constants[i];
     const Member* m = nullptr;
     for (const auto& x : members)
-      if (x.name == p.name) m = &x;
-    MOE_CHECK(m, where << ": push_constants[" << i << "] \"" << p.name << "\" is not a member of " << block_desc
-                       << (members.size() && members[0].name.empty() ? "; the SPIR-V has no member names (stripped?)" : ""));
+      if (same(p, x)) m = &x;
+    MOE_CHECK(m, where << ": push_constants[" << i << "] \"" << p.name << "\" "
+                       << (by_name ? "is not a member of "
+                                   : "(offset " + std::to_string(p.offset) + ") has no member at its offset in ")
+                       << block_desc << (by_name ? "" : "; the SPIR-V has no member names, so members match by offset"));
     MOE_CHECK(m->offset == p.offset, where << ": push constant \"" << p.name << "\": manifest offset " << p.offset
                                            << ", shader offset " << m->offset << " in " << block_desc);
     MOE_CHECK(m->type == p.type, where << ": push constant \"" << p.name << "\": manifest type " << p.type
@@ -247,9 +255,10 @@ void check_push_constants(const Reflection& r, spvc_resources res, KernelEntry& 
   // (with value "0" when really unused).
   for (const auto& m : members) {
     bool declared = false;
-    for (const auto& p : k.push_constants) declared |= p.name == m.name;
-    MOE_CHECK(declared, where << ": push constant member \"" << m.name << "\" (" << m.type << " @" << m.offset
-                              << ") of " << block_desc << " is not declared in the manifest (declare it, value \"0\" if unused)");
+    for (const auto& p : k.push_constants) declared |= same(p, m);
+    MOE_CHECK(declared, where << ": push constant member " << (m.name.empty() ? "<unnamed>" : "\"" + m.name + "\"") << " ("
+                              << m.type << " @" << m.offset << ") of " << block_desc
+                              << " is not declared in the manifest (declare it, value \"0\" if unused)");
   }
 }
 

@@ -232,6 +232,28 @@ TEST(Manifest, PushConstantMembers) {
                     {"push_constants: the manifest declares none, but the shader's push-constant block (12 bytes"});
 }
 
+TEST(Manifest, StrippedSpirvMatchesPushConstantsByOffset) {
+  // rmsnorm_opt.spv is `glslc -O` of rmsnorm.comp: no names left.
+  json j = read_json("valid_spirv.json");
+  kernel0(j)["spirv"] = "rmsnorm_opt.spv";
+  Manifest m = load_manifest(write_variant(j, "stripped"));
+  EXPECT_EQ(m.kernels[0].push_constant_size, 12u);
+  expect_load_error("valid_spirv.json",
+                    [](json& j) {
+                      kernel0(j)["spirv"] = "rmsnorm_opt.spv";
+                      kernel0(j)["push_constants"][2]["offset"] = 12;
+                    },
+                    {"push_constants[2] \"rows\" (offset 12) has no member at its offset in the shader's push-constant "
+                     "block (12 bytes: <unnamed> u32 @0, <unnamed> f32 @4, <unnamed> u32 @8); the SPIR-V has no member "
+                     "names, so members match by offset"});
+  expect_load_error("valid_spirv.json",
+                    [](json& j) {
+                      kernel0(j)["spirv"] = "rmsnorm_opt.spv";
+                      kernel0(j)["push_constants"][1]["type"] = "u32";
+                    },
+                    {"push constant \"eps\": manifest type u32, shader type f32"});
+}
+
 TEST(Manifest, UnknownSpecId) {
   expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["specialization"][1]["id"] = 5; },
                     {"specialization[1]: the manifest sets spec constant id 5, the shader's spec constant ids are {0, 1}"});
