@@ -178,7 +178,8 @@ CaseResult run_case(vk::Context& ctx, const Manifest& m, const KernelEntry& k, c
 std::vector<CaseResult> compare_cases(const CompareOptions& opt) {
   vk::Context ctx(opt.device);
   const Manifest m = opt.kernels.empty() ? load_bundled() : load_manifest(opt.kernels);
-  const std::set<std::string> known(case_ops().begin(), case_ops().end());
+  const std::vector<std::string> with_cases = case_ops();
+  const std::set<std::string> known(with_cases.begin(), with_cases.end());
   std::vector<std::string> ops = split(opt.ops);
   if (ops.empty())
     for (const KernelEntry& k : m.kernels)
