@@ -35,7 +35,9 @@ namespace {
 // ~0.8 rad: the f32 angle itself is then only known to ~0.06 rad, and Vulkan's 3 ULP exp2 at 0
 // allows 0.36 rad more: a kernel may rotate such a pair by up to ~0.8 rad off and still be
 // conforming, while the pairs of large i (small angles) stay tightly checked.
-// The tail channels [R, D) are copied: bound 0 (must be bit-exact).
+// The tail channels [R, D) are copied: bound 0, so any difference in value fails there (the
+// reduction decision's error is |found - truth|: the inputs are random normals, never +-0 or
+// NaN, so equal values are equal bits; the kernel copies words, the exact form).
 std::vector<double> rope_bound(const RopeParams& p, const std::vector<int64_t>& positions, const std::vector<float>& x) {
   const int64_t D = p.head_dim, R = p.rotary_dim, half = R / 2;
   const double theta = double(p.theta);
