@@ -59,7 +59,8 @@ OpCase qk_norm_case(const char* label, int64_t tokens, int64_t heads, int64_t dk
 std::vector<OpCase> qk_norm_cases(bool rem, bool real, uint64_t seed) {
   std::vector<OpCase> out;
   if (rem)
-    for (int64_t dk : {1, 31, 33, 67, 129, 4099}) out.push_back(qk_norm_case("remainder", 2, 3, dk, seed + dk));
+    for (int64_t dk : {1, 31, 33, 67, 129, 4099})
+      out.push_back(qk_norm_case(("remainder dk " + std::to_string(dk)).c_str(), 2, 3, dk, seed + dk));
   if (real) {
     // Linear attention of both A17B and A3B: Hk = 16, dk = 128.
     out.push_back(qk_norm_case("A17B/A3B decode", 1, 16, 128, seed));

@@ -75,7 +75,8 @@ OpCase rmsnorm_gated_case(const char* label, int64_t tokens, int64_t heads, int6
 std::vector<OpCase> rmsnorm_gated_cases(bool rem, bool real, uint64_t seed) {
   std::vector<OpCase> out;
   if (rem)
-    for (int64_t dv : {1, 31, 33, 67, 129, 4099}) out.push_back(rmsnorm_gated_case("remainder", 2, 3, dv, seed + dv));
+    for (int64_t dv : {1, 31, 33, 67, 129, 4099})
+      out.push_back(rmsnorm_gated_case(("remainder dv " + std::to_string(dv)).c_str(), 2, 3, dv, seed + dv));
   if (real) {
     out.push_back(rmsnorm_gated_case("A17B decode (Hv 64)", 1, 64, 128, seed));
     out.push_back(rmsnorm_gated_case("A3B decode (Hv 32)", 1, 32, 128, seed + 1));

@@ -38,7 +38,8 @@ namespace {
 // The tail channels [R, D) are copied: bound 0, so any difference in value fails there (the
 // reduction decision's error is |found - truth|: the inputs are random normals, never +-0 or
 // NaN, so equal values are equal bits; the kernel copies words, the exact form).
-std::vector<double> rope_bound(const RopeParams& p, const std::vector<int64_t>& positions, const std::vector<float>& x) {
+std::vector<double> rope_bound(const RopeParams& p, const std::vector<int64_t>& positions,
+                               const std::vector<float>& x) {
   const int64_t D = p.head_dim, R = p.rotary_dim, half = R / 2;
   const double theta = double(p.theta);
   const double log2_theta = std::log2(theta), ln_theta = std::fabs(std::log(theta));
@@ -114,7 +115,8 @@ std::vector<OpCase> rope_cases(bool rem, bool real, uint64_t seed) {
     for (const Shape sh : {Shape{2, 2, 1e4f}, Shape{31, 2, 1e7f}, Shape{33, 30, 1e4f}, Shape{67, 66, 1e7f},
                            Shape{64, 64, 1e6f}, Shape{4099, 64, 1e7f}, Shape{300, 260, 1e7f}}) {
       const uint64_t s = seed + uint64_t(sh.D + sh.R);
-      out.push_back(rope_case("remainder", 3, sh.D, sh.R, sh.theta, decode_positions(s), s));
+      const std::string label = "remainder D " + std::to_string(sh.D) + " R " + std::to_string(sh.R);
+      out.push_back(rope_case(label.c_str(), 3, sh.D, sh.R, sh.theta, decode_positions(s), s));
     }
   }
   if (real) {
