@@ -9,6 +9,9 @@ using CasesFn = std::vector<OpCase> (*)(bool remainders, bool real, uint64_t see
 std::vector<OpCase> rmsnorm_cases(bool, bool, uint64_t);
 std::vector<OpCase> residual_add_cases(bool, bool, uint64_t);
 std::vector<OpCase> matvec_q_cases(bool, bool, uint64_t);
+std::vector<OpCase> qk_norm_cases(bool, bool, uint64_t);
+std::vector<OpCase> rmsnorm_gated_cases(bool, bool, uint64_t);
+std::vector<OpCase> rope_cases(bool, bool, uint64_t);
 
 namespace {
 
@@ -20,6 +23,9 @@ const CaseEntry kCases[] = {
     {"rmsnorm", &rmsnorm_cases},
     {"residual_add", &residual_add_cases},
     {"matvec_q", &matvec_q_cases},
+    {"qk_norm", &qk_norm_cases},
+    {"rmsnorm_gated", &rmsnorm_gated_cases},
+    {"rope", &rope_cases},
 };
 
 }  // namespace

@@ -1,0 +1,136 @@
+#include <cmath>
+
+#include "compare/cases/case_util.h"
+#include "core/rng.h"
+#include "ops/rope.h"
+
+namespace moe::compare {
+namespace {
+
+// Per-element bound for a kernel that forms the angle in f32 (as every engine does) under the
+// Vulkan precision rules, against the f64 truth; first order in u = 2^-24, one ULP of a value
+// at most 2u of it. The reasoning of kernels_cpu/check/rope_check.cpp, with the GPU's
+// transcendentals in place of libm's.
+//
+// Angle. Exactly a = pos * theta^(-e), e = 2i/R, i.e. a = pos * 2^(-t), t = e log2(theta).
+//   e_k = float(2i) / float(R): 2.5 ULP = 5u, or float(2i) * (1/R): 6u.   |de| <= 6u e
+//   log2(theta): 3 ULP = 6u |log2 theta| (theta outside [0.5, 2]), else 2^-21 absolute.
+//   t_k = e_k * log2(theta): + u.  |dt| <= e dL + 7u |t|
+//   exp2(-t_k): 3 + 2|t| ULP = (6 + 4|t|)u relative, and the argument's error ln2 |dt|.
+//   (GLSL pow(theta, -e) is defined as this exp2(-e * log2(theta)): the same budget.)
+//   A kernel forming 1 / pow(theta, e) adds a 2.5 ULP division: 5u (budgeted).
+//   a_k = float(pos) * inv_freq: + u, and float(pos) is exact below 2^24 (else 1 ULP: 2u).
+//   Reduction to [-pi, pi] (Vulkan defines sin/cos precision only there): r = a - k 2pi_f with
+//   an f32 2pi (|2pi_f - 2pi| = 0.47u 2pi, times |k| <= |a|/2pi + 1), the product's and the
+//   difference's roundings and one fold: <= 1.47u |a| + 13u; budget 2u |a| + 16u.
+//   The truth's own angle (f64 pow, reciprocal, product): (|ln theta| + 4) 2^-53 |a|.
+//   da = |a| (eps_inv + u + d_pos + 2u + (|ln theta| + 4) 2^-53) + 16u.
+// Rotation. A pair r = (x1, x2) rotated by a + da instead of a moves by
+// 2 |sin(da/2)| |r| <= da |r| in each component. cos and sin: absolute error 2^-11 each in
+// [-pi, pi] (Vulkan): 2^-11 (|x1| + |x2|). The two products and the sum (or an FMA):
+// 2u (|x1 c| + |x2 s|) <= 2u |r| (1 + 2^-10) (Cauchy-Schwarz, c^2 + s^2 near 1): 3u |r|; the
+// truth's rounding to f32: u |y| <= u |r|.
+// Hence |y - y_true| <= |r| (da + 4u) + 2^-11 (|x1| + |x2|) + the smallest normal.
+// At position 0 this is ~1e-3 |r| (the trig rule); at 10^6, pair 0 (a = 10^6 rad), da reaches
+// ~0.8 rad: the f32 angle itself is then only known to ~0.06 rad, and Vulkan's 3 ULP exp2 at 0
+// allows 0.36 rad more: a kernel may rotate such a pair by up to ~0.8 rad off and still be
+// conforming, while the pairs of large i (small angles) stay tightly checked.
+// The tail channels [R, D) are copied: bound 0, so any difference in value fails there (the
+// reduction decision's error is |found - truth|: the inputs are random normals, never +-0 or
+// NaN, so equal values are equal bits; the kernel copies words, the exact form).
+std::vector<double> rope_bound(const RopeParams& p, const std::vector<int64_t>& positions,
+                               const std::vector<float>& x) {
+  const int64_t D = p.head_dim, R = p.rotary_dim, half = R / 2;
+  const double theta = double(p.theta);
+  const double log2_theta = std::log2(theta), ln_theta = std::fabs(std::log(theta));
+  const double dlog2 = (theta < 0.5 || theta > 2.0) ? 6 * kU32 * std::fabs(log2_theta) : 0x1.0p-21;
+  std::vector<double> bound(x.size(), 0.0);
+  for (int64_t t = 0; t < p.tokens; ++t) {
+    const double pos = double(positions[size_t(t)]);
+    const double d_pos = pos >= 0x1.0p24 ? 2 * kU32 : 0.0;
+    for (int64_t i = 0; i < half; ++i) {
+      const double e = double(2 * i) / double(R);
+      const double tt = std::fabs(e * log2_theta);
+      const double dt = e * dlog2 + 7 * kU32 * tt;
+      const double eps_inv = (6 + 4 * (tt + dt)) * kU32 + std::log(2.0) * dt + 5 * kU32;
+      const double a = pos * std::pow(theta, -e);
+      const double da = a * (eps_inv + kU32 + d_pos + 2 * kU32 + (ln_theta + 4) * 0x1.0p-53) + 16 * kU32;
+      for (int64_t h = 0; h < p.heads; ++h) {
+        const size_t b = size_t((t * p.heads + h) * D + i);
+        const double x1 = x[b], x2 = x[b + size_t(half)];
+        const double r = std::hypot(x1, x2);
+        bound[b] = bound[b + size_t(half)] =
+            r * (da + 4 * kU32) + 0x1.0p-11 * (std::fabs(x1) + std::fabs(x2)) + kMinNormal32;
+      }
+    }
+  }
+  return bound;
+}
+
+// x: q/k after their per-head norm, RMS ~1 with outlier channels. Positions: a uint buffer
+// (the kernel's shape contract); the op's int64 positions in [0, 2^31) fit.
+OpCase rope_case(const char* label, int64_t heads, int64_t D, int64_t R, float theta,
+                 const std::vector<int64_t>& positions, uint64_t seed) {
+  RopeParams p;
+  p.tokens = int64_t(positions.size()), p.heads = heads, p.head_dim = D, p.rotary_dim = R, p.theta = theta;
+  OpCase c{"rope", label, "", seed, {}, {}, {}, {}};
+  set_vars(c, p);
+  Rng rng(seed);
+  const int64_t n = p.tokens * heads * D;
+  const std::vector<float> x = rng.fork(1).activations(n);
+  std::vector<float> y(static_cast<size_t>(n));
+  rope_ref<double>(p, positions, x, y);
+  std::vector<uint32_t> pos32(positions.begin(), positions.end());
+  c.tensors["positions"] = u32_tensor(pos32);
+  c.tensors["x"] = f32_tensor(x);
+  c.tensors["y"] = output_f32(n);
+  OutputSpec s;
+  s.name = "y", s.kind = Kind::Reduction;
+  s.bound = rope_bound(p, positions, x);
+  c.outputs["y"] = s;
+  c.truth["y"] = widen(y);
+  return c;
+}
+
+// The positions every decode-like case visits: the start, the first step, a typical context,
+// the edge of 16 bits and a million-token context, plus three drawn from the seed in [0, 10^6].
+std::vector<int64_t> decode_positions(uint64_t seed) {
+  std::vector<int64_t> pos{0, 1, 4095, 65535, 1000000};
+  Rng rng = Rng(seed).fork(7);
+  for (int k = 0; k < 3; ++k) pos.push_back(rng.below(1000001));
+  return pos;
+}
+
+}  // namespace
+
+std::vector<OpCase> rope_cases(bool rem, bool real, uint64_t seed) {
+  std::vector<OpCase> out;
+  if (rem) {
+    // (D, R, theta): a lone pair, an odd tail, R not a power of two, no tail, a long head;
+    // thetas 1e4 (Llama), 1e6 and 1e7 (Qwen3.5/3.6).
+    struct Shape {
+      int64_t D, R;
+      float theta;
+    };
+    for (const Shape sh : {Shape{2, 2, 1e4f}, Shape{31, 2, 1e7f}, Shape{33, 30, 1e4f}, Shape{67, 66, 1e7f},
+                           Shape{64, 64, 1e6f}, Shape{4099, 64, 1e7f}, Shape{300, 260, 1e7f}}) {
+      const uint64_t s = seed + uint64_t(sh.D + sh.R);
+      const std::string label = "remainder D " + std::to_string(sh.D) + " R " + std::to_string(sh.R);
+      out.push_back(rope_case(label.c_str(), 3, sh.D, sh.R, sh.theta, decode_positions(s), s));
+    }
+  }
+  if (real) {
+    // Full attention of A17B (32 q heads, 2 kv heads) and A3B (16 / 2): D 256, R 64, theta 1e7.
+    out.push_back(rope_case("A17B q (32 heads)", 32, 256, 64, 1e7f, decode_positions(seed), seed));
+    out.push_back(rope_case("A17B/A3B k (2 heads)", 2, 256, 64, 1e7f, decode_positions(seed + 1), seed + 1));
+    out.push_back(rope_case("A3B q (16 heads)", 16, 256, 64, 1e7f, decode_positions(seed + 2), seed + 2));
+    // A prefill chunk of 64 consecutive positions from a start drawn from the seed.
+    const int64_t start = Rng(seed + 3).fork(7).below(1000000 - 63);
+    std::vector<int64_t> chunk(64);
+    for (int64_t t = 0; t < 64; ++t) chunk[size_t(t)] = start + t;
+    out.push_back(rope_case("A17B q prefill 64", 32, 256, 64, 1e7f, chunk, seed + 3));
+  }
+  return out;
+}
+
+}  // namespace moe::compare
