@@ -9,6 +9,10 @@ using CasesFn = std::vector<OpCase> (*)(bool remainders, bool real, uint64_t see
 std::vector<OpCase> rmsnorm_cases(bool, bool, uint64_t);
 std::vector<OpCase> residual_add_cases(bool, bool, uint64_t);
 std::vector<OpCase> matvec_q_cases(bool, bool, uint64_t);
+std::vector<OpCase> matvec_bf16_cases(bool, bool, uint64_t);
+std::vector<OpCase> embedding_cases(bool, bool, uint64_t);
+std::vector<OpCase> dequant_cases(bool, bool, uint64_t);
+std::vector<OpCase> moe_combine_cases(bool, bool, uint64_t);
 
 namespace {
 
@@ -20,6 +24,10 @@ const CaseEntry kCases[] = {
     {"rmsnorm", &rmsnorm_cases},
     {"residual_add", &residual_add_cases},
     {"matvec_q", &matvec_q_cases},
+    {"matvec_bf16", &matvec_bf16_cases},
+    {"embedding", &embedding_cases},
+    {"dequant", &dequant_cases},
+    {"moe_combine", &moe_combine_cases},
 };
 
 }  // namespace
