@@ -4,8 +4,13 @@
 
 #include "core/check.h"
 #include "op_registry.h"
+#include "compare/driver.h"
 #include "run.h"
 #include "selfcheck.h"
+
+namespace moe {
+int list_devices_command();  // cli/devices.cpp
+}
 
 int main(int argc, char** argv) {
   CLI::App app{"moeoracle: CPU ground truth and differential oracle for streaming-MoE inference engines"};
@@ -52,6 +57,23 @@ int main(int argc, char** argv) {
   diff->add_option("b", dop.b, "candidate dump")->required();
   diff->add_option("--threshold", dop.threshold, "max|A-B| / max|A| above which a tap fails")->capture_default_str();
 
+  auto* devices = app.add_subcommand("devices", "List Vulkan devices: driver, subgroup sizes, limits, timestamps");
+
+  moe::compare::CompareOptions co;
+  auto* compare = app.add_subcommand("compare", "Run GPU kernels (bundled or from a manifest) against the CPU truth");
+  compare->add_option("--kernels", co.kernels, "Kernel manifest JSON (default: the bundled kernels)");
+  compare->add_option("--ops", co.ops, "Comma-separated ops (default: every op the manifest has cases for)");
+  compare->add_option("--seed", co.seed, "First seed")->capture_default_str();
+  compare->add_option("--seeds", co.seeds, "Number of seeds")->check(CLI::PositiveNumber)->capture_default_str();
+  compare->add_option("--shapes", co.shapes, "remainders, real, all, or one shape label")->capture_default_str();
+  compare->add_option("--device", co.device, "Vulkan device index or name substring (default: the first, GPUs first)");
+  compare->add_option("--shard", co.shard, "I/N: run every N-th case from the I-th (also GTEST_SHARD_INDEX/TOTAL_SHARDS)");
+  compare->add_option("--subgroup", co.subgroup, "Only this subgroup size (default: every size the device offers)");
+  compare->add_flag("--perf", co.perf, "GPU time per case, GB/s");
+  compare->add_option("--json", co.json, "Write a JSON report");
+  compare->add_option("--junit", co.junit, "Write a JUnit XML report");
+  compare->add_option("--timeout-ms", co.timeout_ms, "Per-dispatch timeout")->capture_default_str();
+
   moe::FixtureOptions fo;
   auto* fixture = app.add_subcommand("fixture", "Write a deterministic synthetic model (MLX or moeflux format)");
   fixture->add_option("--preset", fo.preset, "tiny, a3b-2layers or a17b-2layers")->capture_default_str();
@@ -71,6 +93,8 @@ int main(int argc, char** argv) {
     if (*inspect) return moe::inspect_dump(io);
     if (*diff) return moe::diff_dumps(dop);
     if (*fixture) return moe::make_fixture(fo);
+    if (*devices) return moe::list_devices_command();
+    if (*compare) return moe::compare::run_compare(co);
     if (*ops) {
       for (const moe::OpInfo& op : moe::op_registry()) std::printf("%-18s %s\n", op.stem, op.summary);
       return 0;

@@ -1,5 +1,6 @@
 #include "compare/driver.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdio>
@@ -23,10 +24,6 @@ namespace moe::compare {
 namespace fs = std::filesystem;
 
 namespace {
-
-// The poison written into outputs before a dispatch: a quiet NaN with a recognisable payload, so
-// an element the kernel never wrote is caught (metrics: "unwritten").
-constexpr uint32_t kPoison = 0x7FC00BADu;
 
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
@@ -181,7 +178,8 @@ CaseResult run_case(vk::Context& ctx, const Manifest& m, const KernelEntry& k, c
 std::vector<CaseResult> compare_cases(const CompareOptions& opt) {
   vk::Context ctx(opt.device);
   const Manifest m = opt.kernels.empty() ? load_bundled() : load_manifest(opt.kernels);
-  const std::set<std::string> known(case_ops().begin(), case_ops().end());
+  const std::vector<std::string> with_cases = case_ops();
+  const std::set<std::string> known(with_cases.begin(), with_cases.end());
   std::vector<std::string> ops = split(opt.ops);
   if (ops.empty())
     for (const KernelEntry& k : m.kernels)

@@ -1,1 +1,330 @@
-// placeholder: being written
+// Manifest expressions (manifest.h): a recursive-descent parser evaluated as it parses.
+// Grammar, lowest precedence first (C's precedence and associativity):
+//   or      := and ('||' and)*
+//   and     := cmp ('&&' cmp)*
+//   cmp     := add (('<' | '<=' | '>' | '>=' | '==' | '!=') add)?   // no chaining: a < b < c is an error
+//   add     := mul (('+' | '-') mul)*
+//   mul     := unary (('*' | '/' | '%') unary)*
+//   unary   := ('-' | '!') unary | primary
+//   primary := number | identifier | identifier '(' expr (',' expr)* ')' | '(' expr ')'
+// Values are doubles carrying an "integral" flag: a literal without '.'/exponent and a variable
+// holding an integral value are integers; + - * / % on two integers follow C (/ truncates toward
+// zero, % takes the dividend's sign) so dispatch counts and limits mean what they mean in the
+// kernel's own C/GLSL. One float operand makes the operation floating (% then errors: fmod is
+// never what a dispatch or limit wants). Comparisons and logic give the integers 0 or 1.
+// && and || evaluate both sides (no short circuit): an unknown name in either side is an error
+// even when the other side decides, so a typo in a limit cannot hide.
+#include <algorithm>
+#include <charconv>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <system_error>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "compare/manifest.h"
+#include "core/check.h"
+
+namespace moe::compare {
+
+std::string format_value(double v) {
+  // Integers exactly ("100000", not "1e+05"); others in the shortest text that reads back as the
+  // same double ("1e-06", not "9.9999999999999995e-07").
+  if (std::isfinite(v) && std::floor(v) == v && std::fabs(v) < 1e16) return std::to_string(static_cast<int64_t>(v));
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+namespace {
+
+struct Value {
+  double v = 0;
+  bool integral = true;
+};
+
+// Integers beyond 2^53 are not exact in a double; no dispatch, size or limit gets near it.
+constexpr double kMaxExactInt = 9007199254740992.0;
+
+bool is_integral_value(double v) { return std::isfinite(v) && std::floor(v) == v && std::fabs(v) <= kMaxExactInt; }
+
+class Parser {
+ public:
+  Parser(const std::string& expr, const ExprVars& vars, bool check_only)
+      : s_(expr), vars_(vars), check_only_(check_only) {}
+
+  Value parse() {
+    skip_ws();
+    MOE_CHECK(pos_ < s_.size(), "expression '" << s_ << "': empty");
+    Value v = parse_or();
+    skip_ws();
+    if (pos_ < s_.size()) fail("unexpected '" + s_.substr(pos_, 1) + "'");
+    return v;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    MOE_FAIL("expression '" << s_ << "': " << what << " at column " << pos_ + 1);
+  }
+
+  void skip_ws() {
+    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n')) ++pos_;
+  }
+  // Consumes `tok` if it comes next (after blanks). A one-char operator does not match the start
+  // of a two-char one ('<' vs '<=', '!' vs '!=').
+  bool accept(const char* tok) {
+    skip_ws();
+    size_t n = std::char_traits<char>::length(tok);
+    if (s_.compare(pos_, n, tok) != 0) return false;
+    if (n == 1 && (tok[0] == '<' || tok[0] == '>' || tok[0] == '!' || tok[0] == '=') && pos_ + 1 < s_.size() &&
+        s_[pos_ + 1] == '=')
+      return false;
+    pos_ += n;
+    return true;
+  }
+  void expect(const char* tok) {
+    if (!accept(tok)) fail(std::string("expected '") + tok + "'");
+  }
+
+  static Value boolean(bool b) { return {b ? 1.0 : 0.0, true}; }
+  static bool truth(Value v) { return v.v != 0.0; }
+
+  Value parse_or() {
+    Value l = parse_and();
+    while (accept("||")) {
+      Value r = parse_and();
+      l = boolean(truth(l) || truth(r));
+    }
+    return l;
+  }
+  Value parse_and() {
+    Value l = parse_cmp();
+    while (accept("&&")) {
+      Value r = parse_cmp();
+      l = boolean(truth(l) && truth(r));
+    }
+    return l;
+  }
+  Value parse_cmp() {
+    Value l = parse_add();
+    static const char* ops[] = {"<=", ">=", "==", "!=", "<", ">"};
+    for (const char* op : ops) {
+      if (!accept(op)) continue;
+      Value r = parse_add();
+      bool b = false;
+      std::string o = op;
+      if (o == "<=") b = l.v <= r.v;
+      else if (o == ">=") b = l.v >= r.v;
+      else if (o == "==") b = l.v == r.v;
+      else if (o == "!=") b = l.v != r.v;
+      else if (o == "<") b = l.v < r.v;
+      else b = l.v > r.v;
+      for (const char* op2 : ops)
+        if (accept(op2)) fail("comparisons do not chain; write (a < b) && (b < c)");
+      return boolean(b);
+    }
+    return l;
+  }
+  Value parse_add() {
+    Value l = parse_mul();
+    for (;;) {
+      if (accept("+")) l = arith('+', l, parse_mul());
+      else if (accept("-")) l = arith('-', l, parse_mul());
+      else return l;
+    }
+  }
+  Value parse_mul() {
+    Value l = parse_unary();
+    for (;;) {
+      if (accept("*")) l = arith('*', l, parse_unary());
+      else if (accept("/")) l = arith('/', l, parse_unary());
+      else if (accept("%")) l = arith('%', l, parse_unary());
+      else return l;
+    }
+  }
+  Value parse_unary() {
+    // Nesting depth (parentheses, unary operators, function arguments) is bounded so a hostile
+    // or broken manifest cannot overflow the stack; real expressions nest a few levels.
+    constexpr int kMaxDepth = 100;
+    if (++depth_ > kMaxDepth) fail("nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    Value v = parse_unary_inner();
+    --depth_;
+    return v;
+  }
+  Value parse_unary_inner() {
+    if (accept("-")) {
+      Value v = parse_unary();
+      return {-v.v, v.integral};
+    }
+    if (accept("!")) return boolean(!truth(parse_unary()));
+    return parse_primary();
+  }
+
+  Value parse_primary() {
+    skip_ws();
+    if (pos_ >= s_.size()) fail("unexpected end");
+    char c = s_[pos_];
+    if (accept("(")) {
+      Value v = parse_or();
+      expect(")");
+      return v;
+    }
+    if ((c >= '0' && c <= '9') || c == '.') return parse_number();
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      size_t start = pos_;
+      while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_')) ++pos_;
+      std::string name = s_.substr(start, pos_ - start);
+      if (accept("(")) return call(name, start);
+      if (check_only_) return {1.0, true};
+      auto it = vars_.find(name);
+      if (it == vars_.end()) {
+        pos_ = start;
+        fail("unknown name '" + name + "'" + known_names());
+      }
+      return {it->second, is_integral_value(it->second)};
+    }
+    fail("unexpected '" + std::string(1, c) + "'");
+  }
+
+  Value parse_number() {
+    // from_chars: locale-independent (strtod would read "0.5" as 0 under a comma locale) and
+    // decimal only (no hex, inf or nan).
+    const char* begin = s_.c_str() + pos_;
+    double v = 0;
+    auto [end, ec] = std::from_chars(begin, s_.c_str() + s_.size(), v, std::chars_format::general);
+    if (ec != std::errc() || end == begin) fail("bad number");
+    std::string text(begin, static_cast<size_t>(end - begin));
+    pos_ += text.size();
+    // "0x10" reads as 0 followed by a name: reject a number glued to a letter or digit run.
+    if (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_' || s_[pos_] == '.'))
+      fail("bad number '" + text + s_[pos_] + "...'");
+    bool integral = text.find_first_of(".eE") == std::string::npos;
+    if (integral && std::fabs(v) > kMaxExactInt) fail("integer " + text + " is beyond 2^53");
+    return {v, integral};
+  }
+
+  Value call(const std::string& name, size_t start) {
+    std::vector<Value> args;
+    if (!accept(")")) {
+      do args.push_back(parse_or());
+      while (accept(","));
+      expect(")");
+    }
+    auto need = [&](size_t n) {
+      if (args.size() != n) {
+        pos_ = start;
+        fail(name + "() takes " + std::to_string(n) + " arguments, got " + std::to_string(args.size()));
+      }
+    };
+    if (name == "min" || name == "max") {
+      need(2);
+      bool lt = args[0].v < args[1].v;
+      Value r = (name == "min") == lt ? args[0] : args[1];
+      r.integral = args[0].integral && args[1].integral;
+      return r;
+    }
+    if (name == "ceil_div") {
+      need(2);
+      if (check_only_) return {1.0, true};
+      // ceil_div counts workgroups: both sides must be non-negative integers, the divisor > 0.
+      if (!args[0].integral || !args[1].integral || args[0].v < 0 || args[1].v <= 0) {
+        pos_ = start;
+        fail("ceil_div(" + num(args[0]) + ", " + num(args[1]) + ") needs integers a >= 0, b > 0");
+      }
+      double q = std::floor((args[0].v + args[1].v - 1) / args[1].v);
+      return {q, true};
+    }
+    pos_ = start;
+    fail("unknown function '" + name + "' (known: ceil_div, min, max)");
+  }
+
+  Value arith(char op, Value a, Value b) {
+    bool integral = a.integral && b.integral;
+    if (check_only_) return {1.0, integral};
+    if ((op == '/' || op == '%') && b.v == 0.0) fail(std::string("division by zero in ") + num(a) + " " + op + " 0");
+    if (integral) {
+      // Operands are within 2^53, so + and - fit int64; a product may not: check it in double
+      // first (signed overflow would be undefined behaviour, not an error).
+      if (op == '*' && std::fabs(a.v * b.v) > kMaxExactInt)
+        fail("integer overflow beyond 2^53 in " + num(a) + " * " + num(b));
+      int64_t x = static_cast<int64_t>(a.v), y = static_cast<int64_t>(b.v), r = 0;
+      switch (op) {
+        case '+': r = x + y; break;
+        case '-': r = x - y; break;
+        case '*': r = x * y; break;
+        case '/': r = x / y; break;  // C: truncates toward zero
+        default: r = x % y; break;   // C: the dividend's sign
+      }
+      double d = static_cast<double>(r);
+      if (std::fabs(d) > kMaxExactInt) fail("integer overflow beyond 2^53 in " + num(a) + " " + op + " " + num(b));
+      return {d, true};
+    }
+    switch (op) {
+      case '+': return {a.v + b.v, false};
+      case '-': return {a.v - b.v, false};
+      case '*': return {a.v * b.v, false};
+      case '/': return {a.v / b.v, false};
+      default: fail("% needs integer operands, got " + num(a) + " % " + num(b));
+    }
+  }
+
+  static std::string num(Value v) { return format_value(v.v); }
+  std::string known_names() const {
+    if (vars_.empty()) return " (no variables are defined here)";
+    std::string s = " (known:";
+    for (const auto& [k, v] : vars_) s += " " + k;
+    return s + ")";
+  }
+
+  const std::string& s_;
+  const ExprVars& vars_;
+  bool check_only_;
+  size_t pos_ = 0;
+  int depth_ = 0;
+};
+
+// The variables a limit mentions, with their values: "dim = 16384, rows = 2".
+std::string mentioned(const std::string& expr, const ExprVars& vars) {
+  std::string out;
+  size_t i = 0;
+  std::vector<std::string> seen;
+  while (i < expr.size()) {
+    if (std::isalpha(static_cast<unsigned char>(expr[i])) || expr[i] == '_') {
+      size_t start = i;
+      while (i < expr.size() && (std::isalnum(static_cast<unsigned char>(expr[i])) || expr[i] == '_')) ++i;
+      std::string name = expr.substr(start, i - start);
+      auto it = vars.find(name);
+      if (it == vars.end() || std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
+      seen.push_back(name);
+      out += (out.empty() ? "" : ", ") + name + " = " + format_value(it->second);
+    } else if (std::isdigit(static_cast<unsigned char>(expr[i]))) {
+      // Skip a number whole so "1e5" does not read 'e5' as a name.
+      while (i < expr.size() && (std::isalnum(static_cast<unsigned char>(expr[i])) || expr[i] == '.')) ++i;
+    } else {
+      ++i;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+double eval_expr(const std::string& expr, const ExprVars& vars) { return Parser(expr, vars, false).parse().v; }
+
+void check_expr(const std::string& expr) {
+  static const ExprVars none;
+  Parser(expr, none, true).parse();
+}
+
+bool eval_limit(const std::string& expr, const ExprVars& vars, std::string* why) {
+  bool ok = eval_expr(expr, vars) != 0.0;
+  if (!ok && why) {
+    std::string m = mentioned(expr, vars);
+    *why = m.empty() ? expr : expr + " (" + m + ")";
+  }
+  return ok;
+}
+
+}  // namespace moe::compare

@@ -1,1 +1,463 @@
-// placeholder: being written
+// Loading a kernel manifest (manifest.h): the JSON structure, field by field; the SPIR-V read or
+// compiled from GLSL; then reflect_and_check (reflect.cpp). The format is strict: an unknown key
+// is an error (a misspelt "bindngs" must not silently mean "no bindings"), every value has its
+// type checked, and every message starts with the file and the kernel so the engine author can
+// go straight to the line.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+#include <shaderc/shaderc.hpp>
+
+#include "compare/manifest.h"
+#include "core/check.h"
+
+namespace moe::compare {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// The op names a manifest may use: exactly the op list.
+const std::set<std::string>& known_ops() {
+  static const std::set<std::string> ops = {
+#define MOE_OP(stem, summary) #stem,
+#include "kernels_cpu/op_list.def"
+#undef MOE_OP
+  };
+  return ops;
+}
+
+std::string join(const std::set<std::string>& s, const char* sep = " | ") {
+  std::string out;
+  for (const auto& x : s) out += (out.empty() ? "" : sep) + x;
+  return out;
+}
+
+// "integer 5", "string \"1\"", "array [1,2]": the kind and the value, cut at 60 characters so a
+// whole misplaced object does not flood the message.
+std::string type_name(const json& j) {
+  std::string text = j.dump();
+  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  if (j.is_number_integer()) return "integer " + text;
+  return std::string(j.type_name()) + " " + text;
+}
+
+std::string read_file(const std::string& path, const std::string& what) {
+  std::ifstream f(path, std::ios::binary);
+  MOE_CHECK(f, what << ": cannot open '" << path << "'");
+  std::ostringstream os;
+  os << f.rdbuf();
+  return os.str();
+}
+
+// A field context: "<file>: kernel 2 'rmsnorm_f32': bindings[1].access".
+struct Ctx {
+  std::string prefix;  // "<file>: kernel 2 'rmsnorm_f32'"
+  std::string field;
+  std::string str() const { return field.empty() ? prefix : prefix + ": " + field; }
+  Ctx sub(const std::string& f) const { return {prefix, field.empty() ? f : field + (!f.empty() && f[0] == '[' ? "" : ".") + f}; }
+};
+
+// "[3]" built by appends: GCC 12 warns falsely (-Wrestrict) on "[" + std::to_string(i) + "]".
+std::string idx(size_t i) {
+  std::string s(1, '[');
+  s += std::to_string(i);
+  s += ']';
+  return s;
+}
+
+void only_keys(const json& obj, const std::set<std::string>& keys, const Ctx& c) {
+  MOE_CHECK(obj.is_object(), c.str() << ": expected an object, found " << type_name(obj));
+  for (const auto& [k, v] : obj.items())
+    MOE_CHECK(keys.count(k), c.str() << ": unknown key \"" << k << "\" (known: " << join(keys, ", ") << ")");
+}
+
+const json& need(const json& obj, const char* key, const Ctx& c) {
+  MOE_CHECK(obj.contains(key), c.str() << ": missing required key \"" << key << "\"");
+  return obj.at(key);
+}
+
+std::string get_string(const json& j, const Ctx& c, bool nonempty = true) {
+  MOE_CHECK(j.is_string(), c.str() << ": expected a string, found " << type_name(j));
+  std::string s = j.get<std::string>();
+  MOE_CHECK(!nonempty || !s.empty(), c.str() << ": expected a non-empty string, found \"\"");
+  return s;
+}
+
+uint32_t get_u32(const json& j, const Ctx& c, uint32_t max = 0xffffffffu) {
+  MOE_CHECK(j.is_number_integer() && j.get<int64_t>() >= 0 && j.get<int64_t>() <= int64_t{max},
+            c.str() << ": expected an integer in [0, " << max << "], found " << type_name(j));
+  return static_cast<uint32_t>(j.get<int64_t>());
+}
+
+// An expression field: a string (or a bare integer, written as its decimal), syntax-checked now.
+std::string get_expr(const json& j, const Ctx& c) {
+  std::string e;
+  if (j.is_number_integer()) e = std::to_string(j.get<int64_t>());
+  else e = get_string(j, c);
+  try {
+    check_expr(e);
+  } catch (const Error& err) {
+    MOE_FAIL(c.str() << ": " << err.what());
+  }
+  return e;
+}
+
+template <class E>
+E get_enum(const json& j, const Ctx& c, const std::vector<std::pair<const char*, E>>& values) {
+  std::string s = get_string(j, c);
+  std::string known;
+  for (const auto& [name, v] : values) {
+    if (s == name) return v;
+    known += (known.empty() ? "" : " | ") + std::string(name);
+  }
+  MOE_FAIL(c.str() << ": expected one of " << known << ", found \"" << s << "\"");
+}
+
+ManifestBinding parse_binding(const json& j, const Ctx& c) {
+  only_keys(j, {"binding", "tensor", "access", "type"}, c);
+  ManifestBinding b;
+  // Vulkan allows larger binding numbers, but no compute kernel needs 1024 descriptors; a
+  // bigger number is a typo.
+  b.binding = get_u32(need(j, "binding", c), c.sub("binding"), 1023);
+  b.tensor = get_string(need(j, "tensor", c), c.sub("tensor"));
+  b.access = get_enum<Access>(need(j, "access", c), c.sub("access"),
+                              {{"in", Access::In}, {"out", Access::Out}, {"inout", Access::InOut}});
+  if (j.contains("type"))
+    b.type = get_enum<ElemType>(j["type"], c.sub("type"),
+                                {{"f32", ElemType::F32}, {"bf16", ElemType::BF16}, {"u32", ElemType::U32},
+                                 {"i32", ElemType::I32}});
+  return b;
+}
+
+PushConstant parse_push(const json& j, const Ctx& c) {
+  only_keys(j, {"name", "type", "offset", "value"}, c);
+  PushConstant p;
+  p.name = get_string(need(j, "name", c), c.sub("name"));
+  p.type = get_enum<std::string>(need(j, "type", c), c.sub("type"), {{"u32", "u32"}, {"i32", "i32"}, {"f32", "f32"}});
+  // Vulkan guarantees 128 bytes of push constants (maxPushConstantsSize); 4096 is far above any
+  // device and only rejects nonsense.
+  p.offset = get_u32(need(j, "offset", c), c.sub("offset"), 4096);
+  // Every member type is 32-bit; std430/scalar layout puts them on 4-byte boundaries.
+  MOE_CHECK(p.offset % 4 == 0, c.sub("offset").str() << ": expected a multiple of 4 (a 32-bit " << p.type
+                                                      << "), found " << p.offset);
+  p.value = get_expr(need(j, "value", c), c.sub("value"));
+  return p;
+}
+
+template <class T, class F>
+std::vector<T> parse_array(const json& obj, const char* key, const Ctx& c, F&& parse_one) {
+  std::vector<T> out;
+  if (!obj.contains(key)) return out;
+  const json& a = obj[key];
+  Ctx ca = c.sub(key);
+  MOE_CHECK(a.is_array(), ca.str() << ": expected an array, found " << type_name(a));
+  for (size_t i = 0; i < a.size(); ++i) out.push_back(parse_one(a[i], ca.sub(idx(i))));
+  return out;
+}
+
+KernelEntry parse_kernel(const json& j, const Ctx& c, const fs::path& dir, int64_t* declared_pc_size) {
+  only_keys(j,
+            {"name", "ops", "spirv", "glsl", "glsl_target", "defines", "entry", "bindings", "push_constants",
+             "push_constant_size", "specialization", "dispatch", "limits", "accumulation", "subgroup_sizes"},
+            c);
+  KernelEntry k;
+  k.name = get_string(need(j, "name", c), c.sub("name"));
+  Ctx kc{c.prefix + " '" + k.name + "'", ""};
+
+  k.ops = parse_array<std::string>(j, "ops", kc, [&](const json& o, const Ctx& oc) {
+    std::string op = get_string(o, oc);
+    MOE_CHECK(known_ops().count(op), oc.str() << ": unknown op \"" << op << "\" (known: " << join(known_ops(), ", ") << ")");
+    return op;
+  });
+  MOE_CHECK(j.contains("ops"), kc.str() << ": missing required key \"ops\"");
+  MOE_CHECK(!k.ops.empty(), kc.sub("ops").str() << ": expected at least one op, found []");
+
+  bool has_spv = j.contains("spirv"), has_glsl = j.contains("glsl");
+  MOE_CHECK(has_spv != has_glsl, kc.str() << ": expected exactly one of \"spirv\" and \"glsl\", found "
+                                          << (has_spv ? "both" : "neither"));
+  if (j.contains("glsl_target")) {
+    MOE_CHECK(has_glsl, kc.str() << ": \"glsl_target\" applies only to a \"glsl\" source");
+    k.glsl_target = get_enum<std::string>(j["glsl_target"], kc.sub("glsl_target"),
+                                          {{"vulkan1.2", "vulkan1.2"}, {"vulkan1.3", "vulkan1.3"}});
+  }
+  if (j.contains("defines")) {
+    MOE_CHECK(has_glsl, kc.str() << ": \"defines\" applies only to a \"glsl\" source");
+    Ctx dc = kc.sub("defines");
+    MOE_CHECK(j["defines"].is_object(), dc.str() << ": expected an object, found " << type_name(j["defines"]));
+    for (const auto& [name, v] : j["defines"].items()) {
+      // A number is accepted as its text: {"BLOCK": 256} means -DBLOCK=256.
+      k.defines[name] = v.is_number_integer() ? std::to_string(v.get<int64_t>()) : get_string(v, dc.sub(name), false);
+    }
+  }
+  if (j.contains("entry")) k.entry = get_string(j["entry"], kc.sub("entry"));
+
+  k.bindings = parse_array<ManifestBinding>(j, "bindings", kc, parse_binding);
+  MOE_CHECK(!k.bindings.empty(), kc.str() << ": \"bindings\" is missing or empty; a kernel reads and writes buffers");
+  for (size_t a = 0; a < k.bindings.size(); ++a)
+    for (size_t b = a + 1; b < k.bindings.size(); ++b) {
+      MOE_CHECK(k.bindings[a].binding != k.bindings[b].binding,
+                kc.str() << ": bindings[" << a << "] and bindings[" << b << "] both use binding " << k.bindings[a].binding);
+      MOE_CHECK(k.bindings[a].tensor != k.bindings[b].tensor,
+                kc.str() << ": bindings[" << a << "] and bindings[" << b << "] both bind tensor \"" << k.bindings[a].tensor
+                         << "\"");
+    }
+  MOE_CHECK(std::any_of(k.bindings.begin(), k.bindings.end(), [](const ManifestBinding& b) { return b.access != Access::In; }),
+            kc.str() << ": no binding has access \"out\" or \"inout\"; nothing could be compared");
+
+  k.push_constants = parse_array<PushConstant>(j, "push_constants", kc, parse_push);
+  for (size_t a = 0; a < k.push_constants.size(); ++a)
+    for (size_t b = a + 1; b < k.push_constants.size(); ++b) {
+      const auto &pa = k.push_constants[a], &pb = k.push_constants[b];
+      MOE_CHECK(pa.name != pb.name, kc.str() << ": push_constants[" << a << "] and [" << b << "] are both named \"" << pa.name << "\"");
+      MOE_CHECK(pa.offset != pb.offset, kc.str() << ": push constants \"" << pa.name << "\" and \"" << pb.name
+                                                 << "\" both at offset " << pa.offset);
+    }
+  *declared_pc_size = -1;  // not declared
+  if (j.contains("push_constant_size"))
+    *declared_pc_size = get_u32(j["push_constant_size"], kc.sub("push_constant_size"), 4096);
+
+  k.specialization = parse_array<SpecEntry>(j, "specialization", kc, [](const json& s, const Ctx& sc) {
+    only_keys(s, {"id", "value"}, sc);
+    SpecEntry e;
+    e.id = get_u32(need(s, "id", sc), sc.sub("id"));
+    e.value = get_expr(need(s, "value", sc), sc.sub("value"));
+    return e;
+  });
+  for (size_t a = 0; a < k.specialization.size(); ++a)
+    for (size_t b = a + 1; b < k.specialization.size(); ++b)
+      MOE_CHECK(k.specialization[a].id != k.specialization[b].id,
+                kc.str() << ": specialization[" << a << "] and [" << b << "] both set id " << k.specialization[a].id);
+
+  if (j.contains("dispatch")) {
+    Ctx dc = kc.sub("dispatch");
+    const json& d = j["dispatch"];
+    MOE_CHECK(d.is_array() && d.size() == 3, dc.str() << ": expected an array of 3 expressions (x, y, z), found " << type_name(d));
+    for (int i = 0; i < 3; ++i) k.dispatch[i] = get_expr(d[i], dc.sub(idx(i)));
+  } else {
+    MOE_FAIL(kc.str() << ": missing required key \"dispatch\" (workgroup counts, e.g. [\"rows\", \"1\", \"1\"])");
+  }
+  k.limits = parse_array<std::string>(j, "limits", kc, get_expr);
+  if (j.contains("accumulation"))
+    k.accumulation = get_enum<std::string>(j["accumulation"], kc.sub("accumulation"), {{"f32", "f32"}, {"f16", "f16"}, {"f64", "f64"}});
+  if (j.contains("subgroup_sizes")) {
+    const json& s = j["subgroup_sizes"];
+    Ctx sc = kc.sub("subgroup_sizes");
+    if (s.is_string()) {
+      MOE_CHECK(s.get<std::string>() == "any", sc.str() << ": expected \"any\" or an array of sizes, found " << type_name(s));
+    } else {
+      k.subgroup_sizes = parse_array<uint32_t>(j, "subgroup_sizes", kc, [](const json& v, const Ctx& vc) {
+        // Vulkan subgroup sizes are powers of two in [1, 128] (VkPhysicalDeviceSubgroupProperties).
+        uint32_t n = get_u32(v, vc, 128);
+        MOE_CHECK(n >= 1 && (n & (n - 1)) == 0, vc.str() << ": expected a power of two in [1, 128], found " << n);
+        return n;
+      });
+      MOE_CHECK(!k.subgroup_sizes.empty(), sc.str() << ": expected \"any\" or a non-empty array, found []");
+    }
+  }
+
+  // The code: paths are relative to the manifest's folder.
+  const char* key = has_spv ? "spirv" : "glsl";
+  std::string rel = get_string(j[key], kc.sub(key));
+  fs::path p = fs::path(rel).is_absolute() ? fs::path(rel) : dir / rel;
+  k.source_path = fs::absolute(p).lexically_normal().string();
+  try {
+    if (has_spv) k.spirv = read_spirv(k.source_path);
+    else k.spirv = compile_glsl(read_file(k.source_path, "glsl"), k.source_path, k);
+  } catch (const Error& e) {
+    MOE_FAIL(kc.sub(key).str() << ": " << e.what());
+  }
+  return k;
+}
+
+// #include "x" relative to the including file (then the root source's folder for <x>).
+class FileIncluder : public shaderc::CompileOptions::IncluderInterface {
+ public:
+  explicit FileIncluder(fs::path root_dir) : root_(std::move(root_dir)) {}
+  shaderc_include_result* GetInclude(const char* requested, shaderc_include_type type, const char* requesting,
+                                     size_t) override {
+    auto* r = new Result;
+    fs::path base = type == shaderc_include_type_relative ? fs::path(requesting).parent_path() : root_;
+    fs::path p = (base / requested).lexically_normal();
+    std::ifstream f(p, std::ios::binary);
+    if (f) {
+      std::ostringstream os;
+      os << f.rdbuf();
+      r->name = p.string();
+      r->content = os.str();
+    } else {
+      r->content = "cannot open include '" + p.string() + "'";  // shaderc's convention: empty name = failure
+    }
+    r->res = {r->name.c_str(), r->name.size(), r->content.c_str(), r->content.size(), r};
+    return &r->res;
+  }
+  void ReleaseInclude(shaderc_include_result* data) override { delete static_cast<Result*>(data->user_data); }
+
+ private:
+  struct Result {
+    std::string name, content;
+    shaderc_include_result res{};
+  };
+  fs::path root_;
+};
+
+}  // namespace
+
+std::vector<uint32_t> read_spirv(const std::string& path) {
+  std::string bytes = read_file(path, "spirv");
+  MOE_CHECK(!bytes.empty(), "'" << path << "': empty file, expected SPIR-V");
+  MOE_CHECK(bytes.size() % 4 == 0, "'" << path << "': " << bytes.size()
+                                       << " bytes, expected a multiple of 4 (SPIR-V is 32-bit words; truncated?)");
+  // The header is 5 words (magic, version, generator, bound, schema).
+  MOE_CHECK(bytes.size() >= 20, "'" << path << "': " << bytes.size() << " bytes, expected at least the 20-byte SPIR-V header");
+  std::vector<uint32_t> words(bytes.size() / 4);
+  std::memcpy(words.data(), bytes.data(), bytes.size());
+  constexpr uint32_t kMagic = 0x07230203u;
+  if (words[0] != kMagic) {
+    std::ostringstream os;
+    os << std::hex << "0x" << words[0];
+    MOE_CHECK(words[0] != 0x03022307u, "'" << path << "': SPIR-V magic is byte-swapped (" << os.str()
+                                            << "); expected a little-endian module with magic 0x07230203");
+    MOE_FAIL("'" << path << "': not SPIR-V: first word " << os.str() << ", expected magic 0x07230203");
+  }
+  return words;
+}
+
+std::vector<uint32_t> compile_glsl(const std::string& source, const std::string& path, const KernelEntry& k) {
+  shaderc::Compiler compiler;
+  MOE_CHECK(compiler.IsValid(), "'" << path << "': shaderc compiler could not be created");
+  shaderc::CompileOptions opt;
+  opt.SetTargetEnvironment(shaderc_target_env_vulkan,
+                           k.glsl_target == "vulkan1.3" ? shaderc_env_version_vulkan_1_3 : shaderc_env_version_vulkan_1_2);
+  // No optimization: spirv-opt strips the names push constants are matched by, and the driver
+  // optimizes anyway; the module stays the kernel as written.
+  opt.SetOptimizationLevel(shaderc_optimization_level_zero);
+  for (const auto& [name, value] : k.defines) opt.AddMacroDefinition(name, value);
+  opt.SetIncluder(std::make_unique<FileIncluder>(fs::path(path).parent_path()));
+  // GLSL's entry is always main(); k.entry names the SPIR-V entry point, so a GLSL kernel
+  // declaring another entry is caught by reflection ("no entry point ...").
+  auto res = compiler.CompileGlslToSpv(source, shaderc_compute_shader, path.c_str(), opt);
+  MOE_CHECK(res.GetCompilationStatus() == shaderc_compilation_status_success,
+            "'" << path << "': GLSL compile failed (" << k.glsl_target << "):\n" << res.GetErrorMessage());
+  return {res.cbegin(), res.cend()};
+}
+
+namespace {
+
+// The raw 32 bits of `v` as `type` ("u32" | "i32" | "f32" | "bool"), or an error naming `what`.
+uint32_t to_bits(double v, const std::string& type, const std::string& what) {
+  auto show = [&] { return format_value(v); };
+  bool integral = std::isfinite(v) && std::floor(v) == v;
+  if (type == "u32") {
+    MOE_CHECK(integral && v >= 0 && v <= 4294967295.0, what << " = " << show() << " does not fit a u32");
+    return static_cast<uint32_t>(v);
+  }
+  if (type == "i32") {
+    MOE_CHECK(integral && v >= -2147483648.0 && v <= 2147483647.0, what << " = " << show() << " does not fit an i32");
+    return static_cast<uint32_t>(static_cast<int32_t>(v));
+  }
+  if (type == "bool") {
+    // VkBool32: exactly 0 or 1; another value is a manifest mistake, not "true".
+    MOE_CHECK(v == 0 || v == 1, what << " = " << show() << " is not a bool (0 or 1)");
+    return static_cast<uint32_t>(v);
+  }
+  MOE_CHECK(type == "f32", what << ": unknown type \"" << type << "\"");
+  // Rounding to the nearest float is intended (eps = 1e-6 becomes the f32 the CPU op also uses);
+  // overflow to inf or a NaN is not.
+  MOE_CHECK(std::isfinite(v) && std::fabs(v) <= std::numeric_limits<float>::max(),
+            what << " = " << show() << " is not a finite f32");
+  return std::bit_cast<uint32_t>(static_cast<float>(v));
+}
+
+}  // namespace
+
+KernelInstance instantiate(const KernelEntry& k, const ExprVars& vars, const std::string& where) {
+  std::string kw = where + " '" + k.name + "'";
+  KernelInstance inst;
+  for (const auto& limit : k.limits)
+    if (!eval_limit(limit, vars, &inst.skipped)) return inst;
+
+  inst.push_constants.assign(k.push_constant_size, 0);
+  for (const auto& p : k.push_constants) {
+    std::string what = kw + ": push constant \"" + p.name + "\" (" + p.value + ")";
+    uint32_t bits = to_bits(eval_expr(p.value, vars), p.type, what);
+    // reflect_and_check matched the offset against the block, so it lies inside it.
+    MOE_CHECK(p.offset + 4 <= inst.push_constants.size(), what << ": offset " << p.offset << " is outside the "
+                                                               << inst.push_constants.size() << "-byte block");
+    std::memcpy(inst.push_constants.data() + p.offset, &bits, 4);
+  }
+  for (int d = 0; d < 3; ++d) inst.local_size[d] = k.local_size[d];
+  for (const auto& s : k.specialization) {
+    std::string what = kw + ": spec constant " + std::to_string(s.id) + " (" + s.value + ")";
+    // An entry not reflected (type unknown) would be a programming error of the bundled set.
+    MOE_CHECK(!s.type.empty(), what << ": type unknown; call reflect_and_check first");
+    uint32_t bits = to_bits(eval_expr(s.value, vars), s.type, what);
+    inst.spec_constants.emplace_back(s.id, bits);
+    for (int d = 0; d < 3; ++d)
+      if (k.local_size_spec_id[d] == s.id) {
+        MOE_CHECK(bits >= 1, what << " = 0 is workgroup size dimension " << d << "; it must be >= 1");
+        inst.local_size[d] = bits;
+      }
+  }
+  for (int d = 0; d < 3; ++d) {
+    std::string what = kw + ": dispatch[" + std::to_string(d) + "] (" + k.dispatch[d] + ")";
+    double g = eval_expr(k.dispatch[d], vars);
+    // Zero workgroups would run nothing; the poisoned outputs would then fail as a kernel bug.
+    MOE_CHECK(g >= 1, what << " = " << format_value(g) << " workgroups; expected at least 1");
+    inst.groups[d] = to_bits(g, "u32", what);
+  }
+  return inst;
+}
+
+const KernelEntry* Manifest::find_op(const std::string& op) const {
+  for (const auto& k : kernels)
+    if (k.ops.size() == 1 && k.ops[0] == op) return &k;
+  return nullptr;
+}
+
+Manifest load_manifest(const std::string& path) {
+  std::string text = read_file(path, "manifest");
+  json j;
+  try {
+    // Comments (// and /* */) are allowed: engine authors annotate their manifests.
+    j = json::parse(text, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+  } catch (const json::parse_error& e) {
+    MOE_FAIL(path << ": malformed JSON: " << e.what());
+  }
+  Ctx top{path, ""};
+  only_keys(j, {"name", "version", "kernels"}, top);
+  Manifest m;
+  m.path = path;
+  m.name = get_string(need(j, "name", top), top.sub("name"));
+  // Version 1 is the only format so far; a newer file must not be half-understood.
+  uint32_t version = get_u32(need(j, "version", top), top.sub("version"));
+  MOE_CHECK(version == 1, path << ": version: expected 1, found " << version);
+  const json& ks = need(j, "kernels", top);
+  MOE_CHECK(ks.is_array() && !ks.empty(), path << ": kernels: expected a non-empty array, found " << type_name(ks));
+  fs::path dir = fs::absolute(fs::path(path)).parent_path();
+  for (size_t i = 0; i < ks.size(); ++i) {
+    Ctx kc{path + ": kernel " + std::to_string(i), ""};
+    int64_t declared_pc_size = -1;
+    KernelEntry k = parse_kernel(ks[i], kc, dir, &declared_pc_size);
+    for (const auto& other : m.kernels)
+      MOE_CHECK(other.name != k.name, kc.str() << ": kernel name \"" << k.name << "\" is used twice");
+    std::string where = path + ": kernel " + std::to_string(i);
+    reflect_and_check(k, where);
+    MOE_CHECK(declared_pc_size < 0 || declared_pc_size == int64_t{k.push_constant_size},
+              where << " '" << k.name << "': push_constant_size: manifest declares " << declared_pc_size
+                    << " bytes, the shader's push-constant block is " << k.push_constant_size << " bytes");
+    m.kernels.push_back(std::move(k));
+  }
+  return m;
+}
+
+}  // namespace moe::compare

@@ -1,18 +1,21 @@
 // Kernel manifests (design.md "Kernel manifests"): how a GPU kernel set — the bundled one or any
 // engine's — is described, so kernels from another repository are gated without changing them.
-// A manifest is JSON:
+// docs/manifests.md describes the format field by field. A manifest is JSON:
 // {
 //   "name": "bundled", "version": 1,
 //   "kernels": [{
 //     "name": "rmsnorm_f32",
-//     "ops": ["rmsnorm"],                       // the op, or the sequence of ops it fuses
+//     "ops": ["rmsnorm"],                       // the op, or the sequence of ops it fuses (op_list.def names)
 //     "spirv": "rmsnorm.spv" | "glsl": "rmsnorm.comp",   // relative to the manifest's folder
+//     "glsl_target": "vulkan1.2",               // glsl only: vulkan1.2 (default) | vulkan1.3
+//     "defines": {"BLOCK": "256"},              // glsl only: preprocessor macros
 //     "entry": "main",
 //     "bindings": [{"binding": 0, "tensor": "x", "access": "in"},      // access: in | out | inout
 //                  {"binding": 1, "tensor": "w", "access": "in", "type": "bf16"},  // element type: f32 (default) | bf16 | u32 | i32
 //                  {"binding": 2, "tensor": "y", "access": "out"}],
 //     "push_constants": [{"name": "dim", "type": "u32", "offset": 0, "value": "dim"},
 //                        {"name": "eps", "type": "f32", "offset": 4, "value": "eps"}],
+//     "push_constant_size": 8,                  // optional: the block's size in bytes, checked
 //     "specialization": [{"id": 0, "value": "subgroup_size"}],
 //     "dispatch": ["rows", "1", "1"],           // workgroup counts, expressions
 //     "limits": ["dim <= 8192", "dim % 4 == 0"],  // a case outside them is skipped, with the reason
@@ -22,12 +25,25 @@
 // }
 // Expressions are integer/float arithmetic over the op's params (by their visit() names), the
 // device properties (subgroup_size, max_shared_memory, ...) and functions ceil_div(a, b),
-// min(a, b), max(a, b); comparisons and && for limits.
+// min(a, b), max(a, b); comparisons, !, && and || for limits. Their syntax is checked at load.
+//
+// JSON comments are allowed; unknown keys are errors.
+//
+// What load_manifest guarantees about a returned KernelEntry (so the runner need not re-check):
+// the SPIR-V passes spirv-val under the Vulkan rules of its version and has the entry point as
+// a GLCompute shader; its descriptors are exactly the declared bindings, all storage buffers in
+// set 0, none readonly where the manifest writes or writeonly where it reads; its push-constant
+// block has exactly the declared members (by name; by offset in a module stripped of names) at
+// the declared offsets with the declared scalar types, and push_constant_size is the block's
+// size; every declared spec id exists and its 32-bit type is recorded; local_size is the entry
+// point's declared workgroup size and local_size_spec_id says which dimensions a spec constant
+// overrides.
 #pragma once
 #include <cstdint>
 #include <map>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace moe::compare {
@@ -49,9 +65,16 @@ struct PushConstant {
   std::string value;  // expression
 };
 
+// No spec constant drives this workgroup dimension.
+inline constexpr uint32_t kNoSpecId = 0xffffffffu;
+
 struct SpecEntry {
   uint32_t id = 0;
   std::string value;  // expression
+  // From reflection: the constant's scalar type, "u32" | "i32" | "f32" | "bool", so the runner
+  // knows how to turn the value into the 32 bits it passes (a float constant given the integer
+  // bits of 2 would run with 2.8e-45).
+  std::string type;
 };
 
 struct KernelEntry {
@@ -59,16 +82,22 @@ struct KernelEntry {
   std::vector<std::string> ops;
   std::string source_path;          // absolute path of the .spv or .comp, "" for embedded kernels
   std::vector<uint32_t> spirv;      // loaded / compiled / embedded SPIR-V words
+  std::string glsl_target = "vulkan1.2";         // glsl only
+  std::map<std::string, std::string> defines;    // glsl only
   std::string entry = "main";
   std::vector<ManifestBinding> bindings;
   std::vector<PushConstant> push_constants;
-  uint32_t push_constant_size = 0;  // from reflection
+  uint32_t push_constant_size = 0;  // from reflection (a declared "push_constant_size" must equal it)
   std::vector<SpecEntry> specialization;
   std::string dispatch[3] = {"1", "1", "1"};
   std::vector<std::string> limits;
   std::string accumulation = "f32";
   std::vector<uint32_t> subgroup_sizes;  // empty = any
-  uint32_t local_size[3] = {1, 1, 1};    // from reflection (after specialization if spec ids)
+  // From reflection: the workgroup size the SPIR-V declares (its default, before any
+  // specialization), and per dimension the spec constant id that overrides it (kNoSpecId: fixed).
+  // The runner computes the real size from the specialization values it passes.
+  uint32_t local_size[3] = {1, 1, 1};
+  uint32_t local_size_spec_id[3] = {kNoSpecId, kNoSpecId, kNoSpecId};
 };
 
 struct Manifest {
@@ -84,16 +113,47 @@ using ExprVars = std::map<std::string, double>;
 // Evaluates an expression; throws moe::Error naming the expression and the unknown variable or
 // syntax error. Integer semantics where both sides are integral (/ truncates like C).
 double eval_expr(const std::string& expr, const ExprVars& vars);
+// Syntax only (any name is accepted, no arithmetic errors): load_manifest uses it so a malformed
+// expression fails at load, naming the kernel and field, not in the middle of a run.
+void check_expr(const std::string& expr);
+// How messages show a value: integers exactly, others in the shortest round-trip text.
+std::string format_value(double v);
 // A limit: true when it holds; `why` receives "dim <= 8192 (dim = 16384)" when it does not.
 bool eval_limit(const std::string& expr, const ExprVars& vars, std::string* why);
+
+// One kernel made concrete for one case: what the runner passes to vk::Dispatch.
+struct KernelInstance {
+  std::string skipped;                   // non-empty: a limit does not hold, with the values ("dim <= 8192 (dim = 16384)")
+  std::vector<uint8_t> push_constants;   // push_constant_size bytes, each member at its offset
+  std::vector<std::pair<uint32_t, uint32_t>> spec_constants;  // (id, raw 32 bits in the constant's type)
+  uint32_t groups[3] = {1, 1, 1};        // workgroup counts from "dispatch"
+  uint32_t local_size[3] = {1, 1, 1};    // the workgroup size after specialization
+};
+// Evaluates a loaded entry's limits (in order; the first that fails skips the case and nothing
+// else is evaluated, since dispatch expressions may be meaningless outside the limits), then its
+// push constants, spec constants and dispatch over `vars`. A value that does not fit its type
+// (a negative or fractional u32, an i32 beyond 2^31, a non-finite or out-of-range f32, a bool
+// other than 0/1) or a workgroup count outside [1, 2^32) throws moe::Error naming `where`, the
+// kernel, the field and the value: wrapping it silently would run another case than the one
+// compared.
+KernelInstance instantiate(const KernelEntry& k, const ExprVars& vars, const std::string& where);
 
 // Loads and validates a manifest file: JSON structure, the SPIR-V (read, or compiled from GLSL
 // with shaderc), then every entry against the SPIR-V's reflection (spirv-cross C API): binding
 // numbers exist and are storage buffers in set 0, push-constant block size and member offsets
 // match, spec constant ids exist, workgroup size read. Any mismatch throws moe::Error naming the
-// kernel, the binding/member and both sides.
+// file, the kernel, the binding/member and both sides.
 Manifest load_manifest(const std::string& path);
-// Validates one entry against its SPIR-V (used by load_manifest and for the bundled set).
+// Validates one entry against its SPIR-V (used by load_manifest and for the bundled set) and
+// fills push_constant_size, each spec constant's type, local_size and local_size_spec_id. `where` prefixes every message
+// (the manifest file); messages then name the kernel.
 void reflect_and_check(KernelEntry& k, const std::string& where);
+// Compiles GLSL compute source with shaderc for k.glsl_target with k.defines; #include "..."
+// resolves relative to the including file. `path` names the source in messages and includes.
+// No optimization, so member names (push constants are matched by name) survive.
+std::vector<uint32_t> compile_glsl(const std::string& source, const std::string& path, const KernelEntry& k);
+// Reads a .spv file: non-empty, size a multiple of 4, SPIR-V magic 0x07230203 (a byte-swapped
+// magic is reported as such).
+std::vector<uint32_t> read_spirv(const std::string& path);
 
 }  // namespace moe::compare

@@ -1,1 +1,311 @@
-// placeholder: being written
+// Report writers (contract in report.h). Formatting only: statuses come from CaseResult.
+#include "compare/report.h"
+
+#include <cmath>
+#include <fstream>
+#include <iomanip>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/check.h"
+
+namespace moe::compare {
+namespace {
+
+std::string num(double v, int digits = 6) {
+  std::ostringstream os;
+  os << std::setprecision(digits) << v;
+  return os.str();
+}
+
+std::string pct(double r) {
+  if (!std::isfinite(r)) return "inf%";
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(r < 0.1 ? 2 : 0) << 100.0 * r << '%';
+  return os.str();
+}
+
+// POSIX shell quoting: bare when only safe characters, else single quotes ('\'' for a quote).
+std::string shell_quote(const std::string& s) {
+  const bool safe = !s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                      "0123456789_-./:=,+@%") == std::string::npos;
+  if (safe) return s;
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Evidence lines of a failing case: the error, then each failing output's reason.
+std::vector<std::string> evidence(const CaseResult& c) {
+  std::vector<std::string> lines;
+  if (!c.error.empty()) lines.push_back(c.error);
+  if (c.outputs.empty() && c.error.empty()) lines.push_back("no output was compared");
+  for (const Verdict& v : c.outputs)
+    if (!v.pass) lines.push_back(v.reason);
+  return lines;
+}
+
+// A JSON number, or null where JSON has none (inf, NaN).
+nlohmann::json jnum(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+nlohmann::json verdict_json(const Verdict& v) {
+  static const std::pair<uint32_t, const char*> kNames[] = {
+      {kUnwritten, "unwritten"}, {kSpecial, "nan_inf"},     {kElement, "element"},   {kCosine, "cosine"},
+      {kNormRatio, "norm_ratio"}, {kMaxAbs, "max_abs_rel"}, {kIndexSet, "index_set"}};
+  nlohmann::json failed = nlohmann::json::array();
+  for (auto [bit, name] : kNames)
+    if (v.failed & bit) failed.push_back(name);
+  return {{"name", v.output},
+          {"kind", kind_name(v.kind)},
+          {"pass", v.pass},
+          {"warn", v.warn},
+          {"failed", failed},
+          {"reason", v.reason},
+          {"worst_index", v.worst_index},
+          {"expected", jnum(v.expected)},
+          {"found", jnum(v.found)},
+          {"bound", jnum(v.bound)},
+          {"budget_used", jnum(v.budget_used)},
+          {"cosine", jnum(v.cosine)},
+          {"cosine_min", jnum(v.cosine_min)},
+          {"norm_ratio", jnum(v.norm_ratio)},
+          {"norm_ratio_tol", jnum(v.norm_ratio_tol)},
+          {"max_abs_rel", jnum(v.max_abs_rel)},
+          {"max_abs_rel_limit", jnum(v.max_abs_rel_limit)},
+          {"max_ulp", jnum(v.max_ulp)},
+          {"compared", v.compared},
+          {"over_budget", v.over_budget},
+          {"nan_found", v.nan_found},
+          {"nan_missing", v.nan_missing},
+          {"inf_mismatch", v.inf_mismatch},
+          {"unwritten", v.unwritten},
+          {"near_ties", v.near_ties}};
+}
+
+// XML 1.0 allows tab, LF, CR and code points >= 0x20; other control bytes cannot appear even
+// escaped, so they become '?'. Bytes >= 0x80 pass through (UTF-8 text stays UTF-8).
+bool xml_allowed(unsigned char c) { return c >= 0x20 || c == '\t' || c == '\n' || c == '\r'; }
+
+// JUnit time attributes: fixed-point seconds (some CI parsers reject exponent notation).
+std::string secs(double s) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(6) << s;
+  return os.str();
+}
+
+std::string testcase_name(const CaseResult& c) {
+  std::ostringstream os;
+  os << c.kernel << " [" << c.shape << "] seed=" << c.seed << " sg=" << c.subgroup;
+  return os.str();
+}
+
+}  // namespace
+
+CaseResult::Status CaseResult::status() const {
+  if (skipped) return Status::Skip;
+  if (!error.empty() || outputs.empty()) return Status::Fail;
+  for (const Verdict& v : outputs)
+    if (!v.pass) return Status::Fail;
+  return Status::Pass;
+}
+
+bool CaseResult::warn() const {
+  if (status() != Status::Pass) return false;
+  for (const Verdict& v : outputs)
+    if (v.warn) return true;
+  return false;
+}
+
+const char* status_name(CaseResult::Status s) {
+  switch (s) {
+    case CaseResult::Status::Pass: return "PASS";
+    case CaseResult::Status::Fail: return "FAIL";
+    case CaseResult::Status::Skip: return "SKIP";
+  }
+  return "?";
+}
+
+Summary summarize(std::span<const CaseResult> cases) {
+  Summary s;
+  for (const CaseResult& c : cases) {
+    switch (c.status()) {
+      case CaseResult::Status::Pass: ++s.passed; break;
+      case CaseResult::Status::Fail: ++s.failed; break;
+      case CaseResult::Status::Skip: ++s.skipped; break;
+    }
+    if (c.warn()) ++s.warned;
+  }
+  return s;
+}
+
+std::string summary_line(const Summary& s) {
+  std::ostringstream os;
+  os << s.passed << " passed, " << s.failed << " failed, " << s.skipped << " skipped";
+  if (s.warned) os << ", " << s.warned << " near the budget";
+  return os.str();
+}
+
+std::string repro_command(const CaseResult& c) {
+  std::ostringstream os;
+  os << "moeoracle compare --ops " << shell_quote(c.op) << " --seed " << c.seed << " --shapes "
+     << shell_quote(c.shape) << " --subgroup " << c.subgroup;
+  if (!c.manifest.empty()) os << " --kernels " << shell_quote(c.manifest);
+  return os.str();
+}
+
+std::string case_line(const CaseResult& c) {
+  std::ostringstream os;
+  const CaseResult::Status st = c.status();
+  os << (c.warn() ? "WARN" : status_name(st)) << "  " << c.op << "  " << c.kernel << "  [" << c.shape
+     << "]  seed=" << c.seed << " sg=" << c.subgroup;
+  if (st == CaseResult::Status::Skip) {
+    os << "  skipped: " << c.skip_reason;
+    return os.str();
+  }
+  // Budget used per output: the one number that says how close a pass was.
+  for (const Verdict& v : c.outputs) {
+    os << "  " << v.output << ' ' << (v.pass ? pct(v.budget_used) : "FAIL");
+  }
+  if (c.gpu_ms >= 0) {
+    os << "  " << num(c.gpu_ms, 4) << " ms";
+    if (c.gpu_ms > 0 && c.bytes > 0) os << ' ' << num(c.bytes / (c.gpu_ms * 1e6), 4) << " GB/s";
+    if (c.gpu_ms > 0 && c.flops > 0) os << ' ' << num(c.flops / (c.gpu_ms * 1e6), 4) << " GFLOP/s";
+  }
+  if (!c.params.empty()) os << "  " << c.params;
+  return os.str();
+}
+
+void write_console(std::ostream& os, std::span<const CaseResult> cases) {
+  for (const CaseResult& c : cases) {
+    os << case_line(c) << '\n';
+    if (c.warn()) {
+      // Near the budget: show how near, and how to rerun it (style rule 8).
+      for (const Verdict& v : c.outputs)
+        if (v.warn) os << "      " << v.reason << '\n';
+      os << "      reproduce: " << repro_command(c) << '\n';
+    }
+    if (c.status() != CaseResult::Status::Fail) continue;
+    for (const std::string& line : evidence(c)) os << "      " << line << '\n';
+    os << "      reproduce: " << repro_command(c) << '\n';
+  }
+  os << summary_line(summarize(cases)) << '\n';
+}
+
+void write_json(std::ostream& os, std::span<const CaseResult> cases) {
+  const Summary s = summarize(cases);
+  nlohmann::json j;
+  j["summary"] = {{"passed", s.passed}, {"failed", s.failed}, {"skipped", s.skipped}, {"warned", s.warned}};
+  nlohmann::json arr = nlohmann::json::array();
+  for (const CaseResult& c : cases) {
+    nlohmann::json outs = nlohmann::json::array();
+    for (const Verdict& v : c.outputs) outs.push_back(verdict_json(v));
+    arr.push_back({{"op", c.op},
+                   {"kernel", c.kernel},
+                   {"manifest", c.manifest},
+                   {"params", c.params},
+                   {"shape", c.shape},
+                   {"seed", c.seed},
+                   {"subgroup", c.subgroup},
+                   {"status", status_name(c.status())},
+                   {"warn", c.warn()},
+                   {"skip_reason", c.skip_reason},
+                   {"error", c.error},
+                   {"gpu_ms", c.gpu_ms >= 0 ? jnum(c.gpu_ms) : nlohmann::json(nullptr)},
+                   {"bytes", c.bytes},
+                   {"flops", c.flops},
+                   {"repro", repro_command(c)},
+                   {"outputs", outs}});
+  }
+  j["cases"] = arr;
+  os << j.dump(2) << '\n';
+}
+
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char ch : s) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default: out += xml_allowed(c) ? ch : '?';
+    }
+  }
+  return out;
+}
+
+void write_junit(std::ostream& os, std::span<const CaseResult> cases) {
+  // Group by op, keeping the order in which ops first appear.
+  std::vector<std::string> ops;
+  std::map<std::string, std::vector<const CaseResult*>> by_op;
+  for (const CaseResult& c : cases) {
+    if (!by_op.count(c.op)) ops.push_back(c.op);
+    by_op[c.op].push_back(&c);
+  }
+  auto seconds = [](const CaseResult& c) { return c.gpu_ms > 0 ? c.gpu_ms / 1000.0 : 0.0; };
+  const Summary total = summarize(cases);
+  double total_s = 0;
+  for (const CaseResult& c : cases) total_s += seconds(c);
+  os << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  os << "<testsuites name=\"moeoracle compare\" tests=\"" << cases.size() << "\" failures=\"" << total.failed
+     << "\" errors=\"0\" skipped=\"" << total.skipped << "\" time=\"" << secs(total_s) << "\">\n";
+  for (const std::string& op : ops) {
+    const auto& list = by_op[op];
+    Summary s;
+    double suite_s = 0;
+    for (const CaseResult* c : list) {
+      s.failed += c->status() == CaseResult::Status::Fail;
+      s.skipped += c->status() == CaseResult::Status::Skip;
+      suite_s += seconds(*c);
+    }
+    os << "  <testsuite name=\"" << xml_escape(op) << "\" tests=\"" << list.size() << "\" failures=\"" << s.failed
+       << "\" errors=\"0\" skipped=\"" << s.skipped << "\" time=\"" << secs(suite_s) << "\">\n";
+    for (const CaseResult* c : list) {
+      os << "    <testcase classname=\"compare." << xml_escape(op) << "\" name=\"" << xml_escape(testcase_name(*c))
+         << "\" time=\"" << secs(seconds(*c)) << "\"";
+      switch (c->status()) {
+        case CaseResult::Status::Pass:
+          if (!c->warn()) {
+            os << "/>\n";
+            break;
+          }
+          os << ">\n      <system-out>";  // a pass near its budget: the evidence, for whoever looks
+          for (const Verdict& v : c->outputs)
+            if (v.warn) os << xml_escape(v.reason) << '\n';
+          os << "</system-out>\n    </testcase>\n";
+          break;
+        case CaseResult::Status::Skip:
+          os << ">\n      <skipped message=\"" << xml_escape(c->skip_reason) << "\"/>\n    </testcase>\n";
+          break;
+        case CaseResult::Status::Fail: {
+          const std::vector<std::string> lines = evidence(*c);
+          os << ">\n      <failure message=\"" << xml_escape(lines.front()) << "\" type=\"mismatch\">";
+          for (const std::string& line : lines) os << xml_escape(line) << '\n';
+          os << "params: " << xml_escape(c->params) << '\n';
+          os << "reproduce: " << xml_escape(repro_command(*c)) << "</failure>\n    </testcase>\n";
+          break;
+        }
+      }
+    }
+    os << "  </testsuite>\n";
+  }
+  os << "</testsuites>\n";
+}
+
+void save_report(const std::string& path, ReportFormat format, std::span<const CaseResult> cases) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  MOE_CHECK(f, "report: cannot open '" << path << "' for writing");
+  if (format == ReportFormat::Json) {
+    write_json(f, cases);
+  } else {
+    write_junit(f, cases);
+  }
+  f.flush();
+  MOE_CHECK(f, "report: writing '" << path << "' failed (disk full?)");
+}
+
+}  // namespace moe::compare

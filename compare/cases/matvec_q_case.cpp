@@ -52,7 +52,7 @@ std::vector<OpCase> matvec_q_cases(bool rem, bool real, uint64_t seed) {
   std::vector<OpCase> out;
   if (rem)
     for (int64_t rows : {1, 3, 31, 33, 67})
-      out.push_back(matvec_q_case("remainder", rows, 64 * (rows % 5 + 1), 4, seed + rows));
+      out.push_back(matvec_q_case(("remainder rows " + std::to_string(rows)).c_str(), rows, 64 * (rows % 5 + 1), 4, seed + rows));
   if (real) {
     out.push_back(matvec_q_case("A17B k/v_proj", 512, 4096, 4, seed));
     out.push_back(matvec_q_case("A17B o_proj", 4096, 8192, 4, seed + 1));

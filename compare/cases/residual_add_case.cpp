@@ -30,7 +30,7 @@ OpCase residual_add_case(const char* label, int64_t n, uint64_t seed) {
 std::vector<OpCase> residual_add_cases(bool rem, bool real, uint64_t seed) {
   std::vector<OpCase> out;
   if (rem)
-    for (int64_t n : {1, 31, 255, 257, 4099}) out.push_back(residual_add_case("remainder", n, seed + n));
+    for (int64_t n : {1, 31, 255, 257, 4099}) out.push_back(residual_add_case(("remainder n " + std::to_string(n)).c_str(), n, seed + n));
   if (real) {
     out.push_back(residual_add_case("A17B hidden", 4096, seed));
     out.push_back(residual_add_case("A3B prefill 64", 64 * 2048, seed + 1));

@@ -41,7 +41,7 @@ std::vector<OpCase> rmsnorm_cases(bool rem, bool real, uint64_t seed) {
   std::vector<OpCase> out;
   if (rem)
     for (int64_t dim : {1, 31, 33, 67, 4099})
-      out.push_back(rmsnorm_case("remainder", 3, dim, dim % 2 == 1, seed + dim));
+      out.push_back(rmsnorm_case(("remainder dim " + std::to_string(dim)).c_str(), 3, dim, dim % 2 == 1, seed + dim));
   if (real) {
     out.push_back(rmsnorm_case("A17B hidden", 1, 4096, false, seed));
     out.push_back(rmsnorm_case("A17B q heads", 32, 256, false, seed + 1));

@@ -1,6 +1,14 @@
 // The Vulkan runner: devices, buffers with guard regions, compute pipelines from SPIR-V, and
 // timed dispatch sequences with explicit barriers and a timeout. Built on Vulkan-Hpp RAII
 // handles (vulkan_raii.hpp); works on lavapipe (every CI machine) and on NVIDIA.
+//
+// Contract. Every argument is checked before anything is recorded (bindings, offsets and
+// alignment, ranges, push-constant size, workgroup sizes against the device limits, entry
+// point, subgroup size); a bad one throws moe::Error naming the dispatch's label, the binding,
+// what was expected and what was found. Vulkan failures (vk::SystemError) are rethrown as
+// moe::Error. The device is opened with every feature it supports except robust buffer access
+// (robustness would hide out-of-bounds accesses). A Context and its Buffers are not thread-safe:
+// use them from one thread at a time. A Buffer may outlive its Context.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -24,6 +32,11 @@ struct DeviceInfo {
   uint32_t max_workgroup_count[3] = {0, 0, 0};
   uint64_t min_storage_buffer_offset_alignment = 0;
   float timestamp_period_ns = 0;       // 0: no compute timestamps
+  // Loop iterations one invocation may run, all its loops together, before the driver silently
+  // ends them (0: no known limit). lavapipe counts every loop back-edge of an invocation
+  // against 65535 (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS) and then exits the loops: a kernel
+  // looping longer computes garbage there. Harness code should warn before trusting it.
+  uint32_t loop_iteration_limit = 0;
   // All subgroup sizes a compute pipeline can be pinned to (powers of two in [min, max] with
   // subgroup size control; just the default otherwise).
   std::vector<uint32_t> subgroup_sizes() const;
@@ -52,9 +65,15 @@ class Buffer {
   friend class Context;
   struct Impl;
   explicit Buffer(std::unique_ptr<Impl> impl);
+  static Impl& live(Impl* impl);  // throws moe::Error on a moved-from Buffer
   std::unique_ptr<Impl> impl_;
 };
 
+// A binding that reaches the end of the buffer's usable size also exposes the guard to the
+// shader (as far as maxStorageBufferRange allows): drivers that bounds-check storage buffers
+// (lavapipe always does) would otherwise drop a write past the end instead of letting it hit
+// the guard. Kernels must take their sizes from push constants or spec constants, not from
+// the array's .length(), which counts the guard.
 struct Binding {
   uint32_t binding = 0;
   Buffer* buffer = nullptr;
@@ -67,8 +86,11 @@ struct SpecConstant {
   uint32_t value = 0;  // raw 32 bits (use std::bit_cast for floats)
 };
 
-// One compute dispatch. Pipelines are cached by (SPIR-V, entry, spec constants, required
-// subgroup size) inside the Context.
+// One compute dispatch. Pipelines are cached inside the Context, keyed by everything they
+// depend on: the SPIR-V words themselves (no hash, so no collision), entry, spec constants,
+// required subgroup size, binding numbers and push-constant size. The push constants must
+// be the size the shader declares (the manifest layer checks that by reflection; this layer
+// cannot).
 struct Dispatch {
   std::string label;                      // for errors and timing ("rmsnorm")
   std::span<const uint32_t> spirv;
@@ -76,13 +98,15 @@ struct Dispatch {
   std::vector<Binding> bindings;          // descriptor set 0, storage buffers
   std::vector<uint8_t> push_constants;    // bytes at offset 0
   std::vector<SpecConstant> spec_constants;
-  uint32_t groups[3] = {1, 1, 1};
+  uint32_t groups[3] = {1, 1, 1};         // each in 1..max_workgroup_count
   uint32_t required_subgroup_size = 0;    // 0: the driver's choice; else needs subgroup size control
 };
 
 struct RunResult {
-  std::vector<double> gpu_ms;  // per dispatch, from timestamps (empty if the device has none)
-  double wall_ms = 0;
+  // Per dispatch, between timestamps written at the bottom of the pipe before and after it
+  // (empty if the queue has no timestamps).
+  std::vector<double> gpu_ms;
+  double wall_ms = 0;  // submit to fence, on the host's steady clock
 };
 
 class Context {
@@ -95,8 +119,12 @@ class Context {
   const DeviceInfo& info() const;
   Buffer make_buffer(size_t bytes, size_t guard_bytes = 4096);
   // Records the dispatches in order with a compute->compute memory barrier (shader write ->
-  // shader read|write) between consecutive ones, submits, and waits at most `timeout_ms`; a
-  // timeout throws moe::Error naming the sequence's labels ("kernel hung or too slow").
+  // shader read|write) between consecutive ones and a shader write -> host read barrier at
+  // the end, submits, and waits at most `timeout_ms`. A timeout throws moe::Error "kernel hung
+  // or too slow: <labels> did not finish within N ms". The abandoned sequence keeps its
+  // buffers alive; the next run() first waits up to its own timeout for it to end (and throws
+  // if it has not), and ~Context waits up to a minute, then leaks the device rather than free
+  // memory a kernel may still write.
   RunResult run(const std::vector<Dispatch>& sequence, uint64_t timeout_ms = 10000);
 
  private:

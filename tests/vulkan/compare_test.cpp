@@ -35,7 +35,7 @@ TEST(compare, BundledKernelsPassEverywhere) {
     EXPECT_NE(r.status(), CaseResult::Status::Fail) << case_line(r) << " " << r.error;
     passed += r.status() == CaseResult::Status::Pass;
   }
-  EXPECT_GE(passed, 3 * 30);  // 3 ops x ~10 shapes x 3 seeds, at least one subgroup size each
+  EXPECT_GE(passed, 3 * 27);  // 27 cases (3 ops) x 3 seeds, at least one subgroup size each
 }
 
 TEST(compare, PlantedBugsAreCaught) {
@@ -52,10 +52,11 @@ TEST(compare, PlantedBugsAreCaught) {
   for (const CaseResult* r : of_kernel(a, "residual_add_misses_last"))
     for (const Verdict& v : r->outputs) unwritten |= v.unwritten > 0 && !v.pass;
   EXPECT_TRUE(unwritten);
-  // A 32-wide subgroup assumed: wrong at every smaller subgroup size, right at 32 and above.
+  // A 32-wide subgroup assumed: wrong at every smaller subgroup size (every case has more than 8
+  // words per row, so lanes skip words), right at 32 and above.
   for (const CaseResult* r : of_kernel(a, "matvec_q4_assumes_sg32")) {
     const uint32_t sg = r->subgroup ? r->subgroup : vk::Context("").info().subgroup_size;
-    if (sg < 32 && r->shape != "remainder") EXPECT_EQ(r->status(), CaseResult::Status::Fail) << case_line(*r);
+    if (sg < 32) EXPECT_EQ(r->status(), CaseResult::Status::Fail) << case_line(*r);
   }
   // A 0.1 % scale error: within no element's bound at real sizes (the norm ratio fails too).
   EXPECT_GT(failed(of_kernel(b, "rmsnorm_scaled")), 0);

@@ -1,0 +1,85 @@
+// Reports of a compare run: one CaseResult per (op, kernel, shape, seed, subgroup size) and three
+// writers over a list of them — a console table for people, JSON (--json) for tools, JUnit XML
+// (--junit) for CI dashboards — plus the summary line "N passed, N failed, N skipped".
+// Contract: every failing case prints its evidence (the worst element, expected, found, % of the
+// budget, from Verdict::reason) and a one-line command that reproduces it alone. Writers only
+// format; they never decide: a case's status comes from CaseResult::status().
+#pragma once
+#include <cstdint>
+#include <ostream>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "compare/metrics.h"
+
+namespace moe::compare {
+
+struct CaseResult {
+  std::string op;        // the op (or fused sequence, "rmsnorm+matvec_bf16")
+  std::string kernel;    // the manifest's kernel name
+  std::string manifest;  // the manifest file; "" for the bundled kernels
+  std::string params;    // params_to_string(p), for people
+  std::string shape;     // the shape label the CLI's --shapes selects ("A3B hidden", "remainder 33")
+  uint64_t seed = 0;
+  uint32_t subgroup = 0;  // the subgroup size the pipeline was pinned to; 0: the driver's choice
+  std::vector<Verdict> outputs;  // one per compared output (and state), in the kernel's order
+  bool skipped = false;
+  std::string skip_reason;  // e.g. the manifest limit that excludes the case, "dim <= 8192 (dim = 16384)"
+  // Non-empty: the case failed before or beside the numbers (a guard region overwritten, the
+  // dispatch timed out, the pipeline failed to build). Such a case fails whatever its outputs say.
+  std::string error;
+  double gpu_ms = -1;  // device time of the dispatches, from timestamps; < 0: not measured
+  double bytes = 0;    // bytes the op must move at least (for GB/s)
+  double flops = 0;    // floating-point operations (for GFLOP/s)
+
+  enum class Status { Pass, Fail, Skip };
+  // Skip if skipped; Fail if error is set, any output failed, or nothing was compared (a case with
+  // no outputs cannot pass); else Pass.
+  Status status() const;
+  bool warn() const;  // passed with an output at >= kWarnBudget of its budget
+};
+
+const char* status_name(CaseResult::Status s);  // "PASS", "FAIL", "SKIP"
+
+struct Summary {
+  int64_t passed = 0, failed = 0, skipped = 0, warned = 0;
+};
+Summary summarize(std::span<const CaseResult> cases);
+// "12 passed, 1 failed, 3 skipped" (plus ", 2 near the budget" when any passed with a warning).
+std::string summary_line(const Summary& s);
+
+// The command that reruns just this case:
+//   moeoracle compare --ops OP --seed S --shapes LABEL --subgroup N [--kernels MANIFEST]
+// Arguments are single-quoted for a POSIX shell where they need it.
+std::string repro_command(const CaseResult& c);
+
+// One line per case ("PASS rmsnorm rmsnorm_f32 [A3B hidden] seed=7 sg=8 y 12% ..."); under a
+// failing case its evidence lines, one per failing output (or the error), and the repro command;
+// under a WARN case (passed at >= kWarnBudget) the near outputs' lines and the repro command;
+// then the summary line. Skipped cases show their reason on their line.
+void write_console(std::ostream& os, std::span<const CaseResult> cases);
+std::string case_line(const CaseResult& c);
+
+// JSON: {"summary": {...}, "cases": [{op, kernel, manifest, params, shape, seed, subgroup,
+// status, warn, skip_reason, error, gpu_ms, bytes, flops, repro, outputs: [{name, kind, pass,
+// warn, failed: [criteria], reason, worst_index, expected, found, bound, budget_used, cosine,
+// cosine_min, norm_ratio, norm_ratio_tol, max_abs_rel, max_abs_rel_limit, max_ulp, compared,
+// over_budget, nan_found, nan_missing, inf_mismatch, unwritten, near_ties}]}]}.
+// Non-finite numbers (an infinite budget_used) are written as null, as JSON has no infinity.
+void write_json(std::ostream& os, std::span<const CaseResult> cases);
+
+// JUnit XML: <testsuites> with one <testsuite name=OP> per op (in first-seen order) and one
+// <testcase classname="compare.OP" name="KERNEL [SHAPE] seed=S sg=N"> per case; a failing case
+// holds <failure message="first reason">evidence lines and the repro command</failure>, a
+// skipped one <skipped message="reason"/>, a pass near its budget <system-out> with the
+// evidence. time= is the GPU time in seconds when measured.
+// Text is escaped for XML (& < > " ') and characters XML 1.0 cannot hold are replaced by '?'.
+void write_junit(std::ostream& os, std::span<const CaseResult> cases);
+std::string xml_escape(const std::string& s);
+
+// Writes a report file; throws moe::Error naming the path when it cannot be written.
+enum class ReportFormat { Json, Junit };
+void save_report(const std::string& path, ReportFormat format, std::span<const CaseResult> cases);
+
+}  // namespace moe::compare

@@ -1,0 +1,457 @@
+// Kernel manifests: the valid fixtures load (SPIR-V and GLSL) with their reflection filled in, and
+// each kind of mismatch gives its precise message naming the file, the kernel, the binding or
+// member and both sides. Variants are made by editing the valid JSON in memory and writing it to
+// a temporary folder, with the shader paths made absolute (tests/compare/data holds the shaders).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <bit>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "compare/manifest.h"
+#include "core/check.h"
+
+namespace moe::compare {
+namespace {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::string kData = std::string(MOE_SOURCE_DIR) + "/tests/compare/data/";
+
+json read_json(const std::string& name) {
+  std::ifstream f(kData + name);
+  return json::parse(f, nullptr, true, /*ignore_comments=*/true);
+}
+
+// A per-process folder for variants, removed when the test binary exits.
+fs::path temp_dir() {
+  struct Dir {
+    fs::path p = fs::temp_directory_path() / ("moe_manifest_test_" + std::to_string(getpid()));
+    Dir() { fs::create_directories(p); }
+    ~Dir() {
+      std::error_code ec;
+      fs::remove_all(p, ec);
+    }
+  };
+  static Dir d;
+  return d.p;
+}
+
+// Writes `j` as <tmp>/<name>.json with every kernel's "spirv"/"glsl" pointing into the data
+// folder (absolute), and returns the path.
+std::string write_variant(json j, const std::string& name) {
+  for (auto& k : j["kernels"])
+    for (const char* key : {"spirv", "glsl"})
+      if (k.contains(key) && k[key].is_string() && !fs::path(k[key].get<std::string>()).is_absolute())
+        k[key] = kData + k[key].get<std::string>();
+  std::string path = (temp_dir() / (name + ".json")).string();
+  std::ofstream(path) << j.dump(2);
+  return path;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a moe::Error";
+  return "";
+}
+
+// Loads the SPIR-V fixture after `edit` and expects an error containing every one of `parts`.
+void expect_load_error(const char* fixture, const std::function<void(json&)>& edit,
+                       std::initializer_list<std::string> parts) {
+  json j = read_json(fixture);
+  edit(j);
+  std::string path = write_variant(j, ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::string m = error_of([&] { load_manifest(path); });
+  EXPECT_EQ(m.rfind(path, 0), 0u) << "the message starts with the file: " << m;
+  for (const auto& p : parts) EXPECT_NE(m.find(p), std::string::npos) << "missing \"" << p << "\" in: " << m;
+}
+
+json& kernel0(json& j) { return j["kernels"][0]; }
+
+TEST(Manifest, ValidSpirvLoads) {
+  Manifest m = load_manifest(kData + "valid_spirv.json");
+  EXPECT_EQ(m.name, "fixture-spirv");
+  ASSERT_EQ(m.kernels.size(), 1u);
+  const KernelEntry& k = m.kernels[0];
+  EXPECT_EQ(k.name, "rmsnorm_f32");
+  EXPECT_EQ(k.source_path, fs::canonical(kData + "rmsnorm.spv").string());
+  ASSERT_GE(k.spirv.size(), 5u);
+  EXPECT_EQ(k.spirv[0], 0x07230203u);
+  ASSERT_EQ(k.bindings.size(), 3u);
+  EXPECT_EQ(k.bindings[1].tensor, "w");
+  EXPECT_EQ(k.bindings[2].access, Access::Out);
+  EXPECT_EQ(k.bindings[0].type, ElemType::F32);
+  EXPECT_EQ(k.push_constant_size, 12u);
+  ASSERT_EQ(k.push_constants.size(), 3u);
+  EXPECT_EQ(k.push_constants[1].value, "eps");
+  ASSERT_EQ(k.specialization.size(), 2u);
+  EXPECT_EQ(k.specialization[0].value, "min(128, subgroup_size * 4)");
+  EXPECT_EQ(k.specialization[0].type, "u32");
+  // local_size_x_id = 0 with default 64: the size is spec-driven by id 0.
+  EXPECT_EQ(k.local_size[0], 64u);
+  EXPECT_EQ(k.local_size[1], 1u);
+  EXPECT_EQ(k.local_size_spec_id[0], 0u);
+  EXPECT_EQ(k.local_size_spec_id[1], kNoSpecId);
+  EXPECT_EQ(k.dispatch[0], "rows");
+  EXPECT_EQ(k.limits.size(), 2u);
+  EXPECT_TRUE(k.subgroup_sizes.empty());  // "any"
+  EXPECT_EQ(m.find_op("rmsnorm"), &m.kernels[0]);
+  EXPECT_EQ(m.find_op("attention"), nullptr);
+}
+
+TEST(Manifest, ValidGlslLoads) {
+  Manifest m = load_manifest(kData + "valid_glsl.json");
+  ASSERT_EQ(m.kernels.size(), 2u);
+  // Vulkan 1.3 (SPIR-V 1.6): glslang writes LocalSizeId; the spec id is still found.
+  const KernelEntry& r = m.kernels[0];
+  EXPECT_EQ(r.glsl_target, "vulkan1.3");
+  EXPECT_EQ(r.spirv[0], 0x07230203u);
+  EXPECT_EQ(r.spirv[1], 0x00010600u);  // SPIR-V 1.6
+  EXPECT_EQ(r.push_constant_size, 12u);  // the block comes from the #include
+  EXPECT_EQ(r.local_size[0], 64u);
+  EXPECT_EQ(r.local_size_spec_id[0], 0u);
+  EXPECT_EQ(r.subgroup_sizes, (std::vector<uint32_t>{8, 32, 64}));
+  EXPECT_EQ(r.dispatch[1], "1");  // a bare number is an expression too
+  // Fixed workgroup size from a define, no push constants, a fused op sequence.
+  const KernelEntry& s = m.kernels[1];
+  EXPECT_EQ(s.spirv[1], 0x00010500u);  // Vulkan 1.2 default: SPIR-V 1.5
+  EXPECT_EQ(s.defines.at("WG"), "32");
+  EXPECT_EQ(s.local_size[0], 32u);
+  EXPECT_EQ(s.local_size[1], 2u);
+  EXPECT_EQ(s.local_size_spec_id[0], kNoSpecId);
+  EXPECT_EQ(s.push_constant_size, 0u);
+  EXPECT_EQ(s.specialization[0].type, "f32");  // float A: the runner must send 2.0f's bits
+  EXPECT_EQ(s.ops, (std::vector<std::string>{"residual_add", "rmsnorm"}));
+  EXPECT_EQ(s.accumulation, "f64");
+  EXPECT_EQ(s.bindings[0].access, Access::InOut);
+  EXPECT_EQ(m.find_op("residual_add"), nullptr);  // only a single-op kernel implements an op
+}
+
+TEST(Manifest, SpirvFixtureIsTheGlslFixture) {
+  // rmsnorm.spv is `glslc --target-env=vulkan1.2 rmsnorm.comp -o rmsnorm.spv`; compile_glsl with
+  // the same target gives the same words, so the two valid manifests describe one kernel and a
+  // stale .spv shows up here.
+  KernelEntry k;
+  std::ifstream in(kData + "rmsnorm.comp");
+  std::string src((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(compile_glsl(src, kData + "rmsnorm.comp", k), read_spirv(kData + "rmsnorm.spv"));
+}
+
+TEST(Manifest, WrongBindingNumber) {
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["bindings"][2]["binding"] = 7; },
+                    {"kernel 0 'rmsnorm_f32'", "storage buffer 'Y' (set 0, binding 2) is not declared in the manifest",
+                     "declared bindings: 0 \"x\", 1 \"w\", 7 \"y\""});
+}
+
+TEST(Manifest, DeclaredBindingMissingFromShader) {
+  expect_load_error("valid_spirv.json",
+                    [](json& j) { kernel0(j)["bindings"].push_back({{"binding", 5}, {"tensor", "z"}, {"access", "out"}}); },
+                    {"bindings[3]: the manifest's binding 5 (tensor \"z\") is not a storage buffer in the shader"});
+}
+
+TEST(Manifest, ShaderBindingNotDeclared) {
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["bindings"].erase(1); },
+                    {"storage buffer 'W' (set 0, binding 1) is not declared in the manifest",
+                     "declared bindings: 0 \"x\", 2 \"y\""});
+}
+
+TEST(Manifest, AliasedBindingsShareOneDeclaration) {
+  json j = read_json("valid_spirv.json");
+  kernel0(j) = {{"name", "alias"}, {"ops", {"residual_add"}}, {"glsl", "alias.comp"}, {"dispatch", {"1", "1", "1"}},
+                {"bindings", {{{"binding", 0}, {"tensor", "x"}, {"access", "in"}},
+                              {{"binding", 1}, {"tensor", "y"}, {"access", "out"}}}}};
+  Manifest m = load_manifest(write_variant(j, "alias"));
+  EXPECT_EQ(m.kernels[0].bindings.size(), 2u);
+  // Each alias is still checked: both views are readonly, so "inout" is refused.
+  kernel0(j)["bindings"][0]["access"] = "inout";
+  std::string e = error_of([&] { load_manifest(write_variant(j, "alias_inout")); });
+  EXPECT_NE(e.find("binding 0 (tensor \"x\") has access \"inout\", but the shader's storage buffer 'X"), std::string::npos) << e;
+}
+
+TEST(Manifest, BindingNotAStorageBuffer) {
+  expect_load_error("valid_spirv.json",
+                    [](json& j) {
+                      kernel0(j) = {{"name", "ubo"}, {"ops", {"rmsnorm"}}, {"glsl", "ubo.comp"}, {"dispatch", {"1", "1", "1"}},
+                                    {"bindings", {{{"binding", 0}, {"tensor", "y"}, {"access", "inout"}},
+                                                  {{"binding", 1}, {"tensor", "scale"}, {"access", "in"}}}}};
+                    },
+                    {"kernel 0 'ubo'", "uniform buffer 'U' (set 0, binding 1) is not a storage buffer",
+                     "the manifest's binding 1 (tensor \"scale\") expects one"});
+}
+
+TEST(Manifest, BindingInAnotherSet) {
+  expect_load_error("valid_spirv.json",
+                    [](json& j) {
+                      kernel0(j) = {{"name", "set1"}, {"ops", {"rmsnorm"}}, {"glsl", "set1.comp"}, {"dispatch", {"1", "1", "1"}},
+                                    {"bindings", {{{"binding", 0}, {"tensor", "x"}, {"access", "in"}},
+                                                  {{"binding", 1}, {"tensor", "y"}, {"access", "out"}}}}};
+                    },
+                    {"storage buffer 'Y' (set 1, binding 1) is in set 1, expected set 0",
+                     "the manifest's binding 1 (tensor \"y\")"});
+}
+
+TEST(Manifest, AccessAgainstReadonly) {
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["bindings"][0]["access"] = "inout"; },
+                    {"the manifest's binding 0 (tensor \"x\") has access \"inout\"", "'X' (set 0, binding 0) is readonly"});
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["bindings"][2]["access"] = "inout"; },
+                    {"binding 2 (tensor \"y\") has access \"inout\"", "is writeonly"});
+}
+
+TEST(Manifest, PushConstantOffset) {
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["push_constants"][2]["offset"] = 12; },
+                    {"push constant \"rows\": manifest offset 12, shader offset 8",
+                     "push-constant block (12 bytes: dim u32 @0, eps f32 @4, rows u32 @8)"});
+}
+
+TEST(Manifest, PushConstantSize) {
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["push_constant_size"] = 16; },
+                    {"push_constant_size: manifest declares 16 bytes, the shader's push-constant block is 12 bytes"});
+}
+
+TEST(Manifest, PushConstantMembers) {
+  expect_load_error("valid_spirv.json",
+                    [](json& j) {
+                      kernel0(j)["push_constants"].push_back({{"name", "scale"}, {"type", "f32"}, {"offset", 12}, {"value", "1"}});
+                    },
+                    {"push_constants[3] \"scale\" is not a member of the shader's push-constant block"});
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["push_constants"].erase(2); },
+                    {"push constant member \"rows\" (u32 @8)", "is not declared in the manifest"});
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["push_constants"][1]["type"] = "u32"; },
+                    {"push constant \"eps\": manifest type u32, shader type f32"});
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j).erase("push_constants"); },
+                    {"push_constants: the manifest declares none, but the shader's push-constant block (12 bytes"});
+}
+
+TEST(Manifest, StrippedSpirvMatchesPushConstantsByOffset) {
+  // rmsnorm_opt.spv is `glslc -O` of rmsnorm.comp: no names left.
+  json j = read_json("valid_spirv.json");
+  kernel0(j)["spirv"] = "rmsnorm_opt.spv";
+  Manifest m = load_manifest(write_variant(j, "stripped"));
+  EXPECT_EQ(m.kernels[0].push_constant_size, 12u);
+  expect_load_error("valid_spirv.json",
+                    [](json& j) {
+                      kernel0(j)["spirv"] = "rmsnorm_opt.spv";
+                      kernel0(j)["push_constants"][2]["offset"] = 12;
+                    },
+                    {"push_constants[2] \"rows\" (offset 12) has no member at its offset in the shader's push-constant "
+                     "block (12 bytes: <unnamed> u32 @0, <unnamed> f32 @4, <unnamed> u32 @8); the SPIR-V has no member "
+                     "names, so members match by offset"});
+  expect_load_error("valid_spirv.json",
+                    [](json& j) {
+                      kernel0(j)["spirv"] = "rmsnorm_opt.spv";
+                      kernel0(j)["push_constants"][1]["type"] = "u32";
+                    },
+                    {"push constant \"eps\": manifest type u32, shader type f32"});
+}
+
+TEST(Manifest, UnknownSpecId) {
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["specialization"][1]["id"] = 5; },
+                    {"specialization[1]: the manifest sets spec constant id 5, the shader's spec constant ids are {0, 1}"});
+}
+
+TEST(Manifest, MissingEntryPoint) {
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["entry"] = "rmsnorm_main"; },
+                    {"entry: the manifest names entry point 'rmsnorm_main', the SPIR-V has 'main' (compute)"});
+}
+
+TEST(Manifest, EntryPointNotCompute) {
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["spirv"] = "vertex.spv"; },
+                    {"kernel 0 'rmsnorm_f32': entry point 'main' is a vertex shader, expected a compute shader"});
+}
+
+TEST(Manifest, BadSpirvFiles) {
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["spirv"] = "bad_magic.spv"; },
+                    {"kernel 0 'rmsnorm_f32': spirv:", "bad_magic.spv': not SPIR-V: first word 0x73696874",
+                     "expected magic 0x07230203"});
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["spirv"] = "truncated.spv"; },
+                    {"truncated.spv': 4122 bytes, expected a multiple of 4"});
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["spirv"] = "no_such.spv"; },
+                    {"spirv: spirv: cannot open '", "no_such.spv'"});
+}
+
+TEST(Manifest, InvalidSpirvBody) {
+  // Whole words, right magic, but the last instructions cut off: spirv-val says so before
+  // spirv-cross or a driver sees it.
+  std::string path = (temp_dir() / "cut.spv").string();
+  {
+    std::ifstream in(kData + "rmsnorm.spv", std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream(path, std::ios::binary) << bytes.substr(0, bytes.size() - 8);
+  }
+  expect_load_error("valid_spirv.json", [&](json& j) { kernel0(j)["spirv"] = path; },
+                    {"kernel 0 'rmsnorm_f32': invalid SPIR-V (spirv-val, Vulkan 1.2 rules):", "word "});
+}
+
+TEST(Manifest, ByteSwappedMagic) {
+  std::string path = (temp_dir() / "swapped.spv").string();
+  {
+    std::ifstream in(kData + "rmsnorm.spv", std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (size_t i = 0; i + 4 <= bytes.size(); i += 4) std::swap(bytes[i], bytes[i + 3]), std::swap(bytes[i + 1], bytes[i + 2]);
+    std::ofstream(path, std::ios::binary) << bytes;
+  }
+  std::string m = error_of([&] { read_spirv(path); });
+  EXPECT_NE(m.find("SPIR-V magic is byte-swapped (0x3022307)"), std::string::npos) << m;
+}
+
+TEST(Manifest, GlslCompileError) {
+  expect_load_error("valid_glsl.json", [](json& j) { kernel0(j)["glsl"] = "broken.comp"; },
+                    {"kernel 0 'rmsnorm_glsl': glsl:", "GLSL compile failed (vulkan1.3)", "broken.comp:6:",
+                     "'undeclared_thing' : undeclared identifier"});
+  // A define the shader requires, missing: its #error text comes through.
+  expect_load_error("valid_glsl.json", [](json& j) { j["kernels"][1].erase("defines"); },
+                    {"kernel 1 'scale_fused': glsl:", "WG must be defined by the manifest"});
+}
+
+TEST(Manifest, UnknownAccessValue) {
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["bindings"][2]["access"] = "readwrite"; },
+                    {"kernel 0 'rmsnorm_f32': bindings[2].access: expected one of in | out | inout, found \"readwrite\""});
+}
+
+TEST(Manifest, MalformedJson) {
+  std::string m = error_of([&] { load_manifest(kData + "malformed.json"); });
+  EXPECT_NE(m.find("malformed.json: malformed JSON:"), std::string::npos) << m;
+  EXPECT_NE(m.find("line 4"), std::string::npos) << m;  // nlohmann names the place
+  m = error_of([&] { load_manifest(kData + "no_such_manifest.json"); });
+  EXPECT_NE(m.find("manifest: cannot open '"), std::string::npos) << m;
+}
+
+TEST(Manifest, StructureErrors) {
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["bindngs"] = kernel0(j)["bindings"]; },
+                    {"kernel 0: unknown key \"bindngs\" (known: accumulation, bindings,"});
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["ops"] = {"rmsnrom"}; },
+                    {"'rmsnorm_f32': ops[0]: unknown op \"rmsnrom\" (known: argmax, attention,"});
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["bindings"][1]["binding"] = "1"; },
+                    {"bindings[1].binding: expected an integer in [0, 1023], found string \"1\""});
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["bindings"][1]["binding"] = 0; },
+                    {"bindings[0] and bindings[1] both use binding 0"});
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["bindings"][2]["access"] = "in"; },
+                    {"no binding has access \"out\" or \"inout\""});
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["bindings"][1]["type"] = "f16"; },
+                    {"bindings[1].type: expected one of f32 | bf16 | u32 | i32, found \"f16\""});
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["push_constants"][1]["offset"] = 6; },
+                    {"push_constants[1].offset: expected a multiple of 4 (a 32-bit f32), found 6"});
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["dispatch"] = {"rows", "1"}; },
+                    {"dispatch: expected an array of 3 expressions (x, y, z), found array [\"rows\",\"1\"]"});
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["dispatch"][0] = "ceil_div(rows, "; },
+                    {"dispatch[0]: expression 'ceil_div(rows, ': unexpected end"});
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["limits"][0] = "dim =< 4"; },
+                    {"limits[0]: expression 'dim =< 4'"});
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["subgroup_sizes"] = {32, 48}; },
+                    {"subgroup_sizes[1]: expected a power of two in [1, 128], found 48"});
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["glsl"] = "rmsnorm.comp"; },
+                    {"expected exactly one of \"spirv\" and \"glsl\", found both"});
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["glsl_target"] = "vulkan1.3"; },
+                    {"\"glsl_target\" applies only to a \"glsl\" source"});
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["accumulation"] = "bf16"; },
+                    {"accumulation: expected one of f32 | f16 | f64, found \"bf16\""});
+  expect_load_error("valid_spirv.json", [](json& j) { j["version"] = 2; }, {"version: expected 1, found 2"});
+  expect_load_error("valid_spirv.json", [](json& j) { j["kernels"].push_back(kernel0(j)); },
+                    {"kernel 1: kernel name \"rmsnorm_f32\" is used twice"});
+}
+
+TEST(Manifest, PathsAreRelativeToTheManifest) {
+  // The same manifest copied next to a copy of its .spv loads from any working directory.
+  fs::path d = temp_dir() / "elsewhere";
+  fs::create_directories(d);
+  fs::copy_file(kData + "rmsnorm.spv", d / "rmsnorm.spv", fs::copy_options::overwrite_existing);
+  fs::copy_file(kData + "valid_spirv.json", d / "m.json", fs::copy_options::overwrite_existing);
+  Manifest m = load_manifest((d / "m.json").string());
+  EXPECT_EQ(m.kernels[0].source_path, (d / "rmsnorm.spv").string());
+}
+
+uint32_t word_at(const std::vector<uint8_t>& bytes, size_t offset) {
+  uint32_t w = 0;
+  std::memcpy(&w, bytes.data() + offset, 4);
+  return w;
+}
+
+TEST(Instantiate, ValuesInTheirTypes) {
+  Manifest m = load_manifest(kData + "valid_spirv.json");
+  ExprVars v{{"rows", 3}, {"dim", 4096}, {"eps", double(1e-6f)}, {"subgroup_size", 8}};
+  KernelInstance in = instantiate(m.kernels[0], v, m.path);
+  EXPECT_EQ(in.skipped, "");
+  ASSERT_EQ(in.push_constants.size(), 12u);
+  EXPECT_EQ(word_at(in.push_constants, 0), 4096u);
+  EXPECT_EQ(word_at(in.push_constants, 4), std::bit_cast<uint32_t>(1e-6f));  // the f32 the CPU op uses
+  EXPECT_EQ(word_at(in.push_constants, 8), 3u);
+  using P = std::pair<uint32_t, uint32_t>;
+  EXPECT_EQ(in.spec_constants, (std::vector<P>{{0, 32}, {1, 1}}));  // min(128, 8 * 4)
+  EXPECT_EQ(in.local_size[0], 32u);  // spec id 0 drives local_size_x
+  EXPECT_EQ(in.groups[0], 3u);
+  EXPECT_EQ(in.groups[1], 1u);
+
+  // A float spec constant gets float bits; ceil_div in the dispatch.
+  Manifest g = load_manifest(kData + "valid_glsl.json");
+  in = instantiate(g.kernels[1], {{"n", 65}}, g.path);
+  EXPECT_EQ(in.spec_constants, (std::vector<P>{{3, std::bit_cast<uint32_t>(2.0f)}}));
+  EXPECT_EQ(in.groups[0], 3u);
+  EXPECT_EQ(in.local_size[0], 32u);
+  EXPECT_EQ(in.local_size[1], 2u);
+  EXPECT_TRUE(in.push_constants.empty());
+}
+
+TEST(Instantiate, LimitsSkipWithTheReason) {
+  Manifest m = load_manifest(kData + "valid_spirv.json");
+  // The first failing limit decides; dispatch is not evaluated (rows is missing and would throw).
+  KernelInstance in = instantiate(m.kernels[0], {{"dim", 100000}}, m.path);
+  EXPECT_EQ(in.skipped, "dim <= 65536 (dim = 100000)");
+  in = instantiate(m.kernels[0], {{"dim", 4098}}, m.path);
+  EXPECT_EQ(in.skipped, "dim % 4 == 0 (dim = 4098)");
+}
+
+TEST(Instantiate, ValuesThatDoNotFitAreErrors) {
+  Manifest m = load_manifest(kData + "valid_spirv.json");
+  ExprVars v{{"rows", 3}, {"dim", 4096}, {"eps", 1e-6}, {"subgroup_size", 8}};
+  KernelEntry k = m.kernels[0];
+  k.push_constants[2].value = "rows - 4";
+  std::string e = error_of([&] { instantiate(k, v, "m.json"); });
+  EXPECT_NE(e.find("m.json 'rmsnorm_f32': push constant \"rows\" (rows - 4) = -1 does not fit a u32"), std::string::npos) << e;
+  k = m.kernels[0];
+  k.push_constants[0].value = "dim / 3.0";
+  e = error_of([&] { instantiate(k, v, "m.json"); });
+  EXPECT_NE(e.find("= 1365.3333333333333 does not fit a u32"), std::string::npos) << e;
+  k = m.kernels[0];
+  k.push_constants[1].value = "1e39";
+  e = error_of([&] { instantiate(k, v, "m.json"); });
+  EXPECT_NE(e.find("push constant \"eps\" (1e39) = 1e+39 is not a finite f32"), std::string::npos) << e;
+  k = m.kernels[0];
+  k.dispatch[0] = "rows - 3";
+  e = error_of([&] { instantiate(k, v, "m.json"); });
+  EXPECT_NE(e.find("dispatch[0] (rows - 3) = 0 workgroups; expected at least 1"), std::string::npos) << e;
+  k = m.kernels[0];
+  k.specialization[0].value = "0";
+  e = error_of([&] { instantiate(k, v, "m.json"); });
+  EXPECT_NE(e.find("spec constant 0 (0) = 0 is workgroup size dimension 0"), std::string::npos) << e;
+  k = m.kernels[0];
+  k.dispatch[1] = "4294967296";
+  e = error_of([&] { instantiate(k, v, "m.json"); });
+  EXPECT_NE(e.find("dispatch[1] (4294967296) = 4294967296 does not fit a u32"), std::string::npos) << e;
+}
+
+TEST(Manifest, ReflectAndCheckOnAnEmbeddedEntry) {
+  // The bundled set builds KernelEntry in code and calls reflect_and_check directly.
+  Manifest m = load_manifest(kData + "valid_spirv.json");
+  KernelEntry k = m.kernels[0];
+  k.push_constant_size = 0;
+  k.local_size[0] = 0;
+  reflect_and_check(k, "<bundled>");
+  EXPECT_EQ(k.push_constant_size, 12u);
+  EXPECT_EQ(k.local_size[0], 64u);
+  k.bindings[0].binding = 9;
+  std::string e = error_of([&] { reflect_and_check(k, "<bundled>"); });
+  EXPECT_EQ(e.rfind("<bundled> 'rmsnorm_f32': ", 0), 0u) << e;
+}
+
+}  // namespace
+}  // namespace moe::compare
