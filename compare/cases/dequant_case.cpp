@@ -43,10 +43,13 @@ std::vector<OpCase> dequant_cases(bool rem, bool real, uint64_t seed) {
     for (int bits : {2, 4, 8})
       for (int64_t rows : {1, 33})
         for (int64_t cols : {64, 4096 + 64})
-          out.push_back(dequant_case("remainder " + std::to_string(bits) + "-bit", rows, cols, bits, 64, seed + ++k));
+          out.push_back(dequant_case("remainder " + std::to_string(bits) + "-bit " + std::to_string(rows) + "x" +
+                                         std::to_string(cols),
+                                     rows, cols, bits, 64, seed + ++k));
     for (int bits : {2, 4, 8})
       for (int gs : {32, 128})
-        out.push_back(dequant_case("remainder G=" + std::to_string(gs), 33, 4 * 128, bits, gs, seed + ++k));
+        out.push_back(dequant_case("remainder G=" + std::to_string(gs) + " " + std::to_string(bits) + "-bit", 33, 4 * 128,
+                                   bits, gs, seed + ++k));
   }
   if (real) {
     out.push_back(dequant_case("A17B embedding row", 1, 4096, 4, 64, seed));

@@ -57,7 +57,9 @@ std::vector<OpCase> embedding_cases(bool rem, bool real, uint64_t seed) {
     for (int bits : {2, 4, 8})
       for (int64_t tokens : {1, 33})
         for (int64_t dim : {64, 4096 + 64})
-          out.push_back(embedding_case("remainder " + std::to_string(bits) + "-bit", tokens, 999, dim, bits, seed + ++k));
+          out.push_back(embedding_case("remainder " + std::to_string(bits) + "-bit " + std::to_string(tokens) +
+                                           " tokens dim " + std::to_string(dim),
+                                       tokens, 999, dim, bits, seed + ++k));
   }
   if (real) {
     // The real tables are 248320 rows (0.5-1 GB at the real dims): the real dims with a 1024-row

@@ -1,4 +1,5 @@
 #include <cmath>
+#include <string>
 
 #include "compare/cases/case_util.h"
 #include "core/rng.h"
@@ -9,7 +10,7 @@ namespace {
 
 // ---- matvec_bf16: router-gate-like weights N(0, 1/cols) in bf16, activations with outlier
 // channels (as the op's self-check).
-OpCase matvec_bf16_case(const char* label, int64_t rows, int64_t cols, uint64_t seed) {
+OpCase matvec_bf16_case(const std::string& label, int64_t rows, int64_t cols, uint64_t seed) {
   MatvecBf16Params p;
   p.rows = rows, p.cols = cols;
   OpCase c{"matvec_bf16", label, "", seed, {}, {}, {}, {}};
@@ -51,7 +52,9 @@ std::vector<OpCase> matvec_bf16_cases(bool rem, bool real, uint64_t seed) {
   // high half); rows around the kernels' 4-row workgroups.
   if (rem)
     for (int64_t cols : {1, 17, 33, 67, 4099})
-      for (int64_t rows : {1, 3, 33}) out.push_back(matvec_bf16_case("remainder", rows, cols, seed + uint64_t(rows * 10007 + cols)));
+      for (int64_t rows : {1, 3, 33})
+        out.push_back(matvec_bf16_case("remainder " + std::to_string(rows) + "x" + std::to_string(cols), rows, cols,
+                                       seed + uint64_t(rows * 10007 + cols)));
   if (real) out.push_back(matvec_bf16_case("DeepSeek-V3 router gate", 256, 7168, seed));
   return out;
 }

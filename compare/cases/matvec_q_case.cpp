@@ -1,4 +1,5 @@
 #include <cmath>
+#include <string>
 
 #include "compare/cases/case_util.h"
 #include "core/rng.h"
@@ -67,11 +68,12 @@ std::vector<OpCase> matvec_q_cases(bool rem, bool real, uint64_t seed) {
   if (rem) {
     for (int bits : {8, 2})
       for (int64_t rows : {1, 3, 31, 33, 67})
-        out.push_back(matvec_q_case(bits == 8 ? "remainder 8-bit" : "remainder 2-bit", rows, 64 * (rows % 5 + 1),
-                                    bits, seed + 100 * uint64_t(bits) + uint64_t(rows)));
+        out.push_back(matvec_q_case(("remainder " + std::to_string(bits) + "-bit rows " + std::to_string(rows)).c_str(),
+                                    rows, 64 * (rows % 5 + 1), bits, seed + 100 * uint64_t(bits) + uint64_t(rows)));
     for (int bits : {8, 4, 2}) {
-      out.push_back(matvec_q_case("remainder G=32", 33, 96, bits, seed + 1000 + uint64_t(bits), 32));
-      out.push_back(matvec_q_case("remainder G=128", 33, 384, bits, seed + 2000 + uint64_t(bits), 128));
+      const std::string b = " " + std::to_string(bits) + "-bit";
+      out.push_back(matvec_q_case(("remainder G=32" + b).c_str(), 33, 96, bits, seed + 1000 + uint64_t(bits), 32));
+      out.push_back(matvec_q_case(("remainder G=128" + b).c_str(), 33, 384, bits, seed + 2000 + uint64_t(bits), 128));
     }
   }
   if (real) {

@@ -75,9 +75,10 @@ std::vector<OpCase> moe_combine_cases(bool rem, bool real, uint64_t seed) {
   if (rem) {
     // dim around the 256-wide workgroups; K 1 and 3, gated and ungated; no routed experts (K 0).
     for (int64_t dim : {1, 31, 257, 4099}) {
-      out.push_back(moe_combine_case("remainder K 1", 3, dim, 1, true, seed + uint64_t(dim)));
-      out.push_back(moe_combine_case("remainder K 3", 3, dim, 3, true, seed + uint64_t(dim) + 1));
-      out.push_back(moe_combine_case("remainder K 3 ungated", 3, dim, 3, false, seed + uint64_t(dim) + 2));
+      const std::string d = "remainder dim " + std::to_string(dim);
+      out.push_back(moe_combine_case(d + " K 1", 3, dim, 1, true, seed + uint64_t(dim)));
+      out.push_back(moe_combine_case(d + " K 3", 3, dim, 3, true, seed + uint64_t(dim) + 1));
+      out.push_back(moe_combine_case(d + " K 3 ungated", 3, dim, 3, false, seed + uint64_t(dim) + 2));
     }
     out.push_back(moe_combine_case("no routed experts (K 0)", 2, 33, 0, true, seed + 3));
   }
