@@ -164,6 +164,29 @@ Probe probe(const ::vk::raii::PhysicalDevice& pd, int index, uint32_t api) {
   return ::vk::raii::Instance(ctx, ::vk::InstanceCreateInfo{.pApplicationInfo = &app});
 }
 
+// One Vulkan loader and instance per process, created on first use and never torn down: each
+// vk::raii::Context loads the Vulkan loader (and the driver) afresh, and NVIDIA's driver
+// (580.159, GPU machine, 2026-11-22) answers vkCreateInstance with ErrorIncompatibleDriver after
+// about ten load/unload cycles in one process. A failed creation (no driver) is retried next call.
+struct Loader {
+  ::vk::raii::Context ctx;
+  ::vk::raii::Instance instance{nullptr};
+};
+
+Loader& loader() {
+  static Loader* l = [] {
+    auto* p = new Loader();  // intentionally never freed (see above)
+    try {
+      p->instance = make_instance(p->ctx);
+    } catch (...) {
+      delete p;
+      throw;
+    }
+    return p;
+  }();
+  return *l;
+}
+
 std::string device_list(const std::vector<DeviceInfo>& devs) {
   if (devs.empty()) return "no Vulkan devices (is a Vulkan driver installed? lavapipe: mesa-vulkan-drivers)";
   std::ostringstream os;
@@ -257,12 +280,11 @@ std::vector<uint32_t> DeviceInfo::subgroup_sizes() const {
 
 std::vector<DeviceInfo> list_devices() {
   try {
-    ::vk::raii::Context ctx;
-    ::vk::raii::Instance instance = make_instance(ctx);
+    Loader& l = loader();
     std::vector<DeviceInfo> out;
     int index = 0;
-    for (const ::vk::raii::PhysicalDevice& pd : instance.enumeratePhysicalDevices())
-      out.push_back(probe(pd, index++, instance_api(ctx)).info);
+    for (const ::vk::raii::PhysicalDevice& pd : l.instance.enumeratePhysicalDevices())
+      out.push_back(probe(pd, index++, instance_api(l.ctx)).info);
     return out;
   } catch (const ::vk::SystemError&) {
     return {};  // no loader, no driver (VK_ERROR_INCOMPATIBLE_DRIVER) or no device at all
@@ -273,8 +295,6 @@ std::vector<DeviceInfo> list_devices() {
 // Core and buffers
 
 struct Core {
-  ::vk::raii::Context ctx;
-  ::vk::raii::Instance instance{nullptr};
   ::vk::raii::PhysicalDevice physical{nullptr};
   ::vk::raii::Device device{nullptr};
   ::vk::raii::Queue queue{nullptr};
@@ -403,14 +423,14 @@ Context::Context(const std::string& device) : impl_(std::make_unique<Impl>()) {
 
   try {
     auto core = std::make_shared<Core>();
-    core->instance = make_instance(core->ctx);
-    std::vector<::vk::raii::PhysicalDevice> pds = core->instance.enumeratePhysicalDevices();
+    Loader& l = loader();
+    std::vector<::vk::raii::PhysicalDevice> pds = l.instance.enumeratePhysicalDevices();
     MOE_CHECK(chosen < static_cast<int>(pds.size()), "vulkan: device " << chosen << " disappeared");
     core->physical = std::move(pds[chosen]);
-    core->probe = probe(core->physical, chosen, instance_api(core->ctx));
+    core->probe = probe(core->physical, chosen, instance_api(l.ctx));
     core->memory = core->physical.getMemoryProperties();
     MOE_CHECK(core->probe.api >= VK_API_VERSION_1_1, "vulkan: the Vulkan loader offers version "
-                                                         << version_string(instance_api(core->ctx))
+                                                         << version_string(instance_api(l.ctx))
                                                          << ", the runner needs 1.1 or newer");
 
     // Enable every supported feature (kernels from other engines use 16-bit storage, int8,
