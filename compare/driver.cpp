@@ -203,35 +203,41 @@ std::vector<CaseResult> compare_cases(const CompareOptions& opt) {
   std::vector<CaseResult> results;
   int64_t index = 0;
   for (const std::string& op : ops) {
-    const KernelEntry* k = m.find_op(op);
-    MOE_CHECK(k, "compare: the manifest has no kernel for op '" << op << "'");
-    if (!known.count(op)) {
-      CaseResult r;
-      r.op = op, r.kernel = k->name, r.manifest = m.path, r.skipped = true;
-      r.skip_reason = "no comparison cases for this op yet";
-      results.push_back(r);
-      continue;
-    }
-    std::vector<uint32_t> sizes = info.subgroup_sizes();
-    if (!k->subgroup_sizes.empty()) {
-      std::vector<uint32_t> both;
-      for (uint32_t s : sizes)
-        if (std::find(k->subgroup_sizes.begin(), k->subgroup_sizes.end(), s) != k->subgroup_sizes.end())
-          both.push_back(s);
-      sizes = both;
-    }
-    if (opt.subgroup) sizes = {opt.subgroup};
-    if (!info.subgroup_size_control && sizes.size() == 1 && !opt.subgroup) sizes = {0};  // the driver's own size
-    for (int s = 0; s < opt.seeds; ++s) {
-      const bool named_shape = opt.shapes != "all" && opt.shapes != "real" && opt.shapes != "remainders";
-      for (const OpCase& c : make_cases(op, named_shape ? "all" : opt.shapes, opt.seed + uint64_t(s))) {
-        if (named_shape && c.shape != opt.shapes) continue;
-        for (uint32_t sg : sizes) {
-          if (index++ % shard_n != shard_i) continue;
-          results.push_back(run_case(ctx, m, *k, c, sg, opt.timeout_ms));
-          if (opt.perf && results.back().gpu_ms > 0)
-            std::printf("perf %s [%s] sg=%u: %.3f ms, %.2f GB/s\n", op.c_str(), c.shape.c_str(), sg,
-                        results.back().gpu_ms, results.back().bytes / (results.back().gpu_ms * 1e6));
+    // Every kernel of the op (several kernels of one op split it by limits, e.g. matvec_q at 2, 4
+    // and 8 bits, or an engine's variants): each runs every case, skipping those outside its limits.
+    std::vector<const KernelEntry*> kernels;
+    for (const KernelEntry& e : m.kernels)
+      if (e.ops.size() == 1 && e.ops[0] == op) kernels.push_back(&e);
+    MOE_CHECK(!kernels.empty(), "compare: the manifest has no kernel for op '" << op << "'");
+    for (const KernelEntry* k : kernels) {
+      if (!known.count(op)) {
+        CaseResult r;
+        r.op = op, r.kernel = k->name, r.manifest = m.path, r.skipped = true;
+        r.skip_reason = "no comparison cases for this op yet";
+        results.push_back(r);
+        continue;
+      }
+      std::vector<uint32_t> sizes = info.subgroup_sizes();
+      if (!k->subgroup_sizes.empty()) {
+        std::vector<uint32_t> both;
+        for (uint32_t s : sizes)
+          if (std::find(k->subgroup_sizes.begin(), k->subgroup_sizes.end(), s) != k->subgroup_sizes.end())
+            both.push_back(s);
+        sizes = both;
+      }
+      if (opt.subgroup) sizes = {opt.subgroup};
+      if (!info.subgroup_size_control && sizes.size() == 1 && !opt.subgroup) sizes = {0};  // the driver's own size
+      for (int s = 0; s < opt.seeds; ++s) {
+        const bool named_shape = opt.shapes != "all" && opt.shapes != "real" && opt.shapes != "remainders";
+        for (const OpCase& c : make_cases(op, named_shape ? "all" : opt.shapes, opt.seed + uint64_t(s))) {
+          if (named_shape && c.shape != opt.shapes) continue;
+          for (uint32_t sg : sizes) {
+            if (index++ % shard_n != shard_i) continue;
+            results.push_back(run_case(ctx, m, *k, c, sg, opt.timeout_ms));
+            if (opt.perf && results.back().gpu_ms > 0)
+              std::printf("perf %s [%s] sg=%u: %.3f ms, %.2f GB/s\n", op.c_str(), c.shape.c_str(), sg,
+                          results.back().gpu_ms, results.back().bytes / (results.back().gpu_ms * 1e6));
+          }
         }
       }
     }

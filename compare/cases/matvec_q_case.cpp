@@ -1,4 +1,5 @@
 #include <cmath>
+#include <string>
 
 #include "compare/cases/case_util.h"
 #include "core/rng.h"
@@ -10,14 +11,15 @@ namespace {
 
 // ---- matvec_q: each term is the reference's t = fma(q, s, b) (exact: q*s is exact, so fused or
 // not it is one rounding of q*s + b) times x, summed in any order: gamma_{cols+1} sum|t x|, plus
-// the truth's rounding u|y| and a subnormal floor.
-OpCase matvec_q_case(const char* label, int64_t rows, int64_t cols, int bits, uint64_t seed) {
+// the truth's rounding u|y| and a subnormal floor. The same holds at 2, 4 and 8 bits and any
+// group size: q < 2^8 times an 8-bit significand is exact in f32.
+OpCase matvec_q_case(const char* label, int64_t rows, int64_t cols, int bits, uint64_t seed, int group_size = 64) {
   MatvecQParams p;
-  p.rows = rows, p.cols = cols, p.bits = bits, p.group_size = 64;
+  p.rows = rows, p.cols = cols, p.bits = bits, p.group_size = group_size;
   OpCase c{"matvec_q", label, "", seed, {}, {}, {}, {}};
   set_vars(c, p);
   Rng rng(seed);
-  const QuantStorage W = random_quant(rng.fork(1), rows, cols, bits);
+  const QuantStorage W = random_quant(rng.fork(1), rows, cols, bits, group_size);
   const std::vector<float> x = rng.fork(2).activations(cols);
   std::vector<float> y(static_cast<size_t>(rows));
   matvec_q_ref<double>(p, W.view(), x, y);
@@ -34,8 +36,8 @@ OpCase matvec_q_case(const char* label, int64_t rows, int64_t cols, int bits, ui
     double abs_sum = 0;
     const uint32_t* wr = m.w + r * m.words_per_row();
     for (int64_t col = 0; col < cols; ++col) {
-      const double sc = bf16_to_f32(m.scales[r * m.groups_per_row() + col / 64]);
-      const double bi = bf16_to_f32(m.biases[r * m.groups_per_row() + col / 64]);
+      const double sc = bf16_to_f32(m.scales[r * m.groups_per_row() + col / group_size]);
+      const double bi = bf16_to_f32(m.biases[r * m.groups_per_row() + col / group_size]);
       abs_sum += std::fabs(quant_code(wr, col, bits) * sc + bi) * std::fabs(double(x[size_t(col)]));
     }
     s.bound.push_back(g * abs_sum + kU32 * std::fabs(double(y[size_t(r)])) + double(cols + 1) * 0x1.0p-149);
@@ -58,6 +60,29 @@ std::vector<OpCase> matvec_q_cases(bool rem, bool real, uint64_t seed) {
     out.push_back(matvec_q_case("A3B in_proj_qkv", 8192, 2048, 4, seed + 2));
     out.push_back(matvec_q_case("A3B expert down", 2048, 512, 4, seed + 3));
     out.push_back(matvec_q_case("A3B shared_expert_gate", 1, 2048, 4, seed + 4));
+  }
+  // 8-bit (matvec_q8: the A3B router mlp.gate and shared_expert_gate) and 2-bit (matvec_q2: the
+  // requantised routed experts). Remainders: rows around the kernels' 4-row workgroups, cols of
+  // 2 to 4 groups, and group sizes 32 and 128 (every bit width; a kernel limited to G = 64 skips
+  // them).
+  if (rem) {
+    for (int bits : {8, 2})
+      for (int64_t rows : {1, 3, 31, 33, 67})
+        out.push_back(matvec_q_case(("remainder " + std::to_string(bits) + "-bit rows " + std::to_string(rows)).c_str(),
+                                    rows, 64 * (rows % 5 + 1), bits, seed + 100 * uint64_t(bits) + uint64_t(rows)));
+    for (int bits : {8, 4, 2}) {
+      const std::string b = " " + std::to_string(bits) + "-bit";
+      out.push_back(matvec_q_case(("remainder G=32" + b).c_str(), 33, 96, bits, seed + 1000 + uint64_t(bits), 32));
+      out.push_back(matvec_q_case(("remainder G=128" + b).c_str(), 33, 384, bits, seed + 2000 + uint64_t(bits), 128));
+    }
+  }
+  if (real) {
+    out.push_back(matvec_q_case("A3B router mlp.gate 8-bit", 256, 2048, 8, seed + 5));
+    out.push_back(matvec_q_case("A3B shared_expert_gate 8-bit", 1, 2048, 8, seed + 6));
+    out.push_back(matvec_q_case("A17B expert gate/up 2-bit", 1024, 4096, 2, seed + 7));
+    out.push_back(matvec_q_case("A17B expert down 2-bit", 4096, 1024, 2, seed + 8));
+    out.push_back(matvec_q_case("A3B expert gate/up 2-bit", 512, 2048, 2, seed + 9));
+    out.push_back(matvec_q_case("A3B expert down 2-bit", 2048, 512, 2, seed + 10));
   }
   return out;
 }

@@ -1,0 +1,64 @@
+#include <string>
+
+#include "compare/cases/case_util.h"
+#include "core/rng.h"
+#include "core/test_data.h"
+#include "ops/dequant.h"
+
+namespace moe::compare {
+namespace {
+
+// ---- dequant: each output is one dequantised weight q*s + b. q*s is exact in f32 (an integer
+// < 2^8 times an 8-bit bf16 significand), so fused or not the GPU rounds the exact sum once
+// (Vulkan: +, * and fma are correctly rounded), as the truth's f64 sum rounded to f32 does
+// (53 >= 2*24 + 2): Kind::Exact, the identical float.
+OpCase dequant_case(const std::string& label, int64_t rows, int64_t cols, int bits, int group_size, uint64_t seed) {
+  DequantParams p;
+  p.rows = rows, p.cols = cols, p.bits = bits, p.group_size = group_size;
+  OpCase c{"dequant", label, "", seed, {}, {}, {}, {}};
+  set_vars(c, p);
+  Rng rng(seed);
+  const QuantStorage W = random_quant(rng.fork(1), rows, cols, bits, group_size);
+  std::vector<float> y(static_cast<size_t>(rows * cols));
+  dequant_ref<double>(p, W.view(), y);
+  c.tensors["W.w"] = u32_tensor(W.w);
+  c.tensors["W.scales"] = bf16_tensor(W.scales);
+  c.tensors["W.biases"] = bf16_tensor(W.biases);
+  c.tensors["y"] = output_f32(rows * cols);
+  OutputSpec s;
+  s.name = "y", s.kind = Kind::Exact;
+  c.outputs["y"] = s;
+  c.truth["y"] = widen(y);
+  return c;
+}
+
+}  // namespace
+
+std::vector<OpCase> dequant_cases(bool rem, bool real, uint64_t seed) {
+  std::vector<OpCase> out;
+  if (rem) {
+    // One group, and a 4096-wide row plus one group; 1 row and 33 (odd: scale pairs straddle
+    // rows); every bit width; group sizes 32 and 128.
+    uint64_t k = 0;
+    for (int bits : {2, 4, 8})
+      for (int64_t rows : {1, 33})
+        for (int64_t cols : {64, 4096 + 64})
+          out.push_back(dequant_case("remainder " + std::to_string(bits) + "-bit " + std::to_string(rows) + "x" +
+                                         std::to_string(cols),
+                                     rows, cols, bits, 64, seed + ++k));
+    for (int bits : {2, 4, 8})
+      for (int gs : {32, 128})
+        out.push_back(dequant_case("remainder G=" + std::to_string(gs) + " " + std::to_string(bits) + "-bit", 33, 4 * 128,
+                                   bits, gs, seed + ++k));
+  }
+  if (real) {
+    out.push_back(dequant_case("A17B embedding row", 1, 4096, 4, 64, seed));
+    out.push_back(dequant_case("A17B expert gate 2-bit", 1024, 4096, 2, 64, seed + 1));
+    out.push_back(dequant_case("A3B expert gate/up", 512, 2048, 4, 64, seed + 2));
+    out.push_back(dequant_case("A3B mlp.gate 8-bit", 256, 2048, 8, 64, seed + 3));
+    out.push_back(dequant_case("A3B shared_expert_gate 8-bit", 1, 2048, 8, 64, seed + 4));
+  }
+  return out;
+}
+
+}  // namespace moe::compare

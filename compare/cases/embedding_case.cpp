@@ -1,0 +1,76 @@
+#include <bit>
+#include <string>
+
+#include "compare/cases/case_util.h"
+#include "core/rng.h"
+#include "core/test_data.h"
+#include "ops/embedding.h"
+
+namespace moe::compare {
+namespace {
+
+HostTensor i32_tensor(const std::vector<int32_t>& v) {
+  HostTensor t;
+  t.type = ElemType::I32, t.elems = int64_t(v.size());
+  for (int32_t x : v) t.words.push_back(std::bit_cast<uint32_t>(x));
+  return t;
+}
+
+// ---- embedding: y[t] = dequant(table row ids[t]). Each output is one dequantised weight q*s + b
+// with q*s exact in f32, so the GPU's one rounding (fused or not; Vulkan: +, * and fma are
+// correctly rounded) equals the truth's f64 sum rounded to f32 (53 >= 2*24 + 2): Kind::Exact.
+// Ids as the op's self-check: random, with 0 first and vocab - 1 last (both ends of the table's
+// addressing) and a repeated id when there is room.
+OpCase embedding_case(const std::string& label, int64_t tokens, int64_t vocab, int64_t dim, int bits, uint64_t seed) {
+  EmbeddingParams p;
+  p.tokens = tokens, p.vocab = vocab, p.dim = dim, p.bits = bits, p.group_size = 64;
+  OpCase c{"embedding", label, "", seed, {}, {}, {}, {}};
+  set_vars(c, p);
+  Rng rng(seed);
+  const QuantStorage table = random_quant(rng.fork(1), vocab, dim, bits, p.group_size);
+  Rng id_rng = rng.fork(2);
+  std::vector<int32_t> ids(static_cast<size_t>(tokens));
+  for (auto& id : ids) id = int32_t(id_rng.below(vocab));
+  if (tokens > 0) ids.front() = 0;
+  if (tokens > 1) ids.back() = int32_t(vocab - 1);
+  if (tokens > 3) ids[1] = ids[2];
+  std::vector<float> y(static_cast<size_t>(tokens * dim));
+  embedding_ref<double>(p, table.view(), ids, y);
+  c.tensors["table.w"] = u32_tensor(table.w);
+  c.tensors["table.scales"] = bf16_tensor(table.scales);
+  c.tensors["table.biases"] = bf16_tensor(table.biases);
+  c.tensors["ids"] = i32_tensor(ids);
+  c.tensors["y"] = output_f32(tokens * dim);
+  OutputSpec s;
+  s.name = "y", s.kind = Kind::Exact;
+  c.outputs["y"] = s;
+  c.truth["y"] = widen(y);
+  return c;
+}
+
+}  // namespace
+
+std::vector<OpCase> embedding_cases(bool rem, bool real, uint64_t seed) {
+  std::vector<OpCase> out;
+  if (rem) {
+    uint64_t k = 0;
+    for (int bits : {2, 4, 8})
+      for (int64_t tokens : {1, 33})
+        for (int64_t dim : {64, 4096 + 64})
+          out.push_back(embedding_case("remainder " + std::to_string(bits) + "-bit " + std::to_string(tokens) +
+                                           " tokens dim " + std::to_string(dim),
+                                       tokens, 999, dim, bits, seed + ++k));
+  }
+  if (real) {
+    // The real tables are 248320 rows (0.5-1 GB at the real dims): the real dims with a 1024-row
+    // table, and the real vocab with one group per row, so ids 0 and 248319 go through the real
+    // addressing.
+    out.push_back(embedding_case("A17B dim, decode", 1, 1024, 4096, 4, seed));
+    out.push_back(embedding_case("A3B dim, decode", 1, 1024, 2048, 4, seed + 1));
+    out.push_back(embedding_case("A3B dim, prefill 64", 64, 1024, 2048, 4, seed + 2));
+    out.push_back(embedding_case("real vocab 248320, dim 64", 16, 248320, 64, 4, seed + 3));
+  }
+  return out;
+}
+
+}  // namespace moe::compare

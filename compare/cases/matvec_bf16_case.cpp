@@ -1,0 +1,62 @@
+#include <cmath>
+#include <string>
+
+#include "compare/cases/case_util.h"
+#include "core/rng.h"
+#include "ops/matvec_bf16.h"
+
+namespace moe::compare {
+namespace {
+
+// ---- matvec_bf16: router-gate-like weights N(0, 1/cols) in bf16, activations with outlier
+// channels (as the op's self-check).
+OpCase matvec_bf16_case(const std::string& label, int64_t rows, int64_t cols, uint64_t seed) {
+  MatvecBf16Params p;
+  p.rows = rows, p.cols = cols;
+  OpCase c{"matvec_bf16", label, "", seed, {}, {}, {}, {}};
+  set_vars(c, p);
+  Rng rng(seed);
+  const std::vector<bf16> W = rng.fork(1).bf16_normal_vec(rows * cols, 1.0 / std::sqrt(double(cols)));
+  const std::vector<float> x = rng.fork(2).activations(cols);
+  std::vector<float> y(static_cast<size_t>(rows));
+  matvec_bf16_ref<double>(p, W, x, y);
+  c.tensors["W"] = bf16_tensor(W);
+  c.tensors["x"] = f32_tensor(x);
+  c.tensors["y"] = output_f32(rows);
+  // Bound per row in f32 accumulation, any summation order, fused or not: a product w*x (8 x 24
+  // significant bits) is exact when fused and rounded once otherwise, and the cols terms reach
+  // the result through at most cols - 1 additions (a subgroup tree adds lanes' partial sums,
+  // still one binary tree over the terms; empty lanes add an exact 0), so |y - sum w x| <=
+  // gamma_cols * sum |w x| (summed in f64, where each product is exact). The truth is rounded to
+  // f32 once more: + u |y|. Floor: the smallest normal, for results near underflow (and a
+  // device that flushes subnormal partials to zero).
+  OutputSpec s;
+  s.name = "y", s.kind = Kind::Reduction;
+  const double g = gamma_n(double(cols));
+  for (int64_t r = 0; r < rows; ++r) {
+    double abs_sum = 0;
+    for (int64_t col = 0; col < cols; ++col)
+      abs_sum += std::fabs(double(bf16_to_f32(W[size_t(r * cols + col)])) * double(x[size_t(col)]));
+    s.bound.push_back(g * abs_sum + kU32 * std::fabs(double(y[size_t(r)])) + kMinNormal32);
+  }
+  c.outputs["y"] = s;
+  c.truth["y"] = widen(y);
+  return c;
+}
+
+}  // namespace
+
+std::vector<OpCase> matvec_bf16_cases(bool rem, bool real, uint64_t seed) {
+  std::vector<OpCase> out;
+  // Remainders: odd column counts put rows on odd element offsets (a row starting in a word's
+  // high half); rows around the kernels' 4-row workgroups.
+  if (rem)
+    for (int64_t cols : {1, 17, 33, 67, 4099})
+      for (int64_t rows : {1, 3, 33})
+        out.push_back(matvec_bf16_case("remainder " + std::to_string(rows) + "x" + std::to_string(cols), rows, cols,
+                                       seed + uint64_t(rows * 10007 + cols)));
+  if (real) out.push_back(matvec_bf16_case("DeepSeek-V3 router gate", 256, 7168, seed));
+  return out;
+}
+
+}  // namespace moe::compare
