@@ -9,6 +9,7 @@
 #include "core/bf16.h"
 #include "core/check_util.h"
 #include "core/params.h"
+#include "core/quant.h"
 
 namespace moe::compare {
 
@@ -44,5 +45,20 @@ void set_vars(OpCase& c, const P& p) {
   p.visit([&](const char* name, const auto& value) { c.vars[name] = double(value); });
 }
 
+
+// An output compared bit-exactly against `truth` (data movement, single correctly rounded ops).
+inline void set_exact_output(OpCase& c, const std::string& name, const std::vector<float>& truth) {
+  OutputSpec s;
+  s.name = name, s.kind = Kind::Exact;
+  c.outputs[name] = s;
+  c.truth[name] = widen(truth);
+}
+
+// The three arrays of a quantized matrix, bound as "<name>.w", "<name>.scales", "<name>.biases".
+inline void add_quant_tensors(OpCase& c, const std::string& name, const QuantStorage& m) {
+  c.tensors[name + ".w"] = u32_tensor(m.w);
+  c.tensors[name + ".scales"] = bf16_tensor(m.scales);
+  c.tensors[name + ".biases"] = bf16_tensor(m.biases);
+}
 
 }  // namespace moe::compare

@@ -21,14 +21,9 @@ OpCase dequant_case(const std::string& label, int64_t rows, int64_t cols, int bi
   const QuantStorage W = random_quant(rng.fork(1), rows, cols, bits, group_size);
   std::vector<float> y(static_cast<size_t>(rows * cols));
   dequant_ref<double>(p, W.view(), y);
-  c.tensors["W.w"] = u32_tensor(W.w);
-  c.tensors["W.scales"] = bf16_tensor(W.scales);
-  c.tensors["W.biases"] = bf16_tensor(W.biases);
+  add_quant_tensors(c, "W", W);
   c.tensors["y"] = output_f32(rows * cols);
-  OutputSpec s;
-  s.name = "y", s.kind = Kind::Exact;
-  c.outputs["y"] = s;
-  c.truth["y"] = widen(y);
+  set_exact_output(c, "y", y);
   return c;
 }
 

@@ -36,15 +36,10 @@ OpCase embedding_case(const std::string& label, int64_t tokens, int64_t vocab, i
   if (tokens > 3) ids[1] = ids[2];
   std::vector<float> y(static_cast<size_t>(tokens * dim));
   embedding_ref<double>(p, table.view(), ids, y);
-  c.tensors["table.w"] = u32_tensor(table.w);
-  c.tensors["table.scales"] = bf16_tensor(table.scales);
-  c.tensors["table.biases"] = bf16_tensor(table.biases);
+  add_quant_tensors(c, "table", table);
   c.tensors["ids"] = i32_tensor(ids);
   c.tensors["y"] = output_f32(tokens * dim);
-  OutputSpec s;
-  s.name = "y", s.kind = Kind::Exact;
-  c.outputs["y"] = s;
-  c.truth["y"] = widen(y);
+  set_exact_output(c, "y", y);
   return c;
 }
 

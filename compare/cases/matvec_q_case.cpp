@@ -23,9 +23,7 @@ OpCase matvec_q_case(const char* label, int64_t rows, int64_t cols, int bits, ui
   const std::vector<float> x = rng.fork(2).activations(cols);
   std::vector<float> y(static_cast<size_t>(rows));
   matvec_q_ref<double>(p, W.view(), x, y);
-  c.tensors["W.w"] = u32_tensor(W.w);
-  c.tensors["W.scales"] = bf16_tensor(W.scales);
-  c.tensors["W.biases"] = bf16_tensor(W.biases);
+  add_quant_tensors(c, "W", W);
   c.tensors["x"] = f32_tensor(x);
   c.tensors["y"] = output_f32(rows);
   OutputSpec s;

@@ -18,10 +18,7 @@ OpCase residual_add_case(const char* label, int64_t n, uint64_t seed) {
   std::vector<float> y(static_cast<size_t>(n));
   residual_add_ref<double>(p, a, b, y);
   c.tensors["a"] = f32_tensor(a), c.tensors["b"] = f32_tensor(b), c.tensors["y"] = output_f32(n);
-  OutputSpec s;
-  s.name = "y", s.kind = Kind::Exact;
-  c.outputs["y"] = s;
-  c.truth["y"] = widen(y);
+  set_exact_output(c, "y", y);
   return c;
 }
 
