@@ -3,7 +3,8 @@
 #   1. the CPU op self-check: every op's f32 tier and fast tier against the f64 truth at the real
 #      shapes of Qwen3.5-397B-A17B and Qwen3.6-35B-A3B;
 #   2. a synthetic model (moeflux artifacts, both layer kinds), run on the CPU by the fast backend
-#      and by the truth, with every tap dumped, and the two dumps compared tap by tap.
+#      and by the truth, with every tap dumped, and the two dumps compared tap by tap;
+#   3. the bundled Vulkan kernels compared with the CPU truth (lavapipe where there is no GPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -22,3 +23,7 @@ $bin run --model "$out/model" --tokens $tokens --backend fast --dump "$out/fast.
 $bin run --model "$out/model" --tokens $tokens --backend ref64 --dump "$out/ref64.safetensors" >/dev/null
 echo; echo "== fast backend against the f64 truth, tap by tap"
 $bin diff "$out/ref64.safetensors" "$out/fast.safetensors" --threshold 1e-4
+
+echo; echo "== 3. the bundled GPU kernels against the CPU truth on the default Vulkan device"
+$bin devices
+$bin compare --seeds 2 --junit "$out/compare.xml"
