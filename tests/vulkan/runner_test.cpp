@@ -3,8 +3,7 @@
 // size, the timeout, device selection and the errors for bad input. Skipped, with the reason,
 // only when the machine has no Vulkan device at all.
 //
-// The test shaders are SPIR-V words pasted below, each with its GLSL source beside it;
-// regenerate one with the glslc line above it (the shaderc library is not linked here).
+// The test shaders are GLSL, compiled at test time by the manifest layer's shaderc path.
 #include "compare/vk/runner.h"
 
 #include <gtest/gtest.h>
@@ -18,251 +17,95 @@
 #include <string>
 #include <vector>
 
+#include "compare/manifest.h"
 #include "test_util.h"
 
 namespace moe::vk {
 namespace {
 
-// add.comp (glslc --target-env=vulkan1.1 -O -mfmt=num):
-//   #version 450
-//   layout(local_size_x = 64) in;
-//   layout(set = 0, binding = 0) readonly buffer A { float a[]; };
-//   layout(set = 0, binding = 1) readonly buffer B { float b[]; };
-//   layout(set = 0, binding = 2) writeonly buffer Y { float y[]; };
-//   layout(push_constant) uniform PC { uint n; };
-//   void main() {
-//     uint i = gl_GlobalInvocationID.x;
-//     if (i < n) y[i] = a[i] + b[i];
-//   }
-constexpr uint32_t kAdd[] = {
-    0x07230203, 0x00010300, 0x000d000b, 0x00000037, 0x00000000, 0x00020011, 0x00000001, 0x0006000b, 0x00000001,
-    0x4c534c47, 0x6474732e, 0x3035342e, 0x00000000, 0x0003000e, 0x00000000, 0x00000001, 0x0006000f, 0x00000005,
-    0x00000004, 0x6e69616d, 0x00000000, 0x0000000b, 0x00060010, 0x00000004, 0x00000011, 0x00000040, 0x00000001,
-    0x00000001, 0x00040047, 0x0000000b, 0x0000000b, 0x0000001c, 0x00050048, 0x00000011, 0x00000000, 0x00000023,
-    0x00000000, 0x00030047, 0x00000011, 0x00000002, 0x00040047, 0x0000001e, 0x00000006, 0x00000004, 0x00040048,
-    0x0000001f, 0x00000000, 0x00000019, 0x00050048, 0x0000001f, 0x00000000, 0x00000023, 0x00000000, 0x00030047,
-    0x0000001f, 0x00000002, 0x00040047, 0x00000021, 0x00000022, 0x00000000, 0x00040047, 0x00000021, 0x00000021,
-    0x00000002, 0x00040047, 0x00000023, 0x00000006, 0x00000004, 0x00040048, 0x00000024, 0x00000000, 0x00000018,
-    0x00050048, 0x00000024, 0x00000000, 0x00000023, 0x00000000, 0x00030047, 0x00000024, 0x00000002, 0x00040047,
-    0x00000026, 0x00000022, 0x00000000, 0x00040047, 0x00000026, 0x00000021, 0x00000000, 0x00040047, 0x0000002b,
-    0x00000006, 0x00000004, 0x00040048, 0x0000002c, 0x00000000, 0x00000018, 0x00050048, 0x0000002c, 0x00000000,
-    0x00000023, 0x00000000, 0x00030047, 0x0000002c, 0x00000002, 0x00040047, 0x0000002e, 0x00000022, 0x00000000,
-    0x00040047, 0x0000002e, 0x00000021, 0x00000001, 0x00040047, 0x00000036, 0x0000000b, 0x00000019, 0x00020013,
-    0x00000002, 0x00030021, 0x00000003, 0x00000002, 0x00040015, 0x00000006, 0x00000020, 0x00000000, 0x00040017,
-    0x00000009, 0x00000006, 0x00000003, 0x00040020, 0x0000000a, 0x00000001, 0x00000009, 0x0004003b, 0x0000000a,
-    0x0000000b, 0x00000001, 0x0004002b, 0x00000006, 0x0000000c, 0x00000000, 0x00040020, 0x0000000d, 0x00000001,
-    0x00000006, 0x0003001e, 0x00000011, 0x00000006, 0x00040020, 0x00000012, 0x00000009, 0x00000011, 0x0004003b,
-    0x00000012, 0x00000013, 0x00000009, 0x00040015, 0x00000014, 0x00000020, 0x00000001, 0x0004002b, 0x00000014,
-    0x00000015, 0x00000000, 0x00040020, 0x00000016, 0x00000009, 0x00000006, 0x00020014, 0x00000019, 0x00030016,
-    0x0000001d, 0x00000020, 0x0003001d, 0x0000001e, 0x0000001d, 0x0003001e, 0x0000001f, 0x0000001e, 0x00040020,
-    0x00000020, 0x0000000c, 0x0000001f, 0x0004003b, 0x00000020, 0x00000021, 0x0000000c, 0x0003001d, 0x00000023,
-    0x0000001d, 0x0003001e, 0x00000024, 0x00000023, 0x00040020, 0x00000025, 0x0000000c, 0x00000024, 0x0004003b,
-    0x00000025, 0x00000026, 0x0000000c, 0x00040020, 0x00000028, 0x0000000c, 0x0000001d, 0x0003001d, 0x0000002b,
-    0x0000001d, 0x0003001e, 0x0000002c, 0x0000002b, 0x00040020, 0x0000002d, 0x0000000c, 0x0000002c, 0x0004003b,
-    0x0000002d, 0x0000002e, 0x0000000c, 0x0004002b, 0x00000006, 0x00000034, 0x00000040, 0x0004002b, 0x00000006,
-    0x00000035, 0x00000001, 0x0006002c, 0x00000009, 0x00000036, 0x00000034, 0x00000035, 0x00000035, 0x00050036,
-    0x00000002, 0x00000004, 0x00000000, 0x00000003, 0x000200f8, 0x00000005, 0x00050041, 0x0000000d, 0x0000000e,
-    0x0000000b, 0x0000000c, 0x0004003d, 0x00000006, 0x0000000f, 0x0000000e, 0x00050041, 0x00000016, 0x00000017,
-    0x00000013, 0x00000015, 0x0004003d, 0x00000006, 0x00000018, 0x00000017, 0x000500b0, 0x00000019, 0x0000001a,
-    0x0000000f, 0x00000018, 0x000300f7, 0x0000001c, 0x00000000, 0x000400fa, 0x0000001a, 0x0000001b, 0x0000001c,
-    0x000200f8, 0x0000001b, 0x00060041, 0x00000028, 0x00000029, 0x00000026, 0x00000015, 0x0000000f, 0x0004003d,
-    0x0000001d, 0x0000002a, 0x00000029, 0x00060041, 0x00000028, 0x00000030, 0x0000002e, 0x00000015, 0x0000000f,
-    0x0004003d, 0x0000001d, 0x00000031, 0x00000030, 0x00050081, 0x0000001d, 0x00000032, 0x0000002a, 0x00000031,
-    0x00060041, 0x00000028, 0x00000033, 0x00000021, 0x00000015, 0x0000000f, 0x0003003e, 0x00000033, 0x00000032,
-    0x000200f9, 0x0000001c, 0x000200f8, 0x0000001c, 0x000100fd, 0x00010038,
-};
+std::vector<uint32_t> glsl(const char* name, const char* source) {
+  compare::KernelEntry k;
+  k.glsl_target = "vulkan1.2";
+  return compare::compile_glsl(source, name, k);
+}
 
-// oob.comp (glslc --target-env=vulkan1.1 -O -mfmt=num):
-//   #version 450
-//   layout(local_size_x = 64) in;
-//   layout(set = 0, binding = 0) writeonly buffer Y { float y[]; };
-//   layout(push_constant) uniform PC { uint n; };
-//   void main() {
-//     uint i = gl_GlobalInvocationID.x;
-//     if (i <= n) y[i] = 1.0;  // off by one: writes y[n]
-//   }
-constexpr uint32_t kOffByOne[] = {
-    0x07230203, 0x00010300, 0x000d000b, 0x00000029, 0x00000000, 0x00020011, 0x00000001, 0x0006000b, 0x00000001,
-    0x4c534c47, 0x6474732e, 0x3035342e, 0x00000000, 0x0003000e, 0x00000000, 0x00000001, 0x0006000f, 0x00000005,
-    0x00000004, 0x6e69616d, 0x00000000, 0x0000000b, 0x00060010, 0x00000004, 0x00000011, 0x00000040, 0x00000001,
-    0x00000001, 0x00040047, 0x0000000b, 0x0000000b, 0x0000001c, 0x00050048, 0x00000011, 0x00000000, 0x00000023,
-    0x00000000, 0x00030047, 0x00000011, 0x00000002, 0x00040047, 0x0000001e, 0x00000006, 0x00000004, 0x00040048,
-    0x0000001f, 0x00000000, 0x00000019, 0x00050048, 0x0000001f, 0x00000000, 0x00000023, 0x00000000, 0x00030047,
-    0x0000001f, 0x00000002, 0x00040047, 0x00000021, 0x00000022, 0x00000000, 0x00040047, 0x00000021, 0x00000021,
-    0x00000000, 0x00040047, 0x00000028, 0x0000000b, 0x00000019, 0x00020013, 0x00000002, 0x00030021, 0x00000003,
-    0x00000002, 0x00040015, 0x00000006, 0x00000020, 0x00000000, 0x00040017, 0x00000009, 0x00000006, 0x00000003,
-    0x00040020, 0x0000000a, 0x00000001, 0x00000009, 0x0004003b, 0x0000000a, 0x0000000b, 0x00000001, 0x0004002b,
-    0x00000006, 0x0000000c, 0x00000000, 0x00040020, 0x0000000d, 0x00000001, 0x00000006, 0x0003001e, 0x00000011,
-    0x00000006, 0x00040020, 0x00000012, 0x00000009, 0x00000011, 0x0004003b, 0x00000012, 0x00000013, 0x00000009,
-    0x00040015, 0x00000014, 0x00000020, 0x00000001, 0x0004002b, 0x00000014, 0x00000015, 0x00000000, 0x00040020,
-    0x00000016, 0x00000009, 0x00000006, 0x00020014, 0x00000019, 0x00030016, 0x0000001d, 0x00000020, 0x0003001d,
-    0x0000001e, 0x0000001d, 0x0003001e, 0x0000001f, 0x0000001e, 0x00040020, 0x00000020, 0x0000000c, 0x0000001f,
-    0x0004003b, 0x00000020, 0x00000021, 0x0000000c, 0x0004002b, 0x0000001d, 0x00000023, 0x3f800000, 0x00040020,
-    0x00000024, 0x0000000c, 0x0000001d, 0x0004002b, 0x00000006, 0x00000026, 0x00000040, 0x0004002b, 0x00000006,
-    0x00000027, 0x00000001, 0x0006002c, 0x00000009, 0x00000028, 0x00000026, 0x00000027, 0x00000027, 0x00050036,
-    0x00000002, 0x00000004, 0x00000000, 0x00000003, 0x000200f8, 0x00000005, 0x00050041, 0x0000000d, 0x0000000e,
-    0x0000000b, 0x0000000c, 0x0004003d, 0x00000006, 0x0000000f, 0x0000000e, 0x00050041, 0x00000016, 0x00000017,
-    0x00000013, 0x00000015, 0x0004003d, 0x00000006, 0x00000018, 0x00000017, 0x000500b2, 0x00000019, 0x0000001a,
-    0x0000000f, 0x00000018, 0x000300f7, 0x0000001c, 0x00000000, 0x000400fa, 0x0000001a, 0x0000001b, 0x0000001c,
-    0x000200f8, 0x0000001b, 0x00060041, 0x00000024, 0x00000025, 0x00000021, 0x00000015, 0x0000000f, 0x0003003e,
-    0x00000025, 0x00000023, 0x000200f9, 0x0000001c, 0x000200f8, 0x0000001c, 0x000100fd, 0x00010038,
-};
+// add.comp
+std::span<const uint32_t> add_spv() {
+  static const std::vector<uint32_t> words = glsl("add.comp", R"(#version 450
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0) readonly buffer A { float a[]; };
+layout(set = 0, binding = 1) readonly buffer B { float b[]; };
+layout(set = 0, binding = 2) writeonly buffer Y { float y[]; };
+layout(push_constant) uniform PC { uint n; };
+void main() {
+  uint i = gl_GlobalInvocationID.x;
+  if (i < n) y[i] = a[i] + b[i];
+})");
+  return words;
+}
 
-// spec.comp (glslc --target-env=vulkan1.1 -O -mfmt=num):
-//   #version 450
-//   layout(local_size_x = 64) in;
-//   layout(constant_id = 0) const uint SCALE = 1;
-//   layout(constant_id = 1) const float OFFSET = 0.0;
-//   layout(set = 0, binding = 0) readonly buffer X { float x[]; };
-//   layout(set = 0, binding = 1) writeonly buffer Y { float y[]; };
-//   layout(push_constant) uniform PC { uint n; };
-//   void main() {
-//     uint i = gl_GlobalInvocationID.x;
-//     if (i < n) y[i] = x[i] * float(SCALE) + OFFSET;
-//   }
-constexpr uint32_t kSpec[] = {
-    0x07230203, 0x00010300, 0x000d000b, 0x00000034, 0x00000000, 0x00020011, 0x00000001, 0x0006000b, 0x00000001,
-    0x4c534c47, 0x6474732e, 0x3035342e, 0x00000000, 0x0003000e, 0x00000000, 0x00000001, 0x0006000f, 0x00000005,
-    0x00000004, 0x6e69616d, 0x00000000, 0x0000000b, 0x00060010, 0x00000004, 0x00000011, 0x00000040, 0x00000001,
-    0x00000001, 0x00040047, 0x0000000b, 0x0000000b, 0x0000001c, 0x00050048, 0x00000011, 0x00000000, 0x00000023,
-    0x00000000, 0x00030047, 0x00000011, 0x00000002, 0x00040047, 0x0000001e, 0x00000006, 0x00000004, 0x00040048,
-    0x0000001f, 0x00000000, 0x00000019, 0x00050048, 0x0000001f, 0x00000000, 0x00000023, 0x00000000, 0x00030047,
-    0x0000001f, 0x00000002, 0x00040047, 0x00000021, 0x00000022, 0x00000000, 0x00040047, 0x00000021, 0x00000021,
-    0x00000001, 0x00040047, 0x00000023, 0x00000006, 0x00000004, 0x00040048, 0x00000024, 0x00000000, 0x00000018,
-    0x00050048, 0x00000024, 0x00000000, 0x00000023, 0x00000000, 0x00030047, 0x00000024, 0x00000002, 0x00040047,
-    0x00000026, 0x00000022, 0x00000000, 0x00040047, 0x00000026, 0x00000021, 0x00000000, 0x00040047, 0x0000002b,
-    0x00000001, 0x00000000, 0x00040047, 0x0000002e, 0x00000001, 0x00000001, 0x00040047, 0x00000033, 0x0000000b,
-    0x00000019, 0x00020013, 0x00000002, 0x00030021, 0x00000003, 0x00000002, 0x00040015, 0x00000006, 0x00000020,
-    0x00000000, 0x00040017, 0x00000009, 0x00000006, 0x00000003, 0x00040020, 0x0000000a, 0x00000001, 0x00000009,
-    0x0004003b, 0x0000000a, 0x0000000b, 0x00000001, 0x0004002b, 0x00000006, 0x0000000c, 0x00000000, 0x00040020,
-    0x0000000d, 0x00000001, 0x00000006, 0x0003001e, 0x00000011, 0x00000006, 0x00040020, 0x00000012, 0x00000009,
-    0x00000011, 0x0004003b, 0x00000012, 0x00000013, 0x00000009, 0x00040015, 0x00000014, 0x00000020, 0x00000001,
-    0x0004002b, 0x00000014, 0x00000015, 0x00000000, 0x00040020, 0x00000016, 0x00000009, 0x00000006, 0x00020014,
-    0x00000019, 0x00030016, 0x0000001d, 0x00000020, 0x0003001d, 0x0000001e, 0x0000001d, 0x0003001e, 0x0000001f,
-    0x0000001e, 0x00040020, 0x00000020, 0x0000000c, 0x0000001f, 0x0004003b, 0x00000020, 0x00000021, 0x0000000c,
-    0x0003001d, 0x00000023, 0x0000001d, 0x0003001e, 0x00000024, 0x00000023, 0x00040020, 0x00000025, 0x0000000c,
-    0x00000024, 0x0004003b, 0x00000025, 0x00000026, 0x0000000c, 0x00040020, 0x00000028, 0x0000000c, 0x0000001d,
-    0x00040032, 0x00000006, 0x0000002b, 0x00000001, 0x00040032, 0x0000001d, 0x0000002e, 0x00000000, 0x0004002b,
-    0x00000006, 0x00000031, 0x00000040, 0x0004002b, 0x00000006, 0x00000032, 0x00000001, 0x0006002c, 0x00000009,
-    0x00000033, 0x00000031, 0x00000032, 0x00000032, 0x00050036, 0x00000002, 0x00000004, 0x00000000, 0x00000003,
-    0x000200f8, 0x00000005, 0x00050041, 0x0000000d, 0x0000000e, 0x0000000b, 0x0000000c, 0x0004003d, 0x00000006,
-    0x0000000f, 0x0000000e, 0x00050041, 0x00000016, 0x00000017, 0x00000013, 0x00000015, 0x0004003d, 0x00000006,
-    0x00000018, 0x00000017, 0x000500b0, 0x00000019, 0x0000001a, 0x0000000f, 0x00000018, 0x000300f7, 0x0000001c,
-    0x00000000, 0x000400fa, 0x0000001a, 0x0000001b, 0x0000001c, 0x000200f8, 0x0000001b, 0x00060041, 0x00000028,
-    0x00000029, 0x00000026, 0x00000015, 0x0000000f, 0x0004003d, 0x0000001d, 0x0000002a, 0x00000029, 0x00040070,
-    0x0000001d, 0x0000002c, 0x0000002b, 0x0008000c, 0x0000001d, 0x0000002f, 0x00000001, 0x00000032, 0x0000002a,
-    0x0000002c, 0x0000002e, 0x00060041, 0x00000028, 0x00000030, 0x00000021, 0x00000015, 0x0000000f, 0x0003003e,
-    0x00000030, 0x0000002f, 0x000200f9, 0x0000001c, 0x000200f8, 0x0000001c, 0x000100fd, 0x00010038,
-};
+// oob.comp
+std::span<const uint32_t> off_by_one_spv() {
+  static const std::vector<uint32_t> words = glsl("oob.comp", R"(#version 450
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0) writeonly buffer Y { float y[]; };
+layout(push_constant) uniform PC { uint n; };
+void main() {
+  uint i = gl_GlobalInvocationID.x;
+  if (i <= n) y[i] = 1.0;  // off by one: writes y[n]
+})");
+  return words;
+}
 
-// reduce.comp (glslc --target-env=vulkan1.1 -O -mfmt=num):
-//   #version 450
-//   #extension GL_KHR_shader_subgroup_arithmetic : require
-//   layout(local_size_x = 64) in;
-//   layout(set = 0, binding = 0) readonly buffer X { float x[]; };
-//   layout(set = 0, binding = 1) writeonly buffer S { float s[]; };     // per invocation: its subgroup's sum
-//   layout(set = 0, binding = 2) writeonly buffer G { uint group[]; };  // per invocation: a global subgroup id
-//   layout(set = 0, binding = 3) writeonly buffer Z { uint size[]; };   // per invocation: gl_SubgroupSize
-//   void main() {
-//     uint i = gl_GlobalInvocationID.x;
-//     s[i] = subgroupAdd(x[i]);
-//     group[i] = gl_WorkGroupID.x * gl_NumSubgroups + gl_SubgroupID;
-//     size[i] = gl_SubgroupSize;
-//   }
-constexpr uint32_t kSubgroupSum[] = {
-    0x07230203, 0x00010300, 0x000d000b, 0x0000003e, 0x00000000, 0x00020011, 0x00000001, 0x00020011, 0x0000003d,
-    0x00020011, 0x0000003f, 0x0006000b, 0x00000001, 0x4c534c47, 0x6474732e, 0x3035342e, 0x00000000, 0x0003000e,
-    0x00000000, 0x00000001, 0x000a000f, 0x00000005, 0x00000004, 0x6e69616d, 0x00000000, 0x0000000b, 0x00000028,
-    0x0000002b, 0x0000002e, 0x00000038, 0x00060010, 0x00000004, 0x00000011, 0x00000040, 0x00000001, 0x00000001,
-    0x00040047, 0x0000000b, 0x0000000b, 0x0000001c, 0x00040047, 0x00000011, 0x00000006, 0x00000004, 0x00040048,
-    0x00000012, 0x00000000, 0x00000019, 0x00050048, 0x00000012, 0x00000000, 0x00000023, 0x00000000, 0x00030047,
-    0x00000012, 0x00000002, 0x00040047, 0x00000014, 0x00000022, 0x00000000, 0x00040047, 0x00000014, 0x00000021,
-    0x00000001, 0x00040047, 0x00000018, 0x00000006, 0x00000004, 0x00040048, 0x00000019, 0x00000000, 0x00000018,
-    0x00050048, 0x00000019, 0x00000000, 0x00000023, 0x00000000, 0x00030047, 0x00000019, 0x00000002, 0x00040047,
-    0x0000001b, 0x00000022, 0x00000000, 0x00040047, 0x0000001b, 0x00000021, 0x00000000, 0x00040047, 0x00000023,
-    0x00000006, 0x00000004, 0x00040048, 0x00000024, 0x00000000, 0x00000019, 0x00050048, 0x00000024, 0x00000000,
-    0x00000023, 0x00000000, 0x00030047, 0x00000024, 0x00000002, 0x00040047, 0x00000026, 0x00000022, 0x00000000,
-    0x00040047, 0x00000026, 0x00000021, 0x00000002, 0x00040047, 0x00000028, 0x0000000b, 0x0000001a, 0x00040047,
-    0x0000002b, 0x0000000b, 0x00000026, 0x00040047, 0x0000002e, 0x0000000b, 0x00000028, 0x00040047, 0x00000033,
-    0x00000006, 0x00000004, 0x00040048, 0x00000034, 0x00000000, 0x00000019, 0x00050048, 0x00000034, 0x00000000,
-    0x00000023, 0x00000000, 0x00030047, 0x00000034, 0x00000002, 0x00040047, 0x00000036, 0x00000022, 0x00000000,
-    0x00040047, 0x00000036, 0x00000021, 0x00000003, 0x00030047, 0x00000038, 0x00000000, 0x00040047, 0x00000038,
-    0x0000000b, 0x00000024, 0x00030047, 0x00000039, 0x00000000, 0x00040047, 0x0000003d, 0x0000000b, 0x00000019,
-    0x00020013, 0x00000002, 0x00030021, 0x00000003, 0x00000002, 0x00040015, 0x00000006, 0x00000020, 0x00000000,
-    0x00040017, 0x00000009, 0x00000006, 0x00000003, 0x00040020, 0x0000000a, 0x00000001, 0x00000009, 0x0004003b,
-    0x0000000a, 0x0000000b, 0x00000001, 0x0004002b, 0x00000006, 0x0000000c, 0x00000000, 0x00040020, 0x0000000d,
-    0x00000001, 0x00000006, 0x00030016, 0x00000010, 0x00000020, 0x0003001d, 0x00000011, 0x00000010, 0x0003001e,
-    0x00000012, 0x00000011, 0x00040020, 0x00000013, 0x0000000c, 0x00000012, 0x0004003b, 0x00000013, 0x00000014,
-    0x0000000c, 0x00040015, 0x00000015, 0x00000020, 0x00000001, 0x0004002b, 0x00000015, 0x00000016, 0x00000000,
-    0x0003001d, 0x00000018, 0x00000010, 0x0003001e, 0x00000019, 0x00000018, 0x00040020, 0x0000001a, 0x0000000c,
-    0x00000019, 0x0004003b, 0x0000001a, 0x0000001b, 0x0000000c, 0x00040020, 0x0000001d, 0x0000000c, 0x00000010,
-    0x0004002b, 0x00000006, 0x00000020, 0x00000003, 0x0003001d, 0x00000023, 0x00000006, 0x0003001e, 0x00000024,
-    0x00000023, 0x00040020, 0x00000025, 0x0000000c, 0x00000024, 0x0004003b, 0x00000025, 0x00000026, 0x0000000c,
-    0x0004003b, 0x0000000a, 0x00000028, 0x00000001, 0x0004003b, 0x0000000d, 0x0000002b, 0x00000001, 0x0004003b,
-    0x0000000d, 0x0000002e, 0x00000001, 0x00040020, 0x00000031, 0x0000000c, 0x00000006, 0x0003001d, 0x00000033,
-    0x00000006, 0x0003001e, 0x00000034, 0x00000033, 0x00040020, 0x00000035, 0x0000000c, 0x00000034, 0x0004003b,
-    0x00000035, 0x00000036, 0x0000000c, 0x0004003b, 0x0000000d, 0x00000038, 0x00000001, 0x0004002b, 0x00000006,
-    0x0000003b, 0x00000040, 0x0004002b, 0x00000006, 0x0000003c, 0x00000001, 0x0006002c, 0x00000009, 0x0000003d,
-    0x0000003b, 0x0000003c, 0x0000003c, 0x00050036, 0x00000002, 0x00000004, 0x00000000, 0x00000003, 0x000200f8,
-    0x00000005, 0x00050041, 0x0000000d, 0x0000000e, 0x0000000b, 0x0000000c, 0x0004003d, 0x00000006, 0x0000000f,
-    0x0000000e, 0x00060041, 0x0000001d, 0x0000001e, 0x0000001b, 0x00000016, 0x0000000f, 0x0004003d, 0x00000010,
-    0x0000001f, 0x0000001e, 0x0006015e, 0x00000010, 0x00000021, 0x00000020, 0x00000000, 0x0000001f, 0x00060041,
-    0x0000001d, 0x00000022, 0x00000014, 0x00000016, 0x0000000f, 0x0003003e, 0x00000022, 0x00000021, 0x00050041,
-    0x0000000d, 0x00000029, 0x00000028, 0x0000000c, 0x0004003d, 0x00000006, 0x0000002a, 0x00000029, 0x0004003d,
-    0x00000006, 0x0000002c, 0x0000002b, 0x00050084, 0x00000006, 0x0000002d, 0x0000002a, 0x0000002c, 0x0004003d,
-    0x00000006, 0x0000002f, 0x0000002e, 0x00050080, 0x00000006, 0x00000030, 0x0000002d, 0x0000002f, 0x00060041,
-    0x00000031, 0x00000032, 0x00000026, 0x00000016, 0x0000000f, 0x0003003e, 0x00000032, 0x00000030, 0x0004003d,
-    0x00000006, 0x00000039, 0x00000038, 0x00060041, 0x00000031, 0x0000003a, 0x00000036, 0x00000016, 0x0000000f,
-    0x0003003e, 0x0000003a, 0x00000039, 0x000100fd, 0x00010038,
-};
+// spec.comp
+std::span<const uint32_t> spec_spv() {
+  static const std::vector<uint32_t> words = glsl("spec.comp", R"(#version 450
+layout(local_size_x = 64) in;
+layout(constant_id = 0) const uint SCALE = 1;
+layout(constant_id = 1) const float OFFSET = 0.0;
+layout(set = 0, binding = 0) readonly buffer X { float x[]; };
+layout(set = 0, binding = 1) writeonly buffer Y { float y[]; };
+layout(push_constant) uniform PC { uint n; };
+void main() {
+  uint i = gl_GlobalInvocationID.x;
+  if (i < n) y[i] = x[i] * float(SCALE) + OFFSET;
+})");
+  return words;
+}
 
-// spin.comp (glslc --target-env=vulkan1.1 -O -mfmt=num):
-//   #version 450
-//   layout(local_size_x = 1) in;
-//   layout(set = 0, binding = 0) writeonly buffer Y { uint y[]; };
-//   layout(push_constant) uniform PC { uint outer; uint inner; };
-//   // Two nested loops: lavapipe ends any single loop after 65535 iterations.
-//   void main() {
-//     uint acc = 0u;
-//     for (uint i = 0u; i < outer; ++i)
-//       for (uint k = 0u; k < inner; ++k) acc = acc * 1664525u + 1013904223u + k;
-//     y[0] = acc;
-//   }
-constexpr uint32_t kSpin[] = {
-    0x07230203, 0x00010300, 0x000d000b, 0x00000040, 0x00000000, 0x00020011, 0x00000001, 0x0006000b, 0x00000001,
-    0x4c534c47, 0x6474732e, 0x3035342e, 0x00000000, 0x0003000e, 0x00000000, 0x00000001, 0x0005000f, 0x00000005,
-    0x00000004, 0x6e69616d, 0x00000000, 0x00060010, 0x00000004, 0x00000011, 0x00000001, 0x00000001, 0x00000001,
-    0x00050048, 0x00000011, 0x00000000, 0x00000023, 0x00000000, 0x00050048, 0x00000011, 0x00000001, 0x00000023,
-    0x00000004, 0x00030047, 0x00000011, 0x00000002, 0x00040047, 0x00000031, 0x00000006, 0x00000004, 0x00040048,
-    0x00000032, 0x00000000, 0x00000019, 0x00050048, 0x00000032, 0x00000000, 0x00000023, 0x00000000, 0x00030047,
-    0x00000032, 0x00000002, 0x00040047, 0x00000034, 0x00000022, 0x00000000, 0x00040047, 0x00000034, 0x00000021,
-    0x00000000, 0x00040047, 0x0000003a, 0x0000000b, 0x00000019, 0x00020013, 0x00000002, 0x00030021, 0x00000003,
-    0x00000002, 0x00040015, 0x00000006, 0x00000020, 0x00000000, 0x0004002b, 0x00000006, 0x00000009, 0x00000000,
-    0x0004001e, 0x00000011, 0x00000006, 0x00000006, 0x00040020, 0x00000012, 0x00000009, 0x00000011, 0x0004003b,
-    0x00000012, 0x00000013, 0x00000009, 0x00040015, 0x00000014, 0x00000020, 0x00000001, 0x0004002b, 0x00000014,
-    0x00000015, 0x00000000, 0x00040020, 0x00000016, 0x00000009, 0x00000006, 0x00020014, 0x00000019, 0x0004002b,
-    0x00000014, 0x00000022, 0x00000001, 0x0004002b, 0x00000006, 0x00000027, 0x0019660d, 0x0004002b, 0x00000006,
-    0x00000029, 0x3c6ef35f, 0x0003001d, 0x00000031, 0x00000006, 0x0003001e, 0x00000032, 0x00000031, 0x00040020,
-    0x00000033, 0x0000000c, 0x00000032, 0x0004003b, 0x00000033, 0x00000034, 0x0000000c, 0x00040020, 0x00000036,
-    0x0000000c, 0x00000006, 0x00040017, 0x00000038, 0x00000006, 0x00000003, 0x0004002b, 0x00000006, 0x00000039,
-    0x00000001, 0x0006002c, 0x00000038, 0x0000003a, 0x00000039, 0x00000039, 0x00000039, 0x00050036, 0x00000002,
-    0x00000004, 0x00000000, 0x00000003, 0x000200f8, 0x00000005, 0x000200f9, 0x0000000b, 0x000200f8, 0x0000000b,
-    0x000700f5, 0x00000006, 0x0000003c, 0x00000009, 0x00000005, 0x0000003f, 0x0000000e, 0x000700f5, 0x00000006,
-    0x0000003b, 0x00000009, 0x00000005, 0x00000030, 0x0000000e, 0x00050041, 0x00000016, 0x00000017, 0x00000013,
-    0x00000015, 0x0004003d, 0x00000006, 0x00000018, 0x00000017, 0x000500b0, 0x00000019, 0x0000001a, 0x0000003b,
-    0x00000018, 0x000400f6, 0x0000000d, 0x0000000e, 0x00000000, 0x000400fa, 0x0000001a, 0x0000000c, 0x0000000d,
-    0x000200f8, 0x0000000c, 0x000200f9, 0x0000001c, 0x000200f8, 0x0000001c, 0x000700f5, 0x00000006, 0x0000003f,
-    0x0000003c, 0x0000000c, 0x0000002c, 0x0000001d, 0x000700f5, 0x00000006, 0x0000003d, 0x00000009, 0x0000000c,
-    0x0000002e, 0x0000001d, 0x00050041, 0x00000016, 0x00000023, 0x00000013, 0x00000022, 0x0004003d, 0x00000006,
-    0x00000024, 0x00000023, 0x000500b0, 0x00000019, 0x00000025, 0x0000003d, 0x00000024, 0x000400f6, 0x0000001e,
-    0x0000001d, 0x00000000, 0x000400fa, 0x00000025, 0x0000001d, 0x0000001e, 0x000200f8, 0x0000001d, 0x00050084,
-    0x00000006, 0x00000028, 0x0000003f, 0x00000027, 0x00050080, 0x00000006, 0x0000002a, 0x00000028, 0x00000029,
-    0x00050080, 0x00000006, 0x0000002c, 0x0000002a, 0x0000003d, 0x00050080, 0x00000006, 0x0000002e, 0x0000003d,
-    0x00000022, 0x000200f9, 0x0000001c, 0x000200f8, 0x0000001e, 0x000200f9, 0x0000000e, 0x000200f8, 0x0000000e,
-    0x00050080, 0x00000006, 0x00000030, 0x0000003b, 0x00000022, 0x000200f9, 0x0000000b, 0x000200f8, 0x0000000d,
-    0x00060041, 0x00000036, 0x00000037, 0x00000034, 0x00000015, 0x00000015, 0x0003003e, 0x00000037, 0x0000003c,
-    0x000100fd, 0x00010038,
-};
+// reduce.comp
+std::span<const uint32_t> subgroup_sum_spv() {
+  static const std::vector<uint32_t> words = glsl("reduce.comp", R"(#version 450
+#extension GL_KHR_shader_subgroup_arithmetic : require
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0) readonly buffer X { float x[]; };
+layout(set = 0, binding = 1) writeonly buffer S { float s[]; };     // per invocation: its subgroup's sum
+layout(set = 0, binding = 2) writeonly buffer G { uint group[]; };  // per invocation: a global subgroup id
+layout(set = 0, binding = 3) writeonly buffer Z { uint size[]; };   // per invocation: gl_SubgroupSize
+void main() {
+  uint i = gl_GlobalInvocationID.x;
+  s[i] = subgroupAdd(x[i]);
+  group[i] = gl_WorkGroupID.x * gl_NumSubgroups + gl_SubgroupID;
+  size[i] = gl_SubgroupSize;
+})");
+  return words;
+}
+
+// spin.comp
+std::span<const uint32_t> spin_spv() {
+  static const std::vector<uint32_t> words = glsl("spin.comp", R"(#version 450
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 0) writeonly buffer Y { uint y[]; };
+layout(push_constant) uniform PC { uint outer; uint inner; };
+// Two nested loops: lavapipe ends any single loop after 65535 iterations.
+void main() {
+  uint acc = 0u;
+  for (uint i = 0u; i < outer; ++i)
+    for (uint k = 0u; k < inner; ++k) acc = acc * 1664525u + 1013904223u + k;
+  y[0] = acc;
+})");
+  return words;
+}
 
 template <class... T>
 std::vector<uint8_t> push(T... values) {
@@ -349,7 +192,7 @@ TEST_F(VulkanRunner, AddsWithPushConstantAndBoundsCheck) {
   Buffer a = make_filled(*ctx, ramp(n, 0.25f, -7.0f)), b = make_filled(*ctx, ramp(n, -1.5f, 3.0f));
   Buffer y = ctx->make_buffer(n * sizeof(float));
   y.fill_u32(kPoison);
-  const RunResult r = ctx->run({dispatch("add", kAdd, {{0, &a}, {1, &b}, {2, &y}}, push(n), div_up(n, 64))});
+  const RunResult r = ctx->run({dispatch("add", add_spv(), {{0, &a}, {1, &b}, {2, &y}}, push(n), div_up(n, 64))});
   const std::vector<float> av = read<float>(a), bv = read<float>(b), yv = read<float>(y);
   for (uint32_t i = 0; i < n; ++i)
     ASSERT_EQ(std::bit_cast<uint32_t>(yv[i]), std::bit_cast<uint32_t>(av[i] + bv[i])) << i;
@@ -371,7 +214,7 @@ TEST_F(VulkanRunner, BindsASubrangeAtAnOffset) {
   Buffer a = make_filled(*ctx, ramp(n, 2.0f, 1.0f)), b = make_filled(*ctx, ramp(n, 1.0f, 0.5f));
   Buffer y = ctx->make_buffer((before + n + after) * 4);
   y.fill_u32(kPoison);
-  Dispatch d = dispatch("add", kAdd, {{0, &a}, {1, &b}, {2, &y}}, push(n), div_up(n, 64));
+  Dispatch d = dispatch("add", add_spv(), {{0, &a}, {1, &b}, {2, &y}}, push(n), div_up(n, 64));
   d.bindings[2].offset = before * 4;
   d.bindings[2].range = n * 4;
   ctx->run({d});
@@ -388,7 +231,7 @@ TEST_F(VulkanRunner, WriteOnePastTheEndBreaksTheGuard) {
   const uint32_t n = 1000;
   Buffer y = ctx->make_buffer(n * sizeof(float));
   ASSERT_TRUE(y.guard_intact());
-  ctx->run({dispatch("off_by_one", kOffByOne, {{0, &y}}, push(n), div_up(n + 1, 64))});
+  ctx->run({dispatch("off_by_one", off_by_one_spv(), {{0, &y}}, push(n), div_up(n + 1, 64))});
   EXPECT_FALSE(y.guard_intact());
   EXPECT_EQ(read<float>(y)[n - 1], 1.0f);
 }
@@ -400,7 +243,7 @@ TEST_F(VulkanRunner, SpecializationConstantsChangeTheResult) {
   plain.fill_u32(kPoison);
   special.fill_u32(kPoison);
   // The same SPIR-V twice in one sequence: the pipeline cache must key on the constants.
-  const Dispatch base = dispatch("spec default", kSpec, {{0, &x}, {1, &plain}}, push(n), div_up(n, 64));
+  const Dispatch base = dispatch("spec default", spec_spv(), {{0, &x}, {1, &plain}}, push(n), div_up(n, 64));
   Dispatch scaled = base;
   scaled.label = "spec scaled";
   scaled.bindings = {{0, &x}, {1, &special}};
@@ -422,7 +265,7 @@ TEST_F(VulkanRunner, ConsecutiveDispatchesSeeEachOthersWrites) {
   y.fill_u32(kPoison);
   z.fill_u32(kPoison);
   const auto add = [&](const char* label, Buffer& p, Buffer& q, Buffer& out) {
-    return dispatch(label, kAdd, {{0, &p}, {1, &q}, {2, &out}}, push(n), div_up(n, 64));
+    return dispatch(label, add_spv(), {{0, &p}, {1, &q}, {2, &out}}, push(n), div_up(n, 64));
   };
   const RunResult r = ctx->run({add("y=a+b", a, b, y), add("z=y+b", y, b, z), add("y=z+a", z, a, y)});
   const std::vector<float> av = read<float>(a), bv = read<float>(b), yv = read<float>(y), zv = read<float>(z);
@@ -452,7 +295,7 @@ TEST_F(VulkanRunner, SubgroupAddAtEverySubgroupSize) {
     sums.fill_u32(kPoison);
     ids.fill_u32(kPoison);
     sizes.fill_u32(0);
-    Dispatch d = dispatch("subgroup_sum", kSubgroupSum, {{0, &x}, {1, &sums}, {2, &ids}, {3, &sizes}}, {}, groups);
+    Dispatch d = dispatch("subgroup_sum", subgroup_sum_spv(), {{0, &x}, {1, &sums}, {2, &ids}, {3, &sizes}}, {}, groups);
     d.required_subgroup_size = req;
     ctx->run({d});
     const uint32_t expect_size = req ? req : info.subgroup_size;
@@ -476,7 +319,7 @@ TEST_F(VulkanRunner, RequiredSubgroupSizeOutOfRangeIsAnError) {
   const DeviceInfo& info = ctx->info();
   Buffer x = ctx->make_buffer(256 * 4), s = ctx->make_buffer(256 * 4), g = ctx->make_buffer(256 * 4),
          z = ctx->make_buffer(256 * 4);
-  Dispatch d = dispatch("subgroup_sum", kSubgroupSum, {{0, &x}, {1, &s}, {2, &g}, {3, &z}}, {}, 4);
+  Dispatch d = dispatch("subgroup_sum", subgroup_sum_spv(), {{0, &x}, {1, &s}, {2, &g}, {3, &z}}, {}, 4);
   const std::string why = info.subgroup_size_control ? "is not a power of two in" : "no subgroup size control";
   d.required_subgroup_size = info.max_subgroup_size * 2;
   test::expect_error([&] { ctx->run({d}); }, why);
@@ -494,7 +337,7 @@ uint32_t spin_on_host(uint32_t outer, uint32_t inner) {
 TEST_F(VulkanRunner, PushConstantsReachTheShader) {
   // Two push constants (outer, inner), against the same recurrence on the host.
   Buffer y = ctx->make_buffer(4);
-  ctx->run({dispatch("spin", kSpin, {{0, &y}}, push(3u, 1000u))});
+  ctx->run({dispatch("spin", spin_spv(), {{0, &y}}, push(3u, 1000u))});
   EXPECT_EQ(read<uint32_t>(y)[0], spin_on_host(3, 1000));
 }
 
@@ -504,9 +347,9 @@ TEST_F(VulkanRunner, ReportsTheDriversLoopIterationLimit) {
   const uint32_t limit = ctx->info().loop_iteration_limit;
   if (limit == 0) GTEST_SKIP() << ctx->info().name << " has no known loop iteration limit";
   Buffer y = ctx->make_buffer(4);
-  ctx->run({dispatch("spin", kSpin, {{0, &y}}, push(1u, limit - 1))});
+  ctx->run({dispatch("spin", spin_spv(), {{0, &y}}, push(1u, limit - 1))});
   EXPECT_EQ(read<uint32_t>(y)[0], spin_on_host(1, limit - 1));
-  ctx->run({dispatch("spin", kSpin, {{0, &y}}, push(4u, limit / 2))});
+  ctx->run({dispatch("spin", spin_spv(), {{0, &y}}, push(4u, limit / 2))});
   EXPECT_NE(read<uint32_t>(y)[0], spin_on_host(4, limit / 2)) << "the driver no longer truncates long loops";
 }
 
@@ -519,7 +362,7 @@ Dispatch slow_kernel(const DeviceInfo& info, Buffer& y, uint32_t* result) {
   const uint32_t limit = info.loop_iteration_limit;
   const uint32_t outer = limit ? 1u : 1u << 12, inner = limit ? std::min(limit - 1, 60000u) : 1u << 16;
   *result = spin_on_host(outer, inner);
-  return dispatch("spin", kSpin, {{0, &y}}, push(outer, inner), limit ? 1024 : 1);
+  return dispatch("spin", spin_spv(), {{0, &y}}, push(outer, inner), limit ? 1024 : 1);
 }
 
 TEST_F(VulkanRunner, HungKernelTimesOutAndTheContextRecovers) {
@@ -529,7 +372,7 @@ TEST_F(VulkanRunner, HungKernelTimesOutAndTheContextRecovers) {
   test::expect_error([&] { ctx->run({spin}, 2); }, "kernel hung or too slow: spin did not finish within 2 ms");
   // The next run waits out the abandoned one (its buffer stays alive meanwhile), then works.
   Buffer out = ctx->make_buffer(4);
-  ctx->run({dispatch("spin short", kSpin, {{0, &out}}, push(2u, 10u))}, 60000);
+  ctx->run({dispatch("spin short", spin_spv(), {{0, &out}}, push(2u, 10u))}, 60000);
   EXPECT_EQ(read<uint32_t>(out)[0], spin_on_host(2, 10));
   EXPECT_EQ(read<uint32_t>(y)[0], expect);
 }
@@ -563,7 +406,7 @@ TEST_F(VulkanRunner, SelectsDevicesByNameAndIndex) {
 
 TEST_F(VulkanRunner, BadInputIsAClearError) {
   Buffer a = ctx->make_buffer(64 * 4), b = ctx->make_buffer(64 * 4), y = ctx->make_buffer(64 * 4);
-  const Dispatch good = dispatch("add", kAdd, {{0, &a}, {1, &b}, {2, &y}}, push(64u));
+  const Dispatch good = dispatch("add", add_spv(), {{0, &a}, {1, &b}, {2, &y}}, push(64u));
   ctx->run({good});
   Dispatch d = good;
   d.entry = "nope";
@@ -594,7 +437,7 @@ TEST_F(VulkanRunner, BadInputIsAClearError) {
   test::expect_error([&] { ctx->run({d}); }, "specialization constant 7 is given twice");
   // The same shader with local_size_x patched to 2^20, more than any device allows (glslc
   // states the size twice: OpExecutionMode LocalSize and the WorkgroupSize constant).
-  std::vector<uint32_t> huge(std::begin(kAdd), std::end(kAdd));
+  std::vector<uint32_t> huge(std::begin(add_spv()), std::end(add_spv()));
   for (size_t i = 5; i + 5 < huge.size(); i += huge[i] >> 16) {
     if (huge[i] == (6u << 16 | 16u) && huge[i + 2] == 17)
       huge[i + 3] = 1u << 20;  // OpExecutionMode <id> LocalSize 64 1 1
