@@ -14,11 +14,28 @@
 namespace moe::compare {
 
 // Raw 32-bit words as uploaded: f32 bits, u32/i32 values, or bf16 pairs (element 0 in the low half).
+// output = true: the buffer is poisoned (kPoison) before every step instead of uploaded, so an
+// element the kernel does not write fails. State (inout) tensors are output = false: uploaded
+// once and kept on the device between steps unless a step uploads them again.
 struct HostTensor {
   ElemType type = ElemType::F32;
   int64_t elems = 0;
   std::vector<uint32_t> words;
   bool output = false;
+};
+
+// One step of a multi-step case (a token of a stateful op, a decode step of attention): the
+// steps run in order on the same device buffers, so state written by step s is what step s + 1
+// reads. Before a step: `upload` tensors are written (the new token's inputs; a state reset to
+// the f32-rounded truth when the case compares steps in isolation), every output = true tensor
+// is poisoned. After it: guard regions and untouched inputs are checked, then `outputs` (which
+// may name state tensors) are decided against `truth`.
+struct CaseStep {
+  std::string label;                                   // "t=3", shown in verdict names
+  std::map<std::string, HostTensor> upload;
+  ExprVars vars;                                       // replace the case's vars for this step (e.g. past)
+  std::map<std::string, OutputSpec> outputs;
+  std::map<std::string, std::vector<double>> truth;
 };
 
 struct OpCase {
@@ -30,9 +47,14 @@ struct OpCase {
   std::map<std::string, HostTensor> tensors;
   std::map<std::string, OutputSpec> outputs;           // decision per output tensor
   std::map<std::string, std::vector<double>> truth;    // per output tensor
+  // Multi-step cases: empty = one step that uploads `tensors` and decides `outputs`/`truth`.
+  // Non-empty: `tensors` gives every tensor's size, type and first contents; `outputs`/`truth`
+  // are unused and each step names what it compares.
+  std::vector<CaseStep> steps;
+  double flops = 0;  // floating-point operations of the whole case, for --perf (0: not stated)
 };
 
-// Ops with cases (the ops of the bundled kernels so far).
+// Ops with cases: ops of kernels_cpu/op_list.def and stage ops (compare/chains.h).
 std::vector<std::string> case_ops();
 // Cases of `op` for `shapes` ("remainders", "real" or "all") and one seed.
 std::vector<OpCase> make_cases(const std::string& op, const std::string& shapes, uint64_t seed);

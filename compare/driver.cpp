@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -11,9 +12,11 @@
 #include <iostream>
 #include <set>
 #include <sstream>
+#include <unistd.h>
 
 #include "compare/bundled.h"
 #include "compare/cases.h"
+#include "compare/chains.h"
 #include "compare/manifest.h"
 #include "compare/metrics.h"
 #include "compare/report.h"
@@ -65,112 +68,245 @@ void add_device_vars(ExprVars& v, const vk::DeviceInfo& d, uint32_t subgroup) {
   v["max_storage_buffer_range"] = double(d.max_storage_buffer_range);
 }
 
-uint32_t as_u32(double v, const std::string& what) {
-  MOE_CHECK(v >= 0 && v <= 4294967295.0 && v == std::floor(v),
-            what << " = " << v << ", expected an integer in [0, 2^32)");
-  return uint32_t(v);
+// What runs on an op's cases: one kernel (the op's own, or a fused kernel whose ops are a
+// chain's stages), or a chain's stage kernels back to back.
+struct Plan {
+  std::string op;
+  std::string label;                        // kernel name, or "a -> b -> c"
+  std::vector<const KernelEntry*> kernels;
+  std::vector<const ChainStage*> stages;    // parallel to kernels; nullptr: names pass through
+  std::vector<uint32_t> subgroup_sizes;     // sizes every kernel of the plan accepts (empty: any)
+};
+
+std::string case_tensor(const ChainStage* st, const std::string& kernel_tensor) {
+  if (!st) return kernel_tensor;
+  auto it = st->tensors.find(kernel_tensor);
+  return it == st->tensors.end() ? kernel_tensor : it->second;
 }
 
-// Runs one case on one kernel at one subgroup size.
-CaseResult run_case(vk::Context& ctx, const Manifest& m, const KernelEntry& k, const OpCase& c, uint32_t subgroup,
+ExprVars stage_vars(const ChainStage* st, const ExprVars& vars) {
+  if (!st) return vars;
+  ExprVars out = vars;
+  for (const auto& [name, expr] : st->vars) out[name] = eval_expr(expr, vars);
+  return out;
+}
+
+std::string step_name(const std::string& output, const OpCase& c, size_t step) {
+  if (c.steps.empty()) return output;
+  return output + "@" + (c.steps[step].label.empty() ? "step" + std::to_string(step) : c.steps[step].label);
+}
+
+Verdict decide_output(const OutputSpec& spec, const HostTensor& t, const std::vector<double>& truth,
+                      const std::vector<uint32_t>& got) {
+  if (spec.kind == Kind::Indices) {
+    MOE_CHECK(t.type == ElemType::I32 || t.type == ElemType::U32,
+              "output '" << spec.name << "' is decided as indices but its tensor is not i32/u32");
+    std::vector<int32_t> want(truth.size()), found(got.size());
+    for (size_t i = 0; i < truth.size(); ++i) want[i] = int32_t(truth[i]);
+    for (size_t i = 0; i < got.size(); ++i) found[i] = std::bit_cast<int32_t>(got[i]);
+    return decide_indices(spec, want, found, spec.scores, spec.score_bound);
+  }
+  if (t.type == ElemType::U32 || t.type == ElemType::I32) {
+    MOE_CHECK(spec.kind == Kind::Exact, "output '" << spec.name << "' is an integer tensor: decide it exactly");
+    std::vector<uint32_t> want(truth.size());
+    for (size_t i = 0; i < truth.size(); ++i)
+      want[i] = t.type == ElemType::I32 ? std::bit_cast<uint32_t>(int32_t(truth[i])) : uint32_t(truth[i]);
+    return decide_bits(spec, want, got);
+  }
+  std::vector<float> found(got.size());
+  std::memcpy(found.data(), got.data(), got.size() * 4);
+  return decide(spec, truth, found, kPoison);
+}
+
+// Runs one case through a plan at one subgroup size: buffers by case tensor name, kept across
+// the case's steps; per step uploads, poison, the dispatch sequence, guards, untouched inputs,
+// then the step's outputs.
+CaseResult run_case(vk::Context& ctx, const Manifest& m, const Plan& plan, const OpCase& c, uint32_t subgroup,
                     uint64_t timeout_ms) {
   CaseResult r;
-  r.op = c.op, r.kernel = k.name, r.manifest = m.path, r.params = c.params, r.shape = c.shape, r.seed = c.seed;
-  r.subgroup = subgroup;
-  ExprVars vars = c.vars;
-  add_device_vars(vars, ctx.info(), subgroup);
-  for (const std::string& lim : k.limits) {
-    std::string why;
-    if (!eval_limit(lim, vars, &why)) {
-      r.skipped = true, r.skip_reason = "outside the kernel's declared limits: " + why;
-      return r;
-    }
-  }
-  // Buffers, bound by tensor name.
-  std::vector<vk::Buffer> buffers;
-  buffers.reserve(k.bindings.size());
-  vk::Dispatch d;
-  d.label = k.name;
-  d.spirv = k.spirv;
-  d.entry = k.entry;
-  d.required_subgroup_size = subgroup;
-  for (const ManifestBinding& b : k.bindings) {
-    auto it = c.tensors.find(b.tensor);
-    if (it == c.tensors.end()) {
-      std::string have;
-      for (const auto& [n, t] : c.tensors) have += (have.empty() ? "" : ", ") + n;
-      MOE_FAIL("kernel '" << k.name << "' binding " << b.binding << " names tensor '" << b.tensor << "'; op '" << c.op
-                          << "' has: " << have);
-    }
-    const HostTensor& t = it->second;
-    MOE_CHECK(t.type == b.type, "kernel '" << k.name << "' binding " << b.binding << " ('" << b.tensor
-                                           << "') declares another element type than the op's tensor");
-    const size_t bytes = t.words.size() * 4;
-    if (bytes > ctx.info().max_storage_buffer_range) {
-      r.skipped = true;
-      r.skip_reason = "tensor '" + b.tensor + "' needs " + std::to_string(bytes) +
-                      " bytes, the device's storage buffers hold " +
-                      std::to_string(ctx.info().max_storage_buffer_range);
-      return r;
-    }
-    buffers.push_back(ctx.make_buffer(std::max<size_t>(bytes, 4)));
-    if (b.access == Access::Out)
-      buffers.back().fill_u32(kPoison);
-    else
-      buffers.back().upload(t.words.data(), bytes);
-    r.bytes += double(bytes);
-  }
-  for (size_t i = 0; i < k.bindings.size(); ++i) d.bindings.push_back({k.bindings[i].binding, &buffers[i], 0, 0});
-  d.push_constants.assign(k.push_constant_size, 0);
-  for (const PushConstant& pc : k.push_constants) {
-    const double v = eval_expr(pc.value, vars);
-    uint32_t bits = 0;
-    if (pc.type == "f32")
-      bits = std::bit_cast<uint32_t>(float(v));
-    else if (pc.type == "i32")
-      bits = std::bit_cast<uint32_t>(int32_t(v));
-    else
-      bits = as_u32(v, k.name + " push constant " + pc.name);
-    MOE_CHECK(pc.offset + 4 <= d.push_constants.size(), "kernel '" << k.name << "' push constant " << pc.name
-                                                                   << " at offset " << pc.offset
-                                                                   << " is past the block");
-    std::memcpy(d.push_constants.data() + pc.offset, &bits, 4);
-  }
-  for (const SpecEntry& s : k.specialization)
-    d.spec_constants.push_back(
-        {s.id, as_u32(eval_expr(s.value, vars), k.name + " spec constant " + std::to_string(s.id))});
-  for (int i = 0; i < 3; ++i) d.groups[i] = as_u32(eval_expr(k.dispatch[i], vars), k.name + " dispatch");
+  r.op = c.op, r.kernel = plan.label, r.manifest = m.path, r.params = c.params, r.shape = c.shape, r.seed = c.seed;
+  r.subgroup = subgroup, r.flops = c.flops;
+  const size_t nsteps = std::max<size_t>(1, c.steps.size());
 
-  try {
-    const vk::RunResult rr = ctx.run({d}, timeout_ms);
-    if (!rr.gpu_ms.empty()) r.gpu_ms = rr.gpu_ms[0];
-  } catch (const Error& e) {
-    r.error = e.what();
-    return r;
+  // Instances per step and kernel (limits first: a case outside any kernel's limits is skipped).
+  std::vector<std::vector<KernelInstance>> inst(nsteps);
+  for (size_t s = 0; s < nsteps; ++s) {
+    ExprVars vars = c.vars;
+    if (!c.steps.empty())
+      for (const auto& [k, v] : c.steps[s].vars) vars[k] = v;
+    add_device_vars(vars, ctx.info(), subgroup);
+    for (size_t i = 0; i < plan.kernels.size(); ++i) {
+      const KernelEntry& k = *plan.kernels[i];
+      KernelInstance ki = instantiate(k, stage_vars(plan.stages[i], vars), m.path.empty() ? "bundled" : m.path);
+      if (!ki.skipped.empty()) {
+        r.skipped = true;
+        r.skip_reason = "outside the declared limits of '" + k.name + "': " + ki.skipped;
+        return r;
+      }
+      inst[s].push_back(std::move(ki));
+    }
   }
-  for (size_t i = 0; i < k.bindings.size(); ++i) {
-    const ManifestBinding& b = k.bindings[i];
-    if (!buffers[i].guard_intact()) {
-      r.error = "binding " + std::to_string(b.binding) + " ('" + b.tensor +
-                "') was written past its end (guard region changed)";
+
+  // Buffers, one per case tensor any kernel binds; which of them some kernel writes.
+  std::map<std::string, vk::Buffer> buffers;
+  std::set<std::string> written;
+  for (size_t i = 0; i < plan.kernels.size(); ++i) {
+    const KernelEntry& k = *plan.kernels[i];
+    for (const ManifestBinding& b : k.bindings) {
+      const std::string name = case_tensor(plan.stages[i], b.tensor);
+      auto it = c.tensors.find(name);
+      if (it == c.tensors.end()) {
+        std::string have;
+        for (const auto& [n, t] : c.tensors) have += (have.empty() ? "" : ", ") + n;
+        MOE_FAIL("kernel '" << k.name << "' binding " << b.binding << " names tensor '" << b.tensor
+                            << (name != b.tensor ? "' ('" + name + "' in op " + c.op + ")" : "'") << "; op '" << c.op
+                            << "' has: " << have);
+      }
+      const HostTensor& t = it->second;
+      MOE_CHECK(t.type == b.type, "kernel '" << k.name << "' binding " << b.binding << " ('" << b.tensor
+                                             << "') declares another element type than the op's tensor '" << name
+                                             << "'");
+      if (b.access != Access::In) written.insert(name);
+      if (buffers.count(name)) continue;
+      const size_t bytes = t.words.size() * 4;
+      if (bytes > ctx.info().max_storage_buffer_range) {
+        r.skipped = true;
+        r.skip_reason = "tensor '" + name + "' needs " + std::to_string(bytes) +
+                        " bytes, the device's storage buffers hold " +
+                        std::to_string(ctx.info().max_storage_buffer_range);
+        return r;
+      }
+      buffers.emplace(name, ctx.make_buffer(std::max<size_t>(bytes, 4)));
+    }
+  }
+  // The words each unwritten tensor must still hold after a step (its last upload).
+  std::map<std::string, const std::vector<uint32_t>*> expect_in;
+  r.gpu_ms = 0;
+  for (size_t s = 0; s < nsteps; ++s) {
+    const CaseStep* step = c.steps.empty() ? nullptr : &c.steps[s];
+    for (auto& [name, buf] : buffers) {
+      const HostTensor* up = nullptr;
+      if (step && step->upload.count(name))
+        up = &step->upload.at(name);
+      else if (s == 0 && !c.tensors.at(name).output)
+        up = &c.tensors.at(name);
+      if (up) {
+        MOE_CHECK(up->words.size() == c.tensors.at(name).words.size(),
+                  "op '" << c.op << "' step " << s << " uploads " << up->words.size() << " words to tensor '" << name
+                         << "' of " << c.tensors.at(name).words.size());
+        buf.upload(up->words.data(), up->words.size() * 4);
+        expect_in[name] = &up->words;
+        r.bytes += double(up->words.size() * 4);
+      } else if (c.tensors.at(name).output) {
+        buf.fill_u32(kPoison);
+      }
+    }
+    std::vector<vk::Dispatch> seq;
+    for (size_t i = 0; i < plan.kernels.size(); ++i) {
+      const KernelEntry& k = *plan.kernels[i];
+      const KernelInstance& ki = inst[s][i];
+      vk::Dispatch d;
+      d.label = k.name, d.spirv = k.spirv, d.entry = k.entry, d.required_subgroup_size = subgroup;
+      for (const ManifestBinding& b : k.bindings)
+        d.bindings.push_back({b.binding, &buffers.at(case_tensor(plan.stages[i], b.tensor)), 0, 0});
+      d.push_constants = ki.push_constants;
+      for (const auto& [id, bits] : ki.spec_constants) d.spec_constants.push_back({id, bits});
+      for (int g = 0; g < 3; ++g) d.groups[g] = ki.groups[g];
+      seq.push_back(std::move(d));
+    }
+    try {
+      const vk::RunResult rr = ctx.run(seq, timeout_ms);
+      for (double ms : rr.gpu_ms) r.gpu_ms += ms;
+      if (rr.gpu_ms.empty()) r.gpu_ms = -1;
+    } catch (const Error& e) {
+      r.error = (nsteps > 1 ? "step " + std::to_string(s) + ": " : "") + e.what();
       return r;
     }
-    const HostTensor& t = c.tensors.at(b.tensor);
-    std::vector<uint32_t> got(t.words.size());
-    buffers[i].download(got.data(), got.size() * 4);
-    if (b.access == Access::In && got != t.words) {
-      r.error = "binding " + std::to_string(b.binding) + " ('" + b.tensor + "') is an input but the kernel changed it";
-      return r;
+    for (auto& [name, buf] : buffers) {
+      if (!buf.guard_intact()) {
+        r.error = "tensor '" + name + "' was written past its end (guard region changed)" +
+                  (nsteps > 1 ? " at step " + std::to_string(s) : "");
+        return r;
+      }
+      if (written.count(name) || !expect_in.count(name)) continue;
+      std::vector<uint32_t> got(expect_in[name]->size());
+      buf.download(got.data(), got.size() * 4);
+      if (got != *expect_in[name]) {
+        r.error = "tensor '" + name + "' is an input of every kernel but was changed";
+        return r;
+      }
     }
-    if (b.access == Access::In) continue;
-    const auto spec = c.outputs.find(b.tensor);
-    if (spec == c.outputs.end()) continue;
-    std::vector<float> found(got.size());
-    std::memcpy(found.data(), got.data(), got.size() * 4);
-    Verdict v = decide(spec->second, c.truth.at(b.tensor), found, kPoison);
-    r.outputs.push_back(v);
+    const auto& outputs = step ? step->outputs : c.outputs;
+    const auto& truth = step ? step->truth : c.truth;
+    for (const auto& [name, spec] : outputs) {
+      auto b = buffers.find(name);
+      if (b == buffers.end()) {
+        r.error = "output '" + name + "' of op '" + c.op + "' is bound by no kernel of '" + plan.label + "'";
+        return r;
+      }
+      const HostTensor& t = c.tensors.at(name);
+      std::vector<uint32_t> got(t.words.size());
+      b->second.download(got.data(), got.size() * 4);
+      r.bytes += double(got.size() * 4);
+      Verdict v = decide_output(spec, t, truth.at(name), got);
+      v.output = step_name(name, c, s);
+      r.outputs.push_back(std::move(v));
+    }
   }
   return r;
+}
+
+// Every plan of the manifest for `op`: its own kernels, fused kernels whose ops are the op's
+// chain, and the chain itself when every stage has a kernel.
+std::vector<Plan> plans_for(const Manifest& m, const std::string& op, std::string* why_none) {
+  std::vector<Plan> plans;
+  for (const KernelEntry& k : m.kernels) {
+    bool match = k.ops.size() == 1 && k.ops[0] == op;
+    if (!match && k.ops.size() > 1)
+      if (const Chain* ch = find_chain(op); ch && ch->stages.size() == k.ops.size()) {
+        match = true;
+        for (size_t i = 0; i < k.ops.size(); ++i) match = match && k.ops[i] == ch->stages[i].op;
+      }
+    if (match) plans.push_back({op, k.name, {&k}, {nullptr}, k.subgroup_sizes});
+  }
+  if (const Chain* ch = find_chain(op)) {
+    Plan p{op, "", {}, {}, {}};
+    std::string missing;
+    for (const ChainStage& st : ch->stages) {
+      const KernelEntry* k = m.find_op(st.op);
+      if (!k) {
+        missing += (missing.empty() ? "" : ", ") + st.op;
+        continue;
+      }
+      p.label += (p.label.empty() ? "" : " -> ") + k->name;
+      p.kernels.push_back(k), p.stages.push_back(&st);
+      if (!k->subgroup_sizes.empty()) {
+        if (p.subgroup_sizes.empty()) {
+          p.subgroup_sizes = k->subgroup_sizes;
+        } else {
+          std::vector<uint32_t> both;
+          for (uint32_t s : p.subgroup_sizes)
+            if (std::count(k->subgroup_sizes.begin(), k->subgroup_sizes.end(), s)) both.push_back(s);
+          p.subgroup_sizes = both.empty() ? std::vector<uint32_t>{0xffffffffu} : both;  // none in common
+        }
+      }
+    }
+    if (missing.empty())
+      plans.push_back(std::move(p));
+    else if (plans.empty() && why_none)
+      *why_none = "no kernel for op '" + op + "' and no kernel for chain stage(s) " + missing;
+  }
+  if (plans.empty() && why_none && why_none->empty()) *why_none = "no kernel for op '" + op + "'";
+  return plans;
+}
+
+// The ops to compare when --ops is not given: every op with cases that the manifest covers,
+// in the case list's order.
+std::vector<std::string> default_ops(const Manifest& m) {
+  std::vector<std::string> ops;
+  for (const std::string& op : case_ops())
+    if (!plans_for(m, op, nullptr).empty()) ops.push_back(op);
+  return ops;
 }
 
 }  // namespace
@@ -180,10 +316,9 @@ std::vector<CaseResult> compare_cases(const CompareOptions& opt) {
   const Manifest m = opt.kernels.empty() ? load_bundled() : load_manifest(opt.kernels);
   const std::vector<std::string> with_cases = case_ops();
   const std::set<std::string> known(with_cases.begin(), with_cases.end());
-  std::vector<std::string> ops = split(opt.ops);
-  if (ops.empty())
-    for (const KernelEntry& k : m.kernels)
-      if (k.ops.size() == 1 && std::find(ops.begin(), ops.end(), k.ops[0]) == ops.end()) ops.push_back(k.ops[0]);
+  std::vector<std::string> ops = opt.ops.empty() ? default_ops(m) : split(opt.ops);
+  MOE_CHECK(!ops.empty(), "compare: the manifest " << (m.path.empty() ? "(bundled)" : m.path)
+                                                    << " has no kernel for any op with comparison cases");
   int64_t shard_i = 0, shard_n = 1;
   std::string shard = opt.shard;
   if (shard.empty() && std::getenv("GTEST_TOTAL_SHARDS") && std::getenv("GTEST_SHARD_INDEX"))
@@ -203,40 +338,38 @@ std::vector<CaseResult> compare_cases(const CompareOptions& opt) {
   std::vector<CaseResult> results;
   int64_t index = 0;
   for (const std::string& op : ops) {
-    // Every kernel of the op (several kernels of one op split it by limits, e.g. matvec_q at 2, 4
-    // and 8 bits, or an engine's variants): each runs every case, skipping those outside its limits.
-    std::vector<const KernelEntry*> kernels;
-    for (const KernelEntry& e : m.kernels)
-      if (e.ops.size() == 1 && e.ops[0] == op) kernels.push_back(&e);
-    MOE_CHECK(!kernels.empty(), "compare: the manifest has no kernel for op '" << op << "'");
-    for (const KernelEntry* k : kernels) {
-      if (!known.count(op)) {
-        CaseResult r;
-        r.op = op, r.kernel = k->name, r.manifest = m.path, r.skipped = true;
-        r.skip_reason = "no comparison cases for this op yet";
-        results.push_back(r);
-        continue;
-      }
+    if (!known.count(op)) {
+      std::string list;
+      for (const std::string& o : with_cases) list += (list.empty() ? "" : ", ") + o;
+      MOE_FAIL("compare: no comparison cases for op '" << op << "' (ops with cases: " << list << ")");
+    }
+    std::string why;
+    const std::vector<Plan> plans = plans_for(m, op, &why);
+    MOE_CHECK(!plans.empty(), "compare: the manifest " << (m.path.empty() ? "(bundled)" : m.path) << " has " << why);
+    for (const Plan& plan : plans) {
       std::vector<uint32_t> sizes = info.subgroup_sizes();
-      if (!k->subgroup_sizes.empty()) {
+      if (!plan.subgroup_sizes.empty()) {
         std::vector<uint32_t> both;
         for (uint32_t s : sizes)
-          if (std::find(k->subgroup_sizes.begin(), k->subgroup_sizes.end(), s) != k->subgroup_sizes.end())
-            both.push_back(s);
+          if (std::count(plan.subgroup_sizes.begin(), plan.subgroup_sizes.end(), s)) both.push_back(s);
         sizes = both;
       }
       if (opt.subgroup) sizes = {opt.subgroup};
       if (!info.subgroup_size_control && sizes.size() == 1 && !opt.subgroup) sizes = {0};  // the driver's own size
+      if (sizes.empty()) {
+        CaseResult r;
+        r.op = op, r.kernel = plan.label, r.manifest = m.path, r.skipped = true;
+        r.skip_reason = "the device offers none of the subgroup sizes the kernel(s) accept";
+        results.push_back(r);
+        continue;
+      }
       for (int s = 0; s < opt.seeds; ++s) {
         const bool named_shape = opt.shapes != "all" && opt.shapes != "real" && opt.shapes != "remainders";
         for (const OpCase& c : make_cases(op, named_shape ? "all" : opt.shapes, opt.seed + uint64_t(s))) {
           if (named_shape && c.shape != opt.shapes) continue;
           for (uint32_t sg : sizes) {
             if (index++ % shard_n != shard_i) continue;
-            results.push_back(run_case(ctx, m, *k, c, sg, opt.timeout_ms));
-            if (opt.perf && results.back().gpu_ms > 0)
-              std::printf("perf %s [%s] sg=%u: %.3f ms, %.2f GB/s\n", op.c_str(), c.shape.c_str(), sg,
-                          results.back().gpu_ms, results.back().bytes / (results.back().gpu_ms * 1e6));
+            results.push_back(run_case(ctx, m, plan, c, sg, opt.timeout_ms));
           }
         }
       }
@@ -245,9 +378,54 @@ std::vector<CaseResult> compare_cases(const CompareOptions& opt) {
   return results;
 }
 
+namespace {
+
+// The device's copy bandwidth, measured the way kernels see memory: a compute kernel copying
+// uvec4s between two buffers of the runner (the same memory type kernels read), best of 5.
+double copy_bandwidth_gbs(vk::Context& ctx) {
+  const char* src = R"(#version 450
+layout(local_size_x = 256) in;
+layout(std430, set = 0, binding = 0) readonly buffer A { uvec4 a[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer B { uvec4 b[]; };
+layout(push_constant) uniform Push { uint n; } pc;
+void main() {
+  for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += gl_NumWorkGroups.x * 256u) b[i] = a[i];
+}
+)";
+  KernelEntry k;
+  k.name = "copy_bandwidth";
+  const std::vector<uint32_t> spirv = compile_glsl(src, "copy_bandwidth.comp", k);
+  size_t bytes = size_t(256) << 20;
+  bytes = std::min<size_t>(bytes, size_t(ctx.info().max_storage_buffer_range) / 2);
+  bytes &= ~size_t(15);
+  vk::Buffer a = ctx.make_buffer(bytes), b = ctx.make_buffer(bytes);
+  a.fill_u32(1u);
+  const uint32_t n = uint32_t(bytes / 16);
+  vk::Dispatch d;
+  d.label = "copy_bandwidth", d.spirv = spirv;
+  d.bindings = {{0, &a, 0, bytes}, {1, &b, 0, bytes}};
+  d.push_constants.resize(4);
+  std::memcpy(d.push_constants.data(), &n, 4);
+  d.groups[0] = std::min<uint32_t>((n + 255) / 256, 65535u);
+  double best = 0;
+  for (int i = 0; i < 5; ++i) {
+    const vk::RunResult rr = ctx.run({d}, 60000);
+    if (rr.gpu_ms.empty() || rr.gpu_ms[0] <= 0) return 0;
+    best = std::max(best, 2.0 * double(bytes) / (rr.gpu_ms[0] * 1e6));
+  }
+  return best;
+}
+
+}  // namespace
+
 int run_compare(const CompareOptions& opt) {
   const std::vector<CaseResult> results = compare_cases(opt);
   write_console(std::cout, results);
+  if (opt.perf) {
+    vk::Context ctx(opt.device);
+    const double copy = copy_bandwidth_gbs(ctx);
+    write_perf(std::cout, results, copy);
+  }
   if (!opt.json.empty()) save_report(opt.json, ReportFormat::Json, results);
   if (!opt.junit.empty()) save_report(opt.junit, ReportFormat::Junit, results);
   return summarize(results).failed > 0 ? 1 : 0;

@@ -18,6 +18,8 @@
 #include <shaderc/shaderc.hpp>
 
 #include "compare/manifest.h"
+#include "compare/chains.h"
+
 #include "core/check.h"
 
 namespace moe::compare {
@@ -26,13 +28,17 @@ using nlohmann::json;
 
 namespace {
 
-// The op names a manifest may use: exactly the op list.
+// The op names a manifest may use: the op list and the stage ops of compare/chains.h.
 const std::set<std::string>& known_ops() {
-  static const std::set<std::string> ops = {
+  static const std::set<std::string> ops = [] {
+    std::set<std::string> s = {
 #define MOE_OP(stem, summary) #stem,
 #include "kernels_cpu/op_list.def"
 #undef MOE_OP
-  };
+    };
+    for (const std::string& stage : stage_ops()) s.insert(stage);
+    return s;
+  }();
   return ops;
 }
 

@@ -41,8 +41,11 @@ struct OutputSpec {
   // Elementwise: ULP budget per element (or one for all), in Vulkan's ULP of the exact result
   // (see vk_ulp below: exp 3 + 2|x|, inversesqrt 2, division 2.5, correctly rounded 1).
   std::vector<double> ulp_budget;
-  // Indices: the row length K (indices per row).
+  // Indices: the row length K (indices per row), and optionally the f64 scores the selection
+  // ranks (rows x E) with the kernel's possible error on each (empty, one value, or rows x E):
+  // passed to decide_indices for the near-tie rule.
   int64_t row = 0;
+  std::vector<double> scores, score_bound;
 };
 
 // The criteria, as bits of Verdict::failed.

@@ -61,6 +61,12 @@ std::string repro_command(const CaseResult& c);
 void write_console(std::ostream& os, std::span<const CaseResult> cases);
 std::string case_line(const CaseResult& c);
 
+// --perf: per (op, kernel, shape), over the cases that were timed, the median GPU time, GB/s
+// (bytes the case moves at least: its inputs read and outputs written, per step), GFLOP/s when
+// the case states its flops, and GB/s as a percentage of `copy_gbs`, the device's copy
+// bandwidth measured by the same process (0: not measured, no percentage).
+void write_perf(std::ostream& os, std::span<const CaseResult> cases, double copy_gbs);
+
 // JSON: {"summary": {...}, "cases": [{op, kernel, manifest, params, shape, seed, subgroup,
 // status, warn, skip_reason, error, gpu_ms, bytes, flops, repro, outputs: [{name, kind, pass,
 // warn, failed: [criteria], reason, worst_index, expected, found, bound, budget_used, cosine,

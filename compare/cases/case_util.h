@@ -13,6 +13,12 @@
 
 namespace moe::compare {
 
+inline OpCase new_case(const std::string& op, const std::string& shape, uint64_t seed) {
+  OpCase c;
+  c.op = op, c.shape = shape, c.seed = seed;
+  return c;
+}
+
 inline HostTensor f32_tensor(const std::vector<float>& v, bool output = false) {
   HostTensor t;
   t.type = ElemType::F32, t.elems = int64_t(v.size()), t.output = output;

@@ -15,7 +15,7 @@ namespace {
 OpCase dequant_case(const std::string& label, int64_t rows, int64_t cols, int bits, int group_size, uint64_t seed) {
   DequantParams p;
   p.rows = rows, p.cols = cols, p.bits = bits, p.group_size = group_size;
-  OpCase c{"dequant", label, "", seed, {}, {}, {}, {}};
+  OpCase c = new_case("dequant", label, seed);
   set_vars(c, p);
   Rng rng(seed);
   const QuantStorage W = random_quant(rng.fork(1), rows, cols, bits, group_size);

@@ -24,7 +24,7 @@ HostTensor i32_tensor(const std::vector<int32_t>& v) {
 OpCase embedding_case(const std::string& label, int64_t tokens, int64_t vocab, int64_t dim, int bits, uint64_t seed) {
   EmbeddingParams p;
   p.tokens = tokens, p.vocab = vocab, p.dim = dim, p.bits = bits, p.group_size = 64;
-  OpCase c{"embedding", label, "", seed, {}, {}, {}, {}};
+  OpCase c = new_case("embedding", label, seed);
   set_vars(c, p);
   Rng rng(seed);
   const QuantStorage table = random_quant(rng.fork(1), vocab, dim, bits, p.group_size);

@@ -13,7 +13,7 @@ namespace {
 OpCase matvec_bf16_case(const std::string& label, int64_t rows, int64_t cols, uint64_t seed) {
   MatvecBf16Params p;
   p.rows = rows, p.cols = cols;
-  OpCase c{"matvec_bf16", label, "", seed, {}, {}, {}, {}};
+  OpCase c = new_case("matvec_bf16", label, seed);
   set_vars(c, p);
   Rng rng(seed);
   const std::vector<bf16> W = rng.fork(1).bf16_normal_vec(rows * cols, 1.0 / std::sqrt(double(cols)));

@@ -16,7 +16,7 @@ namespace {
 OpCase matvec_q_case(const char* label, int64_t rows, int64_t cols, int bits, uint64_t seed, int group_size = 64) {
   MatvecQParams p;
   p.rows = rows, p.cols = cols, p.bits = bits, p.group_size = group_size;
-  OpCase c{"matvec_q", label, "", seed, {}, {}, {}, {}};
+  OpCase c = new_case("matvec_q", label, seed);
   set_vars(c, p);
   Rng rng(seed);
   const QuantStorage W = random_quant(rng.fork(1), rows, cols, bits, group_size);

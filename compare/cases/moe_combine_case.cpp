@@ -16,7 +16,7 @@ OpCase moe_combine_case(const std::string& label, int64_t tokens, int64_t dim, i
                         uint64_t seed) {
   MoeCombineParams p;
   p.tokens = tokens, p.dim = dim, p.k = k, p.gated = gated;
-  OpCase c{"moe_combine", label, "", seed, {}, {}, {}, {}};
+  OpCase c = new_case("moe_combine", label, seed);
   set_vars(c, p);
   const int64_t T = tokens, d = dim, K = k;
   Rng rng(seed);

@@ -28,7 +28,7 @@ namespace {
 OpCase qk_norm_case(const char* label, int64_t tokens, int64_t heads, int64_t dk, uint64_t seed) {
   QkNormParams p;
   p.tokens = tokens, p.heads = heads, p.head_dim = dk, p.eps = 1e-6f;
-  OpCase c{"qk_norm", label, "", seed, {}, {}, {}, {}};
+  OpCase c = new_case("qk_norm", label, seed);
   set_vars(c, p);
   Rng rng(seed);
   const int64_t n = tokens * heads * dk;

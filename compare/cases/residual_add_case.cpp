@@ -11,7 +11,7 @@ namespace {
 OpCase residual_add_case(const char* label, int64_t n, uint64_t seed) {
   ResidualAddParams p;
   p.n = n;
-  OpCase c{"residual_add", label, "", seed, {}, {}, {}, {}};
+  OpCase c = new_case("residual_add", label, seed);
   set_vars(c, p);
   Rng rng(seed);
   const std::vector<float> a = rng.fork(1).activations(n), b = rng.fork(2).activations(n);

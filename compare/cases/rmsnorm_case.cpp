@@ -11,7 +11,7 @@ namespace {
 OpCase rmsnorm_case(const char* label, int64_t rows, int64_t dim, bool add_one, uint64_t seed) {
   RmsNormParams p;
   p.rows = rows, p.dim = dim, p.eps = 1e-6f, p.add_one = add_one;
-  OpCase c{"rmsnorm", label, "", seed, {}, {}, {}, {}};
+  OpCase c = new_case("rmsnorm", label, seed);
   set_vars(c, p);
   Rng rng(seed);
   const std::vector<float> x = rng.fork(1).activations(rows * dim);

@@ -31,7 +31,7 @@ namespace {
 OpCase rmsnorm_gated_case(const char* label, int64_t tokens, int64_t heads, int64_t dv, uint64_t seed) {
   RmsNormGatedParams p;
   p.tokens = tokens, p.heads = heads, p.head_dim = dv, p.eps = 1e-6f;
-  OpCase c{"rmsnorm_gated", label, "", seed, {}, {}, {}, {}};
+  OpCase c = new_case("rmsnorm_gated", label, seed);
   set_vars(c, p);
   Rng rng(seed);
   const int64_t n = tokens * heads * dv;

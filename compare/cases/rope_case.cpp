@@ -73,7 +73,7 @@ OpCase rope_case(const char* label, int64_t heads, int64_t D, int64_t R, float t
                  const std::vector<int64_t>& positions, uint64_t seed) {
   RopeParams p;
   p.tokens = int64_t(positions.size()), p.heads = heads, p.head_dim = D, p.rotary_dim = R, p.theta = theta;
-  OpCase c{"rope", label, "", seed, {}, {}, {}, {}};
+  OpCase c = new_case("rope", label, seed);
   set_vars(c, p);
   Rng rng(seed);
   const int64_t n = p.tokens * heads * D;
