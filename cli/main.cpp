@@ -73,6 +73,7 @@ int main(int argc, char** argv) {
   compare->add_option("--json", co.json, "Write a JSON report");
   compare->add_option("--junit", co.junit, "Write a JUnit XML report");
   compare->add_option("--timeout-ms", co.timeout_ms, "Per-dispatch timeout")->capture_default_str();
+  compare->add_option("--case", co.case_file, "Replay one saved case file (written by bisect) alone");
 
   moe::FixtureOptions fo;
   auto* fixture = app.add_subcommand("fixture", "Write a deterministic synthetic model (MLX or moeflux format)");

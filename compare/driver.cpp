@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "compare/bundled.h"
+#include "compare/case_file.h"
 #include "compare/cases.h"
 #include "compare/chains.h"
 #include "compare/manifest.h"
@@ -38,7 +39,7 @@ std::vector<std::string> split(const std::string& s) {
 
 // The bundled manifest goes through the same loader and reflection checks as any engine's: its
 // JSON and SPIR-V are written to a private folder and loaded from there.
-Manifest load_bundled() {
+Manifest load_bundled_manifest() {
   const fs::path dir = fs::temp_directory_path() / ("moeoracle_bundled_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   for (const auto& [name, bytes] : bundled_files()) {
@@ -67,16 +68,6 @@ void add_device_vars(ExprVars& v, const vk::DeviceInfo& d, uint32_t subgroup) {
   v["max_workgroup_count_z"] = d.max_workgroup_count[2];
   v["max_storage_buffer_range"] = double(d.max_storage_buffer_range);
 }
-
-// What runs on an op's cases: one kernel (the op's own, or a fused kernel whose ops are a
-// chain's stages), or a chain's stage kernels back to back.
-struct Plan {
-  std::string op;
-  std::string label;                        // kernel name, or "a -> b -> c"
-  std::vector<const KernelEntry*> kernels;
-  std::vector<const ChainStage*> stages;    // parallel to kernels; nullptr: names pass through
-  std::vector<uint32_t> subgroup_sizes;     // sizes every kernel of the plan accepts (empty: any)
-};
 
 std::string case_tensor(const ChainStage* st, const std::string& kernel_tensor) {
   if (!st) return kernel_tensor;
@@ -121,8 +112,10 @@ Verdict decide_output(const OutputSpec& spec, const HostTensor& t, const std::ve
 // Runs one case through a plan at one subgroup size: buffers by case tensor name, kept across
 // the case's steps; per step uploads, poison, the dispatch sequence, guards, untouched inputs,
 // then the step's outputs.
-CaseResult run_case(vk::Context& ctx, const Manifest& m, const Plan& plan, const OpCase& c, uint32_t subgroup,
-                    uint64_t timeout_ms) {
+}  // namespace
+
+CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, const OpCase& c, uint32_t subgroup,
+                         uint64_t timeout_ms, std::map<std::string, std::vector<uint32_t>>* downloads) {
   CaseResult r;
   r.op = c.op, r.kernel = plan.label, r.manifest = m.path, r.params = c.params, r.shape = c.shape, r.seed = c.seed;
   r.subgroup = subgroup, r.flops = c.flops;
@@ -253,11 +246,15 @@ CaseResult run_case(vk::Context& ctx, const Manifest& m, const Plan& plan, const
       r.outputs.push_back(std::move(v));
     }
   }
+  if (downloads)
+    for (auto& [name, buf] : buffers) {
+      std::vector<uint32_t>& got = (*downloads)[name];
+      got.resize(c.tensors.at(name).words.size());
+      buf.download(got.data(), got.size() * 4);
+    }
   return r;
 }
 
-// Every plan of the manifest for `op`: its own kernels, fused kernels whose ops are the op's
-// chain, and the chain itself when every stage has a kernel.
 std::vector<Plan> plans_for(const Manifest& m, const std::string& op, std::string* why_none) {
   std::vector<Plan> plans;
   for (const KernelEntry& k : m.kernels) {
@@ -300,6 +297,24 @@ std::vector<Plan> plans_for(const Manifest& m, const std::string& op, std::strin
   return plans;
 }
 
+Manifest load_kernels(const std::string& path) { return path.empty() ? load_bundled_manifest() : load_manifest(path); }
+
+std::vector<uint32_t> plan_subgroup_sizes(const Plan& plan, const vk::Context& ctx, uint32_t only) {
+  const vk::DeviceInfo& info = ctx.info();
+  std::vector<uint32_t> sizes = info.subgroup_sizes();
+  if (!plan.subgroup_sizes.empty()) {
+    std::vector<uint32_t> both;
+    for (uint32_t s : sizes)
+      if (std::count(plan.subgroup_sizes.begin(), plan.subgroup_sizes.end(), s)) both.push_back(s);
+    sizes = both;
+  }
+  if (only) sizes = {only};
+  if (!info.subgroup_size_control && sizes.size() == 1 && !only) sizes = {0};  // the driver's own size
+  return sizes;
+}
+
+namespace {
+
 // The ops to compare when --ops is not given: every op with cases that the manifest covers,
 // in the case list's order.
 std::vector<std::string> default_ops(const Manifest& m) {
@@ -311,9 +326,41 @@ std::vector<std::string> default_ops(const Manifest& m) {
 
 }  // namespace
 
+namespace {
+
+// --case FILE: the saved case alone, on the plan that ran it (by label) when the manifest still
+// has it, else on every plan of its op; at every subgroup size.
+std::vector<CaseResult> replay_case(vk::Context& ctx, const CompareOptions& opt) {
+  const CaseFile f = load_case_file(opt.case_file);
+  const Manifest m = load_kernels(opt.kernels.empty() ? f.manifest : opt.kernels);
+  std::string why;
+  std::vector<Plan> plans = plans_for(m, f.c.op, &why);
+  MOE_CHECK(!plans.empty(), opt.case_file << ": the manifest " << (m.path.empty() ? "(bundled)" : m.path) << " has "
+                                          << why);
+  std::vector<Plan> same;
+  for (const Plan& p : plans)
+    if (p.label == f.plan) same.push_back(p);
+  if (!same.empty()) plans = same;
+  if (!opt.quiet) {
+    std::printf("case %s: op %s [%s]", opt.case_file.c_str(), f.c.op.c_str(), f.c.shape.c_str());
+    for (const auto& [k, v] : f.origin) std::printf(" %s=%s", k.c_str(), v.c_str());
+    std::printf("\n\n");
+  }
+  std::vector<CaseResult> results;
+  for (const Plan& plan : plans)
+    for (uint32_t sg : plan_subgroup_sizes(plan, ctx, opt.subgroup)) {
+      results.push_back(run_plan_case(ctx, m, plan, f.c, sg, opt.timeout_ms));
+      results.back().case_file = opt.case_file;
+    }
+  return results;
+}
+
+}  // namespace
+
 std::vector<CaseResult> compare_cases(const CompareOptions& opt) {
   vk::Context ctx(opt.device);
-  const Manifest m = opt.kernels.empty() ? load_bundled() : load_manifest(opt.kernels);
+  if (!opt.case_file.empty()) return replay_case(ctx, opt);
+  const Manifest m = load_kernels(opt.kernels);
   const std::vector<std::string> with_cases = case_ops();
   const std::set<std::string> known(with_cases.begin(), with_cases.end());
   std::vector<std::string> ops = opt.ops.empty() ? default_ops(m) : split(opt.ops);
@@ -347,15 +394,7 @@ std::vector<CaseResult> compare_cases(const CompareOptions& opt) {
     const std::vector<Plan> plans = plans_for(m, op, &why);
     MOE_CHECK(!plans.empty(), "compare: the manifest " << (m.path.empty() ? "(bundled)" : m.path) << " has " << why);
     for (const Plan& plan : plans) {
-      std::vector<uint32_t> sizes = info.subgroup_sizes();
-      if (!plan.subgroup_sizes.empty()) {
-        std::vector<uint32_t> both;
-        for (uint32_t s : sizes)
-          if (std::count(plan.subgroup_sizes.begin(), plan.subgroup_sizes.end(), s)) both.push_back(s);
-        sizes = both;
-      }
-      if (opt.subgroup) sizes = {opt.subgroup};
-      if (!info.subgroup_size_control && sizes.size() == 1 && !opt.subgroup) sizes = {0};  // the driver's own size
+      const std::vector<uint32_t> sizes = plan_subgroup_sizes(plan, ctx, opt.subgroup);
       if (sizes.empty()) {
         CaseResult r;
         r.op = op, r.kernel = plan.label, r.manifest = m.path, r.skipped = true;
@@ -369,7 +408,7 @@ std::vector<CaseResult> compare_cases(const CompareOptions& opt) {
           if (named_shape && c.shape != opt.shapes) continue;
           for (uint32_t sg : sizes) {
             if (index++ % shard_n != shard_i) continue;
-            results.push_back(run_case(ctx, m, plan, c, sg, opt.timeout_ms));
+            results.push_back(run_plan_case(ctx, m, plan, c, sg, opt.timeout_ms));
           }
         }
       }

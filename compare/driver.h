@@ -6,9 +6,41 @@
 #include <string>
 #include <vector>
 
+#include "compare/cases.h"
+#include "compare/chains.h"
+#include "compare/manifest.h"
 #include "compare/report.h"
 
+namespace moe::vk {
+class Context;
+}
+
 namespace moe::compare {
+
+// The bundled manifest ("" ) or a manifest file, loaded and checked against reflection.
+Manifest load_kernels(const std::string& path);
+
+// What runs on an op's cases: one kernel (the op's own, or a fused kernel whose ops are a
+// chain's stages), or a chain's stage kernels back to back.
+struct Plan {
+  std::string op;
+  std::string label;                        // kernel name, or "a -> b -> c"
+  std::vector<const KernelEntry*> kernels;  // into the Manifest: it must outlive the plan
+  std::vector<const ChainStage*> stages;    // parallel to kernels; nullptr: names pass through
+  std::vector<uint32_t> subgroup_sizes;     // sizes every kernel of the plan accepts (empty: any)
+};
+// Every plan of `m` for `op`, in manifest order (own kernels, fused kernels, then the chain).
+// When there is none, `why_none` (if given) says what is missing.
+std::vector<Plan> plans_for(const Manifest& m, const std::string& op, std::string* why_none);
+// The subgroup sizes to run a plan at on this device (0 = the driver's own size, when the device
+// cannot pin sizes); `only` != 0 restricts to that size. Empty: none in common.
+std::vector<uint32_t> plan_subgroup_sizes(const Plan& plan, const vk::Context& ctx, uint32_t only);
+// Runs one case through a plan at one subgroup size (0: the driver's choice) and decides it:
+// buffers by case tensor name kept across the case's steps; per step uploads, poison, the
+// dispatch sequence, guard regions, untouched inputs, then the step's outputs.
+// `downloads` (optional) receives the final contents of every case tensor the plan binds.
+CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, const OpCase& c, uint32_t subgroup,
+                         uint64_t timeout_ms, std::map<std::string, std::vector<uint32_t>>* downloads = nullptr);
 
 struct CompareOptions {
   std::string kernels;        // manifest path; "" = the bundled kernels
@@ -23,6 +55,7 @@ struct CompareOptions {
   std::string json, junit;    // report files
   uint64_t timeout_ms = 20000;
   bool quiet = false;         // no header line (tests)
+  std::string case_file;      // --case: replay one saved case (compare/case_file.h) instead of generated cases
 };
 
 // 0 all passed (skips allowed), 1 a case failed. Prints the console report, writes --json/--junit.

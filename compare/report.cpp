@@ -148,6 +148,11 @@ std::string summary_line(const Summary& s) {
 
 std::string repro_command(const CaseResult& c) {
   std::ostringstream os;
+  if (!c.case_file.empty()) {
+    os << "moeoracle compare --case " << shell_quote(c.case_file) << " --subgroup " << c.subgroup;
+    if (!c.manifest.empty()) os << " --kernels " << shell_quote(c.manifest);
+    return os.str();
+  }
   os << "moeoracle compare --ops " << shell_quote(c.op) << " --seed " << c.seed << " --shapes "
      << shell_quote(c.shape) << " --subgroup " << c.subgroup;
   if (!c.manifest.empty()) os << " --kernels " << shell_quote(c.manifest);

@@ -32,6 +32,7 @@ struct CaseResult {
   double gpu_ms = -1;  // device time of the dispatches, from timestamps; < 0: not measured
   double bytes = 0;    // bytes the op must move at least (for GB/s)
   double flops = 0;    // floating-point operations (for GFLOP/s)
+  std::string case_file;  // set when the case was replayed from a case file (--case)
 
   enum class Status { Pass, Fail, Skip };
   // Skip if skipped; Fail if error is set, any output failed, or nothing was compared (a case with
@@ -49,7 +50,7 @@ Summary summarize(std::span<const CaseResult> cases);
 // "12 passed, 1 failed, 3 skipped" (plus ", 2 near the budget" when any passed with a warning).
 std::string summary_line(const Summary& s);
 
-// The command that reruns just this case:
+// The command that reruns just this case (a replayed case: moeoracle compare --case FILE ...):
 //   moeoracle compare --ops OP --seed S --shapes LABEL --subgroup N [--kernels MANIFEST]
 // Arguments are single-quoted for a POSIX shell where they need it.
 std::string repro_command(const CaseResult& c);

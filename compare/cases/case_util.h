@@ -2,6 +2,7 @@
 #pragma once
 #include <bit>
 #include <cmath>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,7 @@ inline OpCase new_case(const std::string& op, const std::string& shape, uint64_t
   return c;
 }
 
-inline HostTensor f32_tensor(const std::vector<float>& v, bool output = false) {
+inline HostTensor f32_tensor(std::span<const float> v, bool output = false) {
   HostTensor t;
   t.type = ElemType::F32, t.elems = int64_t(v.size()), t.output = output;
   t.words.resize(v.size());
@@ -27,7 +28,7 @@ inline HostTensor f32_tensor(const std::vector<float>& v, bool output = false) {
   return t;
 }
 
-inline HostTensor bf16_tensor(const std::vector<bf16>& v) {
+inline HostTensor bf16_tensor(std::span<const bf16> v) {
   HostTensor t;
   t.type = ElemType::BF16, t.elems = int64_t(v.size());
   t.words.assign((v.size() + 1) / 2, 0u);
@@ -35,15 +36,15 @@ inline HostTensor bf16_tensor(const std::vector<bf16>& v) {
   return t;
 }
 
-inline HostTensor u32_tensor(const std::vector<uint32_t>& v) {
+inline HostTensor u32_tensor(std::span<const uint32_t> v) {
   HostTensor t;
-  t.type = ElemType::U32, t.elems = int64_t(v.size()), t.words = v;
+  t.type = ElemType::U32, t.elems = int64_t(v.size()), t.words.assign(v.begin(), v.end());
   return t;
 }
 
 inline HostTensor output_f32(int64_t n) { return f32_tensor(std::vector<float>(size_t(n), 0.0f), true); }
 
-inline std::vector<double> widen(const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); }
+inline std::vector<double> widen(std::span<const float> v) { return std::vector<double>(v.begin(), v.end()); }
 
 template <class P>
 void set_vars(OpCase& c, const P& p) {
@@ -61,6 +62,14 @@ inline void set_exact_output(OpCase& c, const std::string& name, const std::vect
 }
 
 // The three arrays of a quantized matrix, bound as "<name>.w", "<name>.scales", "<name>.biases".
+// A quantized matrix that lives elsewhere (a checkpoint's mmap): the same three arrays, copied.
+inline void add_quant_tensors(OpCase& c, const std::string& name, const QuantMatrix& m) {
+  const size_t words = size_t(m.weight_words()), groups = size_t(m.rows * m.groups_per_row());
+  c.tensors[name + ".w"] = u32_tensor(std::span<const uint32_t>(m.w, words));
+  c.tensors[name + ".scales"] = bf16_tensor(std::span<const bf16>(m.scales, groups));
+  c.tensors[name + ".biases"] = bf16_tensor(std::span<const bf16>(m.biases, groups));
+}
+
 inline void add_quant_tensors(OpCase& c, const std::string& name, const QuantStorage& m) {
   c.tensors[name + ".w"] = u32_tensor(m.w);
   c.tensors[name + ".scales"] = bf16_tensor(m.scales);

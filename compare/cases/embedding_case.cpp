@@ -2,6 +2,7 @@
 #include <string>
 
 #include "compare/cases/case_util.h"
+#include "compare/cases/instances.h"
 #include "core/rng.h"
 #include "core/test_data.h"
 #include "ops/embedding.h"
@@ -21,11 +22,26 @@ HostTensor i32_tensor(const std::vector<int32_t>& v) {
 // correctly rounded) equals the truth's f64 sum rounded to f32 (53 >= 2*24 + 2): Kind::Exact.
 // Ids as the op's self-check: random, with 0 first and vocab - 1 last (both ends of the table's
 // addressing) and a repeated id when there is room.
+}  // namespace
+
+OpCase embedding_instance(const std::string& label, uint64_t seed, const EmbeddingParams& p, const QuantMatrix& table,
+                          std::span<const int32_t> ids) {
+  OpCase c = new_case("embedding", label, seed);
+  set_vars(c, p);
+  std::vector<float> y(static_cast<size_t>(p.tokens * p.dim));
+  embedding_ref<double>(p, table, ids, y);
+  add_quant_tensors(c, "table", table);
+  c.tensors["ids"] = i32_tensor(std::vector<int32_t>(ids.begin(), ids.end()));
+  c.tensors["y"] = output_f32(p.tokens * p.dim);
+  set_exact_output(c, "y", y);
+  return c;
+}
+
+namespace {
+
 OpCase embedding_case(const std::string& label, int64_t tokens, int64_t vocab, int64_t dim, int bits, uint64_t seed) {
   EmbeddingParams p;
   p.tokens = tokens, p.vocab = vocab, p.dim = dim, p.bits = bits, p.group_size = 64;
-  OpCase c = new_case("embedding", label, seed);
-  set_vars(c, p);
   Rng rng(seed);
   const QuantStorage table = random_quant(rng.fork(1), vocab, dim, bits, p.group_size);
   Rng id_rng = rng.fork(2);
@@ -34,13 +50,7 @@ OpCase embedding_case(const std::string& label, int64_t tokens, int64_t vocab, i
   if (tokens > 0) ids.front() = 0;
   if (tokens > 1) ids.back() = int32_t(vocab - 1);
   if (tokens > 3) ids[1] = ids[2];
-  std::vector<float> y(static_cast<size_t>(tokens * dim));
-  embedding_ref<double>(p, table.view(), ids, y);
-  add_quant_tensors(c, "table", table);
-  c.tensors["ids"] = i32_tensor(ids);
-  c.tensors["y"] = output_f32(tokens * dim);
-  set_exact_output(c, "y", y);
-  return c;
+  return embedding_instance(label, seed, p, table.view(), ids);
 }
 
 }  // namespace

@@ -2,34 +2,23 @@
 #include <string>
 
 #include "compare/cases/case_util.h"
+#include "compare/cases/instances.h"
 #include "core/math.h"
 #include "core/rng.h"
 #include "ops/moe_combine.h"
 
 namespace moe::compare {
-namespace {
 
 // ---- moe_combine: inputs as the op's self-check: h_mid activations with outlier channels,
 // expert and shared outputs N(0, 1), gate logits N(0, 2^2), router weights positive and
 // renormalised to sum 1 per token. e holds a token's K expert rows in one buffer [K, dim].
-OpCase moe_combine_case(const std::string& label, int64_t tokens, int64_t dim, int64_t k, bool gated,
-                        uint64_t seed) {
-  MoeCombineParams p;
-  p.tokens = tokens, p.dim = dim, p.k = k, p.gated = gated;
+OpCase moe_combine_instance(const std::string& label, uint64_t seed, const MoeCombineParams& p,
+                            std::span<const float> h, std::span<const float> e, std::span<const float> w,
+                            std::span<const float> sh, std::span<const float> gamma) {
   OpCase c = new_case("moe_combine", label, seed);
   set_vars(c, p);
-  const int64_t T = tokens, d = dim, K = k;
-  Rng rng(seed);
-  const std::vector<float> h = rng.fork(1).activations(T * d);
-  const std::vector<float> e = rng.fork(2).normal_vec(T * K * d, 1.0);
-  const std::vector<float> sh = rng.fork(3).normal_vec(T * d, 1.0);
-  const std::vector<float> gamma = rng.fork(4).normal_vec(T, 2.0);
-  std::vector<float> w = rng.fork(5).uniform_vec(T * K, 0.01f, 1.0f);
-  for (int64_t t = 0; t < T; ++t) {
-    float s = 0;
-    for (int64_t j = 0; j < K; ++j) s += w[size_t(t * K + j)];
-    for (int64_t j = 0; j < K; ++j) w[size_t(t * K + j)] /= s;
-  }
+  const int64_t T = p.tokens, d = p.dim, K = p.k;
+  const bool gated = p.gated;
   std::vector<float> out(static_cast<size_t>(T * d));
   moe_combine_ref<double>(p, h, e, w, sh, gamma, out);
   c.tensors["h_mid"] = f32_tensor(h);
@@ -66,6 +55,27 @@ OpCase moe_combine_case(const std::string& label, int64_t tokens, int64_t dim, i
   c.outputs["out"] = s;
   c.truth["out"] = widen(out);
   return c;
+}
+
+namespace {
+
+OpCase moe_combine_case(const std::string& label, int64_t tokens, int64_t dim, int64_t k, bool gated,
+                        uint64_t seed) {
+  MoeCombineParams p;
+  p.tokens = tokens, p.dim = dim, p.k = k, p.gated = gated;
+  const int64_t T = tokens, d = dim, K = k;
+  Rng rng(seed);
+  const std::vector<float> h = rng.fork(1).activations(T * d);
+  const std::vector<float> e = rng.fork(2).normal_vec(T * K * d, 1.0);
+  const std::vector<float> sh = rng.fork(3).normal_vec(T * d, 1.0);
+  const std::vector<float> gamma = rng.fork(4).normal_vec(T, 2.0);
+  std::vector<float> w = rng.fork(5).uniform_vec(T * K, 0.01f, 1.0f);
+  for (int64_t t = 0; t < T; ++t) {
+    float s = 0;
+    for (int64_t j = 0; j < K; ++j) s += w[size_t(t * K + j)];
+    for (int64_t j = 0; j < K; ++j) w[size_t(t * K + j)] /= s;
+  }
+  return moe_combine_instance(label, seed, p, h, e, w, sh, gamma);
 }
 
 }  // namespace

@@ -1,11 +1,11 @@
 #include <cmath>
 
 #include "compare/cases/case_util.h"
+#include "compare/cases/instances.h"
 #include "core/rng.h"
 #include "ops/qk_norm.h"
 
 namespace moe::compare {
-namespace {
 
 // ---- qk_norm: q and k as they leave the conv's SiLU (activations with x20 outlier channels),
 // every 5th head shrunk by 1e-3 so that eps (1e-6 against a mean square of ~1e-6) takes part.
@@ -25,16 +25,11 @@ namespace {
 //   The truth's own rounding to f32: u.
 // q: gamma_dk/2 + 19.5u, k: gamma_dk/2 + 14.5u, times |y_true|, plus the smallest normal for
 // results in the subnormal range (a device may flush them).
-OpCase qk_norm_case(const char* label, int64_t tokens, int64_t heads, int64_t dk, uint64_t seed) {
-  QkNormParams p;
-  p.tokens = tokens, p.heads = heads, p.head_dim = dk, p.eps = 1e-6f;
+OpCase qk_norm_instance(const std::string& label, uint64_t seed, const QkNormParams& p, std::span<const float> q,
+                        std::span<const float> k) {
   OpCase c = new_case("qk_norm", label, seed);
   set_vars(c, p);
-  Rng rng(seed);
-  const int64_t n = tokens * heads * dk;
-  std::vector<float> q = rng.fork(1).activations(n), k = rng.fork(2).activations(n);
-  for (int64_t r = 0; r < tokens * heads; r += 5)
-    for (int64_t i = 0; i < dk; ++i) q[r * dk + i] *= 1e-3f, k[r * dk + i] *= 1e-3f;
+  const int64_t n = p.tokens * p.heads * p.head_dim, dk = p.head_dim;
   std::vector<float> tq(static_cast<size_t>(n)), tk(static_cast<size_t>(n));
   qk_norm_ref<double>(p, q, k, tq, tk);
   c.tensors["q"] = f32_tensor(q);
@@ -52,6 +47,19 @@ OpCase qk_norm_case(const char* label, int64_t tokens, int64_t heads, int64_t dk
   c.outputs["q_out"] = sq, c.outputs["k_out"] = sk;
   c.truth["q_out"] = widen(tq), c.truth["k_out"] = widen(tk);
   return c;
+}
+
+namespace {
+
+OpCase qk_norm_case(const char* label, int64_t tokens, int64_t heads, int64_t dk, uint64_t seed) {
+  QkNormParams p;
+  p.tokens = tokens, p.heads = heads, p.head_dim = dk, p.eps = 1e-6f;
+  Rng rng(seed);
+  const int64_t n = tokens * heads * dk;
+  std::vector<float> q = rng.fork(1).activations(n), k = rng.fork(2).activations(n);
+  for (int64_t r = 0; r < tokens * heads; r += 5)
+    for (int64_t i = 0; i < dk; ++i) q[r * dk + i] *= 1e-3f, k[r * dk + i] *= 1e-3f;
+  return qk_norm_instance(label, seed, p, q, k);
 }
 
 }  // namespace

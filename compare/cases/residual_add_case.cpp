@@ -1,25 +1,33 @@
 #include <cmath>
 
 #include "compare/cases/case_util.h"
+#include "compare/cases/instances.h"
 #include "core/rng.h"
 #include "ops/residual_add.h"
 
 namespace moe::compare {
-namespace {
 
 // ---- residual_add: one correctly rounded f32 add (Vulkan requires it): bit-exact.
-OpCase residual_add_case(const char* label, int64_t n, uint64_t seed) {
-  ResidualAddParams p;
-  p.n = n;
+OpCase residual_add_instance(const std::string& label, uint64_t seed, const ResidualAddParams& p,
+                             std::span<const float> a, std::span<const float> b) {
   OpCase c = new_case("residual_add", label, seed);
   set_vars(c, p);
-  Rng rng(seed);
-  const std::vector<float> a = rng.fork(1).activations(n), b = rng.fork(2).activations(n);
+  const int64_t n = p.n;
   std::vector<float> y(static_cast<size_t>(n));
   residual_add_ref<double>(p, a, b, y);
   c.tensors["a"] = f32_tensor(a), c.tensors["b"] = f32_tensor(b), c.tensors["y"] = output_f32(n);
   set_exact_output(c, "y", y);
   return c;
+}
+
+namespace {
+
+OpCase residual_add_case(const char* label, int64_t n, uint64_t seed) {
+  ResidualAddParams p;
+  p.n = n;
+  Rng rng(seed);
+  const std::vector<float> a = rng.fork(1).activations(n), b = rng.fork(2).activations(n);
+  return residual_add_instance(label, seed, p, a, b);
 }
 
 }  // namespace

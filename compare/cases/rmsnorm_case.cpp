@@ -1,38 +1,45 @@
 #include <cmath>
 
 #include "compare/cases/case_util.h"
+#include "compare/cases/instances.h"
 #include "core/rng.h"
 #include "ops/rmsnorm.h"
 
 namespace moe::compare {
-namespace {
 
-// ---- rmsnorm: weights are stored bf16 in checkpoints, so the case draws bf16 weights.
-OpCase rmsnorm_case(const char* label, int64_t rows, int64_t dim, bool add_one, uint64_t seed) {
-  RmsNormParams p;
-  p.rows = rows, p.dim = dim, p.eps = 1e-6f, p.add_one = add_one;
+OpCase rmsnorm_instance(const std::string& label, uint64_t seed, const RmsNormParams& p, std::span<const float> x,
+                        std::span<const bf16> wb) {
   OpCase c = new_case("rmsnorm", label, seed);
   set_vars(c, p);
-  Rng rng(seed);
-  const std::vector<float> x = rng.fork(1).activations(rows * dim);
-  const std::vector<bf16> wb = rng.fork(2).bf16_normal_vec(dim, 0.2, add_one ? 0.0 : 1.0);
   std::vector<float> w(wb.size()), y(x.size());
   for (size_t i = 0; i < wb.size(); ++i) w[i] = bf16_to_f32(wb[i]);
   rmsnorm_ref<double>(p, x, w, y);
   c.tensors["x"] = f32_tensor(x);
   c.tensors["w"] = bf16_tensor(wb);
-  c.tensors["y"] = output_f32(rows * dim);
+  c.tensors["y"] = output_f32(p.rows * p.dim);
   // Bound in f32 accumulation, any order: sum of squares gamma_dim (halved by the square root);
   // the division by dim (Vulkan: 2.5 ULP), + eps (correctly rounded), inversesqrt (2 ULP), 1 + w,
   // x * inv, * w (1 each) and the truth's own rounding: 9.5u -> 12u with slack for the ULP
   // budgets counted as u each; plus the smallest normal for subnormal results.
   OutputSpec s;
   s.name = "y", s.kind = Kind::Reduction;
-  const double rel = gamma_n(double(dim)) / 2 + 12 * kU32;
+  const double rel = gamma_n(double(p.dim)) / 2 + 12 * kU32;
   for (float v : y) s.bound.push_back(std::fabs(double(v)) * rel + kMinNormal32);
   c.outputs["y"] = s;
   c.truth["y"] = widen(y);
   return c;
+}
+
+namespace {
+
+// ---- rmsnorm: weights are stored bf16 in checkpoints, so the case draws bf16 weights.
+OpCase rmsnorm_case(const char* label, int64_t rows, int64_t dim, bool add_one, uint64_t seed) {
+  RmsNormParams p;
+  p.rows = rows, p.dim = dim, p.eps = 1e-6f, p.add_one = add_one;
+  Rng rng(seed);
+  const std::vector<float> x = rng.fork(1).activations(rows * dim);
+  const std::vector<bf16> wb = rng.fork(2).bf16_normal_vec(dim, 0.2, add_one ? 0.0 : 1.0);
+  return rmsnorm_instance(label, seed, p, x, wb);
 }
 
 }  // namespace

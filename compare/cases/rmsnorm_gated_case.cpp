@@ -1,11 +1,11 @@
 #include <cmath>
 
 #include "compare/cases/case_util.h"
+#include "compare/cases/instances.h"
 #include "core/rng.h"
 #include "ops/rmsnorm_gated.h"
 
 namespace moe::compare {
-namespace {
 
 // ---- rmsnorm_gated: o the recurrence output (activations, every 5th head shrunk by 1e-3 so
 // that eps takes part), z the gate projection (activations: N(0,1) with x20 outliers, so silu
@@ -28,18 +28,11 @@ namespace {
 // z / (1 + inf), a flushed exp) or a subnormal-derived value of at most |z| 2^-126 (1 + 2^-20),
 // so there the bound is |y_true| + |o inv w| |z| 2^-125 + the smallest normal (|o inv w| from
 // the truth: the result's magnitude is bounded, not its relative error).
-OpCase rmsnorm_gated_case(const char* label, int64_t tokens, int64_t heads, int64_t dv, uint64_t seed) {
-  RmsNormGatedParams p;
-  p.tokens = tokens, p.heads = heads, p.head_dim = dv, p.eps = 1e-6f;
+OpCase rmsnorm_gated_instance(const std::string& label, uint64_t seed, const RmsNormGatedParams& p,
+                              std::span<const float> o, std::span<const float> z, std::span<const bf16> wb) {
   OpCase c = new_case("rmsnorm_gated", label, seed);
   set_vars(c, p);
-  Rng rng(seed);
-  const int64_t n = tokens * heads * dv;
-  std::vector<float> o = rng.fork(1).activations(n);
-  for (int64_t r = 0; r < tokens * heads; r += 5)
-    for (int64_t i = 0; i < dv; ++i) o[r * dv + i] *= 1e-3f;
-  const std::vector<float> z = rng.fork(2).activations(n);
-  const std::vector<bf16> wb = rng.fork(3).bf16_normal_vec(dv, 0.2, 1.0);
+  const int64_t n = p.tokens * p.heads * p.head_dim, dv = p.head_dim, tokens = p.tokens, heads = p.heads;
   std::vector<float> w(wb.size()), y(static_cast<size_t>(n));
   for (size_t i = 0; i < wb.size(); ++i) w[i] = bf16_to_f32(wb[i]);
   rmsnorm_gated_ref<double>(p, o, z, w, y);
@@ -68,6 +61,21 @@ OpCase rmsnorm_gated_case(const char* label, int64_t tokens, int64_t heads, int6
   c.outputs["y"] = s;
   c.truth["y"] = widen(y);
   return c;
+}
+
+namespace {
+
+OpCase rmsnorm_gated_case(const char* label, int64_t tokens, int64_t heads, int64_t dv, uint64_t seed) {
+  RmsNormGatedParams p;
+  p.tokens = tokens, p.heads = heads, p.head_dim = dv, p.eps = 1e-6f;
+  Rng rng(seed);
+  const int64_t n = tokens * heads * dv;
+  std::vector<float> o = rng.fork(1).activations(n);
+  for (int64_t r = 0; r < tokens * heads; r += 5)
+    for (int64_t i = 0; i < dv; ++i) o[r * dv + i] *= 1e-3f;
+  const std::vector<float> z = rng.fork(2).activations(n);
+  const std::vector<bf16> wb = rng.fork(3).bf16_normal_vec(dv, 0.2, 1.0);
+  return rmsnorm_gated_instance(label, seed, p, o, z, wb);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include <cmath>
 
 #include "compare/cases/case_util.h"
+#include "compare/cases/instances.h"
 #include "core/rng.h"
 #include "ops/rope.h"
 
@@ -38,8 +39,8 @@ namespace {
 // The tail channels [R, D) are copied: bound 0, so any difference in value fails there (the
 // reduction decision's error is |found - truth|: the inputs are random normals, never +-0 or
 // NaN, so equal values are equal bits; the kernel copies words, the exact form).
-std::vector<double> rope_bound(const RopeParams& p, const std::vector<int64_t>& positions,
-                               const std::vector<float>& x) {
+std::vector<double> rope_bound(const RopeParams& p, std::span<const int64_t> positions,
+                               std::span<const float> x) {
   const int64_t D = p.head_dim, R = p.rotary_dim, half = R / 2;
   const double theta = double(p.theta);
   const double log2_theta = std::log2(theta), ln_theta = std::fabs(std::log(theta));
@@ -69,15 +70,15 @@ std::vector<double> rope_bound(const RopeParams& p, const std::vector<int64_t>& 
 
 // x: q/k after their per-head norm, RMS ~1 with outlier channels. Positions: a uint buffer
 // (the kernel's shape contract); the op's int64 positions in [0, 2^31) fit.
-OpCase rope_case(const char* label, int64_t heads, int64_t D, int64_t R, float theta,
-                 const std::vector<int64_t>& positions, uint64_t seed) {
-  RopeParams p;
-  p.tokens = int64_t(positions.size()), p.heads = heads, p.head_dim = D, p.rotary_dim = R, p.theta = theta;
+}  // namespace
+
+OpCase rope_instance(const std::string& label, uint64_t seed, const RopeParams& p, std::span<const int64_t> positions,
+                     std::span<const float> x) {
   OpCase c = new_case("rope", label, seed);
   set_vars(c, p);
-  Rng rng(seed);
-  const int64_t n = p.tokens * heads * D;
-  const std::vector<float> x = rng.fork(1).activations(n);
+  const int64_t n = p.tokens * p.heads * p.head_dim;
+  for (int64_t v : positions)
+    MOE_CHECK(v >= 0 && v <= 0xffffffffLL, "rope: position " << v << " does not fit the kernels' u32 positions");
   std::vector<float> y(static_cast<size_t>(n));
   rope_ref<double>(p, positions, x, y);
   std::vector<uint32_t> pos32(positions.begin(), positions.end());
@@ -90,6 +91,17 @@ OpCase rope_case(const char* label, int64_t heads, int64_t D, int64_t R, float t
   c.outputs["y"] = s;
   c.truth["y"] = widen(y);
   return c;
+}
+
+namespace {
+
+OpCase rope_case(const char* label, int64_t heads, int64_t D, int64_t R, float theta,
+                 const std::vector<int64_t>& positions, uint64_t seed) {
+  RopeParams p;
+  p.tokens = int64_t(positions.size()), p.heads = heads, p.head_dim = D, p.rotary_dim = R, p.theta = theta;
+  Rng rng(seed);
+  const std::vector<float> x = rng.fork(1).activations(p.tokens * heads * D);
+  return rope_instance(label, seed, p, positions, x);
 }
 
 // The positions every decode-like case visits: the start, the first step, a typical context,

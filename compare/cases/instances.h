@@ -1,0 +1,42 @@
+// Op instances: one op call with given parameters and inputs made into an OpCase — the tensors
+// a kernel binds, the f64 truth and the per-output decision with its bound. The generated cases
+// (compare/cases/<op>_case.cpp) draw random inputs and call these; the model-level comparison
+// (compare/model) calls them with the forward's real inputs, so an op is judged by the same
+// bound whether its inputs came from a seed or from a model; bisect saves such an instance as a
+// case file. `label` and `seed` only name the case in reports.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "compare/cases.h"
+#include "core/bf16.h"
+#include "core/quant.h"
+#include "ops/embedding.h"
+#include "ops/moe_combine.h"
+#include "ops/qk_norm.h"
+#include "ops/residual_add.h"
+#include "ops/rmsnorm.h"
+#include "ops/rmsnorm_gated.h"
+#include "ops/rope.h"
+
+namespace moe::compare {
+
+OpCase rmsnorm_instance(const std::string& label, uint64_t seed, const RmsNormParams& p, std::span<const float> x,
+                        std::span<const bf16> w);
+OpCase residual_add_instance(const std::string& label, uint64_t seed, const ResidualAddParams& p,
+                             std::span<const float> a, std::span<const float> b);
+OpCase qk_norm_instance(const std::string& label, uint64_t seed, const QkNormParams& p, std::span<const float> q,
+                        std::span<const float> k);
+OpCase rmsnorm_gated_instance(const std::string& label, uint64_t seed, const RmsNormGatedParams& p,
+                              std::span<const float> o, std::span<const float> z, std::span<const bf16> w);
+// Positions must fit the kernels' u32 positions buffer (moe::Error otherwise).
+OpCase rope_instance(const std::string& label, uint64_t seed, const RopeParams& p, std::span<const int64_t> positions,
+                     std::span<const float> x);
+OpCase embedding_instance(const std::string& label, uint64_t seed, const EmbeddingParams& p, const QuantMatrix& table,
+                          std::span<const int32_t> ids);
+OpCase moe_combine_instance(const std::string& label, uint64_t seed, const MoeCombineParams& p,
+                            std::span<const float> h, std::span<const float> e, std::span<const float> w,
+                            std::span<const float> sh, std::span<const float> gamma);
+
+}  // namespace moe::compare
