@@ -75,6 +75,26 @@ int main(int argc, char** argv) {
   compare->add_option("--timeout-ms", co.timeout_ms, "Per-dispatch timeout")->capture_default_str();
   compare->add_option("--case", co.case_file, "Replay one saved case file (written by bisect) alone");
 
+  moe::BisectOptions bo;
+  auto* bisect = app.add_subcommand("bisect", "Run the whole model on GPU kernels against the CPU truth; name the first op that fails");
+  bisect->add_option("--model", bo.model, "MLX checkpoint directory or moeflux artifacts directory")->required();
+  bisect->add_option("--kernels", bo.kernels, "Kernel manifest JSON (default: the bundled kernels)");
+  bisect->add_option("--tokens", bo.tokens, "Comma-separated token ids");
+  bisect->add_option("--tokens-file", bo.tokens_file, "File of token ids (whitespace or commas)");
+  bisect->add_option("--mode", bo.mode, "isolated (every op gets the truth's inputs) or free (the GPU runs on its own outputs)")
+      ->check(CLI::IsMember({"isolated", "free"}))->capture_default_str();
+  bisect->add_option("--prefill", bo.prefill, "Tokens in the first forward call (the rest are decoded one at a time)")
+      ->capture_default_str();
+  bisect->add_option("--device", bo.device, "Vulkan device index or name substring");
+  bisect->add_option("--subgroup", bo.subgroup, "Pin kernels to this subgroup size (default: the device's)");
+  bisect->add_option("--experts-per-token", bo.experts_per_token, "Routed experts per token (default: the model's)");
+  bisect->add_option("--qk-norm-eps", bo.qk_norm_eps, "hf (the truth) or engine")
+      ->check(CLI::IsMember({"hf", "engine"}))->capture_default_str();
+  bisect->add_option("--case-out", bo.case_out, "Where to write the first failure's case file")->capture_default_str();
+  bisect->add_option("--html", bo.html, "Write a self-contained HTML report");
+  bisect->add_option("--json", bo.json, "Write a JSON report");
+  bisect->add_option("--timeout-ms", bo.timeout_ms, "Per-dispatch timeout")->capture_default_str();
+
   moe::FixtureOptions fo;
   auto* fixture = app.add_subcommand("fixture", "Write a deterministic synthetic model (MLX or moeflux format)");
   fixture->add_option("--preset", fo.preset, "tiny, a3b-2layers or a17b-2layers")->capture_default_str();
@@ -96,6 +116,7 @@ int main(int argc, char** argv) {
     if (*fixture) return moe::make_fixture(fo);
     if (*devices) return moe::list_devices_command();
     if (*compare) return moe::compare::run_compare(co);
+    if (*bisect) return moe::run_bisect(bo);
     if (*ops) {
       for (const moe::OpInfo& op : moe::op_registry()) std::printf("%-18s %s\n", op.stem, op.summary);
       return 0;

@@ -18,6 +18,8 @@
 namespace moe {
 namespace {
 
+}  // namespace
+
 std::vector<int32_t> parse_tokens(const std::string& text, const std::string& source) {
   std::vector<int32_t> ids;
   std::string s = text;
@@ -34,6 +36,18 @@ std::vector<int32_t> parse_tokens(const std::string& text, const std::string& so
   MOE_CHECK(!ids.empty(), source << ": no tokens");
   return ids;
 }
+
+std::vector<int32_t> read_tokens(const std::string& tokens, const std::string& tokens_file, const char* command) {
+  MOE_CHECK(tokens.empty() != tokens_file.empty(), command << ": give exactly one of --tokens and --tokens-file");
+  if (!tokens.empty()) return parse_tokens(tokens, "--tokens");
+  std::ifstream f(tokens_file);
+  MOE_CHECK(f, tokens_file << ": cannot open");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return parse_tokens(ss.str(), tokens_file);
+}
+
+namespace {
 
 // Progress on a terminal: layer and token counts and tokens/s, from the layer-output taps; every
 // tap is passed on to the dump (if any).

@@ -21,6 +21,23 @@ struct RunOptions {
 };
 
 int run_model(const RunOptions& opt);
+// Token ids from --tokens text or a file's contents; `source` names it in errors.
+std::vector<int32_t> parse_tokens(const std::string& text, const std::string& source);
+// Exactly one of `tokens` and `tokens_file` given: the ids.
+std::vector<int32_t> read_tokens(const std::string& tokens, const std::string& tokens_file, const char* command);
+
+struct BisectOptions {
+  std::string model, kernels, device, tokens, tokens_file;
+  std::string mode = "isolated";
+  int64_t prefill = 1;
+  uint32_t subgroup = 0;
+  int64_t experts_per_token = 0;
+  std::string qk_norm_eps = "hf";
+  std::string case_out = "bisect_case.safetensors";
+  std::string html, json;
+  uint64_t timeout_ms = 60000;
+};
+int run_bisect(const BisectOptions& opt);
 
 struct InspectOptions { std::string file; };
 int inspect_dump(const InspectOptions& opt);

@@ -297,7 +297,9 @@ std::vector<Plan> plans_for(const Manifest& m, const std::string& op, std::strin
   return plans;
 }
 
-Manifest load_kernels(const std::string& path) { return path.empty() ? load_bundled_manifest() : load_manifest(path); }
+Manifest load_kernels(const std::string& path) {
+  return path.empty() || path == "bundled" ? load_bundled_manifest() : load_manifest(path);
+}
 
 std::vector<uint32_t> plan_subgroup_sizes(const Plan& plan, const vk::Context& ctx, uint32_t only) {
   const vk::DeviceInfo& info = ctx.info();

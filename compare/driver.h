@@ -17,7 +17,7 @@ class Context;
 
 namespace moe::compare {
 
-// The bundled manifest ("" ) or a manifest file, loaded and checked against reflection.
+// The bundled manifest ("" or "bundled") or a manifest file, loaded and checked against reflection.
 Manifest load_kernels(const std::string& path);
 
 // What runs on an op's cases: one kernel (the op's own, or a fused kernel whose ops are a

@@ -14,6 +14,12 @@ class OpBackend {
  public:
   virtual ~OpBackend() = default;
   virtual const char* name() const = 0;
+  // Where the forward is about to call the next op(s): the module path ("model.layers.3.linear_attn.conv",
+  // "lm_head") and, for per-token calls inside a multi-token forward, the token's offset in the
+  // call (-1: the op covers all the call's tokens). Backends that compare or record ops use it.
+  virtual void locate(const std::string& where, int64_t token_offset = -1) {
+    (void)where, (void)token_offset;
+  }
   virtual void embedding(const EmbeddingParams&, const QuantMatrix&, std::span<const int32_t>, std::span<float>) = 0;
   virtual void matmul_q(const MatmulQParams&, const QuantMatrix&, std::span<const float>, std::span<float>) = 0;
   virtual void rmsnorm(const RmsNormParams&, std::span<const float>, std::span<const float>, std::span<float>) = 0;

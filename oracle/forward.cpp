@@ -22,6 +22,8 @@ void Forward::tap(const std::string& name, std::span<const float> data, int64_t 
   if (taps_ && taps_->wants(name)) taps_->put(name, data, T, int64_t(data.size()) / T);
 }
 
+void Forward::locate(const std::string& where) { be_.locate(where); }
+
 void Forward::matmul(const QuantMatrix& w, std::span<const float> x, int64_t T, std::span<float> y) {
   MatmulQParams p;
   p.tokens = T, p.rows = w.rows, p.cols = w.cols, p.bits = w.bits, p.group_size = w.group_size;
@@ -39,6 +41,7 @@ std::vector<float> Forward::run(std::span<const int32_t> tokens, ModelState& sta
   {
     EmbeddingParams p;
     p.tokens = T, p.vocab = c.vocab, p.dim = d, p.bits = model_.embed().bits, p.group_size = model_.embed().group_size;
+    locate("model.embed_tokens");
     be_.embedding(p, model_.embed(), tokens, x);
     if (taps_ && taps_->wants("tokens")) taps_->put_i32("tokens", tokens, T, 1);
     tap("model.embed_tokens.out", x, T);
@@ -50,6 +53,7 @@ std::vector<float> Forward::run(std::span<const int32_t> tokens, ModelState& sta
   for (int64_t i = 0; i < c.layers; ++i) {
     const LayerWeights& lw = model_.layer(i);
     LayerState& st = state.layers[size_t(i)];
+    locate(L(i, "input_layernorm"));
     be_.rmsnorm(norm, x, lw.input_norm, xn);
     tap(L(i, "input_layernorm.out"), xn, T);
     if (lw.kind == LayerKind::Linear) {
@@ -59,15 +63,19 @@ std::vector<float> Forward::run(std::span<const int32_t> tokens, ModelState& sta
       full_attention(i, xn, T, state.pos, st, mix);
       tap(L(i, "self_attn.out"), mix, T);
     }
+    locate(L(i, "residual"));
     be_.residual_add(add, x, mix, h);
+    locate(L(i, "post_attention_layernorm"));
     be_.rmsnorm(norm, h, lw.post_norm, xn);
     tap(L(i, "post_attention_layernorm.out"), xn, T);
     mlp(i, h, xn, T, x);  // x <- h + MLP(RMSNorm(h))
     tap(L(i, "out"), x, T);
   }
+  locate("model.norm");
   be_.rmsnorm(norm, x, model_.final_norm(), xn);
   tap("model.norm.out", xn, T);
   std::vector<float> logits(size_t(T * c.vocab));
+  locate("lm_head");
   matmul(model_.lm_head(), xn, T, logits);
   tap("logits", logits, T);
   state.pos += T;
@@ -82,9 +90,13 @@ void Forward::linear_attention(int64_t i, std::span<const float> xn, int64_t T, 
   const int64_t C = c.conv_dim(), Kt = c.lin_key_total(), Vt = c.lin_value_total(), Hv = c.lin_v_heads,
                 Hk = c.lin_k_heads;
   std::vector<float> qkv(size_t(T * C)), z(size_t(T * Vt)), b(size_t(T * Hv)), a(size_t(T * Hv));
+  locate(L(i, "linear_attn.in_proj_qkv"));
   matmul(w.qkv, xn, T, qkv);
+  locate(L(i, "linear_attn.in_proj_z"));
   matmul(w.z, xn, T, z);
+  locate(L(i, "linear_attn.in_proj_b"));
   matmul(w.b, xn, T, b);
+  locate(L(i, "linear_attn.in_proj_a"));
   matmul(w.a, xn, T, a);
   tap(L(i, "linear_attn.in_proj_qkv.out"), qkv, T);
   tap(L(i, "linear_attn.in_proj_z.out"), z, T);
@@ -92,6 +104,7 @@ void Forward::linear_attention(int64_t i, std::span<const float> xn, int64_t T, 
   std::vector<float> conv(qkv.size());
   Conv1dStepParams cp;
   cp.tokens = T, cp.channels = C, cp.kernel = c.conv_kernel;
+  locate(L(i, "linear_attn.conv"));
   be_.conv1d_step(cp, qkv, w.conv_w, st.conv, conv);
   tap(L(i, "linear_attn.conv"), conv, T);
 
@@ -108,24 +121,29 @@ void Forward::linear_attention(int64_t i, std::span<const float> xn, int64_t T, 
   // qk_norm computes x / sqrt(sum x^2 / dk + eps): eps = 1e-6 / dk puts HF's 1e-6 inside the sum;
   // the engines' literal 1e-6 puts 1e-6 * dk there.
   qp.eps = qk_eps_ == QkNormEps::Hf ? float(1e-6 / double(c.lin_k_dim)) : 1e-6f;
+  locate(L(i, "linear_attn.qk_norm"));
   be_.qk_norm(qp, q, k, q, k);
 
   std::vector<float> g(size_t(T * Hv)), beta(size_t(T * Hv));
   DecayBetaParams dp;
   dp.tokens = T, dp.heads = Hv;
+  locate(L(i, "linear_attn.decay_beta"));
   be_.decay_beta(dp, a, b, w.A_log, w.dt_bias, g, beta);
 
   std::vector<float> o(size_t(T * Vt));
   DeltaNetParams np;
   np.tokens = T, np.k_heads = Hk, np.v_heads = Hv, np.key_dim = c.lin_k_dim, np.value_dim = c.lin_v_dim;
+  locate(L(i, "linear_attn.recurrence"));
   be_.delta_net(np, q, k, v, g, beta, st.ssm, o);
   tap(L(i, "linear_attn.recurrence"), o, T);
 
   std::vector<float> y(o.size());
   RmsNormGatedParams gp;
   gp.tokens = T, gp.heads = Hv, gp.head_dim = c.lin_v_dim, gp.eps = c.eps;
+  locate(L(i, "linear_attn.norm"));
   be_.rmsnorm_gated(gp, o, z, w.norm, y);
   tap(L(i, "linear_attn.norm"), y, T);
+  locate(L(i, "linear_attn.out_proj"));
   matmul(w.out, y, T, out);
 }
 
@@ -135,8 +153,11 @@ void Forward::full_attention(int64_t i, std::span<const float> xn, int64_t T, in
   const FullAttnWeights& w = model_.layer(i).full;
   const int64_t H = c.attn_heads, Hkv = c.kv_heads, D = c.head_dim;
   std::vector<float> qg(size_t(T * 2 * H * D)), k(size_t(T * Hkv * D)), v(k.size());
+  locate(L(i, "self_attn.q_proj"));
   matmul(w.q, xn, T, qg);
+  locate(L(i, "self_attn.k_proj"));
   matmul(w.k, xn, T, k);
+  locate(L(i, "self_attn.v_proj"));
   matmul(w.v, xn, T, v);
   tap(L(i, "self_attn.v"), v, T);
   // Per head, q_proj's output is [q (D) | gate (D)] (block split, not interleaved).
@@ -149,8 +170,10 @@ void Forward::full_attention(int64_t i, std::span<const float> xn, int64_t T, in
     }
   RmsNormParams hn;
   hn.rows = T * H, hn.dim = D, hn.eps = c.eps, hn.add_one = false;
+  locate(L(i, "self_attn.q_norm"));
   be_.rmsnorm(hn, q, w.q_norm, q);
   hn.rows = T * Hkv;
+  locate(L(i, "self_attn.k_norm"));
   be_.rmsnorm(hn, k, w.k_norm, k);
   tap(L(i, "self_attn.q_norm.out"), q, T);
   tap(L(i, "self_attn.k_norm.out"), k, T);
@@ -159,8 +182,10 @@ void Forward::full_attention(int64_t i, std::span<const float> xn, int64_t T, in
   for (int64_t t = 0; t < T; ++t) positions[size_t(t)] = pos + t;
   RopeParams rp;
   rp.tokens = T, rp.heads = H, rp.head_dim = D, rp.rotary_dim = c.rotary_dim(), rp.theta = c.rope_theta;
+  locate(L(i, "self_attn.rope_q"));
   be_.rope(rp, positions, q, q);
   rp.heads = Hkv;
+  locate(L(i, "self_attn.rope_k"));
   be_.rope(rp, positions, k, k);
   tap(L(i, "self_attn.q"), q, T);
   tap(L(i, "self_attn.k"), k, T);
@@ -171,9 +196,11 @@ void Forward::full_attention(int64_t i, std::span<const float> xn, int64_t T, in
   ap.capacity = int64_t(st.k_cache.size()) / (Hkv * D), ap.scale = 0.0f;
   MOE_CHECK(st.len + T <= ap.capacity, "forward: layer " << i << " KV cache holds " << ap.capacity
                                                          << " positions; " << st.len + T << " needed");
+  locate(L(i, "self_attn.attn"));
   be_.attention(ap, q, gate, k, v, st.k_cache, st.v_cache, o);
   st.len += T;
   tap(L(i, "self_attn.attn"), o, T);
+  locate(L(i, "self_attn.o_proj"));
   matmul(w.o, o, T, out);
 }
 
@@ -186,29 +213,35 @@ void Forward::mlp(int64_t i, std::span<const float> h, std::span<const float> hn
   sp.tokens = T, sp.hidden = d, sp.bits = lw.mlp.shared.gate.bits;
   if (!lw.moe) {  // Qwen3-Next dense MLP layer: x = h + MLP(h_norm)
     sp.inter = c.dense_inter;
+    locate(L(i, "mlp.dense"));
     be_.swiglu_expert(sp, lw.mlp.shared, hn, sh);
     tap(L(i, "mlp.out"), sh, T);
     ResidualAddParams add;
     add.n = T * d;
+    locate(L(i, "mlp.residual"));
     be_.residual_add(add, h, sh, out);
     return;
   }
   const int64_t E = c.experts, K = k_;
   std::vector<float> logits(size_t(T * E));
+  locate(L(i, "mlp.gate"));
   matmul(lw.mlp.router, hn, T, logits);
   tap(L(i, "mlp.gate.out"), logits, T);
   std::vector<int32_t> idx(size_t(T * K));
   std::vector<float> wts(size_t(T * K));
   RouterTopkParams rp;
   rp.tokens = T, rp.experts = E, rp.k = K, rp.renormalize = c.norm_topk_prob;
+  locate(L(i, "mlp.router"));
   be_.router_topk(rp, logits, idx, wts);
   if (taps_ && taps_->wants(L(i, "mlp.experts.idx"))) taps_->put_i32(L(i, "mlp.experts.idx"), idx, T, K);
   tap(L(i, "mlp.experts.weight"), wts, T);
 
   sp.inter = c.shared_inter;
+  locate(L(i, "mlp.shared_expert"));
   be_.swiglu_expert(sp, lw.mlp.shared, hn, sh);
   tap(L(i, "mlp.shared_expert.out"), sh, T);
   std::vector<float> gamma(static_cast<size_t>(T));
+  locate(L(i, "mlp.shared_expert_gate"));
   matmul(lw.mlp.shared_expert_gate, hn, T, gamma);
   tap(L(i, "mlp.shared_expert_gate.out"), gamma, T);
 
@@ -220,13 +253,16 @@ void Forward::mlp(int64_t i, std::span<const float> h, std::span<const float> hn
     for (int64_t s = 0; s < K; ++s) {
       const ExpertWeights ew = model_.expert(i, idx[size_t(t * K + s)]);
       ep.bits = ew.gate.bits;
+      be_.locate(L(i, "mlp.experts.slot") + std::to_string(s), t);
       be_.swiglu_expert(ep, ew, hn.subspan(size_t(t * d), size_t(d)), std::span(e).subspan(size_t((t * K + s) * d), size_t(d)));
     }
   MoeCombineParams mp;
   mp.tokens = T, mp.dim = d, mp.k = K, mp.gated = true;
+  locate(L(i, "mlp.combine"));
   be_.moe_combine(mp, h, e, wts, sh, gamma, out);
   if (taps_ && taps_->wants(L(i, "mlp.out"))) {  // the block's own output, without the residual
     std::vector<float> zero(size_t(T * d), 0.0f), mo(zero.size());
+    locate(L(i, "mlp.combine_tap"));
     be_.moe_combine(mp, zero, e, wts, sh, gamma, mo);
     tap(L(i, "mlp.out"), mo, T);
   }

@@ -51,6 +51,7 @@ class Forward {
   void mlp(int64_t layer, std::span<const float> h, std::span<const float> hn, int64_t T, std::span<float> out);
   void matmul(const QuantMatrix& w, std::span<const float> x, int64_t T, std::span<float> y);
   void tap(const std::string& name, std::span<const float> data, int64_t T);
+  void locate(const std::string& where);
 
   const Model& model_;
   OpBackend& be_;

@@ -5,6 +5,8 @@ set -euo pipefail
 packages=(cmake g++ make pkg-config libeigen3-dev libopenblas-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libbenchmark-dev libvulkan-dev glslc libspirv-cross-c-shared-dev libshaderc-dev
   mesa-vulkan-drivers)
+# The tests also render the HTML report in a headless browser.
+if [[ "${1:-}" == "--test" ]]; then packages+=(chromium); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

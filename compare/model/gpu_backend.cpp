@@ -1,0 +1,196 @@
+#include "compare/model/gpu_backend.h"
+
+#include <bit>
+#include <cstring>
+
+#include "compare/cases/instances.h"
+#include "compare/vk/runner.h"
+#include "core/check.h"
+
+namespace moe::compare {
+namespace {
+
+// Norm weights reach the forward as f32; the kernels read them as bf16, as checkpoints store
+// them. Only an exact conversion is allowed (a weight that is not a bf16 value — e.g. 1 + w folded
+// in f32 from an HF checkpoint — makes the call uncovered instead of silently changing it).
+std::vector<bf16> exact_bf16(std::span<const float> w, const std::string& what) {
+  std::vector<bf16> out(w.size());
+  for (size_t i = 0; i < w.size(); ++i) {
+    out[i] = f32_to_bf16_trunc(w[i]);
+    MOE_CHECK(bf16_to_f32(out[i]) == w[i] || (w[i] != w[i] && out[i] != out[i]),
+              what << ": weight " << i << " = " << w[i] << " is not a bf16 value (the kernels read bf16 weights)");
+  }
+  return out;
+}
+
+int64_t layer_of(const std::string& where) {
+  const std::string pre = "model.layers.";
+  if (where.rfind(pre, 0) != 0) return -1;
+  return std::stoll(where.substr(pre.size()));
+}
+
+}  // namespace
+
+GpuBackend::GpuBackend(vk::Context& ctx, const Manifest& m, Feed feed, uint32_t subgroup, uint64_t timeout_ms)
+    : ctx_(ctx), m_(m), feed_(feed), subgroup_(subgroup), timeout_ms_(timeout_ms), cpu_(make_cpu_backend("ref64")) {}
+
+GpuBackend::~GpuBackend() = default;
+
+OpRecord GpuBackend::new_record(const std::string& op) const {
+  OpRecord r;
+  r.where = where_.empty() ? op : where_;
+  r.layer = layer_of(r.where);
+  r.op = op;
+  if (offset_ >= 0)
+    r.token = pos_ + offset_, r.tokens = 1;
+  else
+    r.token = pos_, r.tokens = tokens_;
+  return r;
+}
+
+void GpuBackend::run(const std::string& op, const std::function<OpCase()>& make, const std::vector<Out>& outs,
+                     const std::function<void()>& cpu) {
+  OpRecord rec = new_record(op);
+  OpCase c;
+  try {
+    c = make();
+  } catch (const Error& e) {
+    rec.note = std::string("inputs the kernels cannot take: ") + e.what();
+    cpu();
+    records_.push_back(rec);
+    if (on_record) on_record(records_.back(), c);
+    return;
+  }
+  c.shape = rec.where + (rec.tokens == 1 ? " token " + std::to_string(rec.token)
+                                         : " tokens " + std::to_string(rec.token) + ".." +
+                                               std::to_string(rec.token + rec.tokens - 1));
+  auto it = plans_.find(op);
+  if (it == plans_.end()) {
+    std::string why;
+    it = plans_.emplace(op, plans_for(m_, op, &why)).first;
+  }
+  std::map<std::string, std::vector<uint32_t>> got;
+  std::string skipped;
+  for (const Plan& plan : it->second) {
+    CaseResult r = run_plan_case(ctx_, m_, plan, c, subgroup_, timeout_ms_, &got);
+    if (r.skipped) {
+      skipped += (skipped.empty() ? "" : "; ") + r.skip_reason;
+      got.clear();
+      continue;
+    }
+    rec.covered = true, rec.result = std::move(r);
+    break;
+  }
+  if (!rec.covered) rec.note = it->second.empty() ? "the manifest has no kernel for this op" : skipped;
+  // The outputs the forward continues with: the GPU's (free, when a plan ran and produced
+  // them) or the truth's (isolated, or uncovered).
+  const bool gpu = feed_ == Feed::Gpu && rec.covered && rec.result.error.empty();
+  for (const Out& o : outs) {
+    if (gpu) {
+      const std::vector<uint32_t>& w = got.at(o.tensor);
+      if (!o.f.empty()) {
+        MOE_CHECK(w.size() == o.f.size(), op << ": tensor " << o.tensor << " has " << w.size() << " words, "
+                                             << o.f.size() << " expected");
+        std::memcpy(o.f.data(), w.data(), w.size() * 4);
+      } else {
+        MOE_CHECK(w.size() == o.i.size(), op << ": tensor " << o.tensor << " has " << w.size() << " words, "
+                                             << o.i.size() << " expected");
+        std::memcpy(o.i.data(), w.data(), w.size() * 4);
+      }
+    } else {
+      const std::vector<double>& t = c.truth.at(o.tensor);
+      if (!o.f.empty()) {
+        MOE_CHECK(t.size() == o.f.size(), op << ": truth of " << o.tensor << " has " << t.size() << " values");
+        for (size_t i = 0; i < t.size(); ++i) o.f[i] = float(t[i]);
+      } else {
+        MOE_CHECK(t.size() == o.i.size(), op << ": truth of " << o.tensor << " has " << t.size() << " values");
+        for (size_t i = 0; i < t.size(); ++i) o.i[i] = int32_t(t[i]);
+      }
+    }
+  }
+  records_.push_back(std::move(rec));
+  if (on_record) on_record(records_.back(), c);
+}
+
+// ---- ops with instances -------------------------------------------------------------------
+
+void GpuBackend::embedding(const EmbeddingParams& p, const QuantMatrix& table, std::span<const int32_t> ids,
+                           std::span<float> y) {
+  run("embedding", [&] { return embedding_instance(where_, 0, p, table, ids); }, {{"y", y, {}}},
+      [&] { cpu_->embedding(p, table, ids, y); });
+}
+
+void GpuBackend::rmsnorm(const RmsNormParams& p, std::span<const float> x, std::span<const float> w,
+                         std::span<float> y) {
+  // The forward normalises q/k in place (y aliases x): the instance copies x first.
+  run("rmsnorm", [&] { return rmsnorm_instance(where_, 0, p, x, exact_bf16(w, where_)); }, {{"y", y, {}}},
+      [&] { cpu_->rmsnorm(p, x, w, y); });
+}
+
+void GpuBackend::qk_norm(const QkNormParams& p, std::span<const float> q, std::span<const float> k,
+                         std::span<float> qo, std::span<float> ko) {
+  run("qk_norm", [&] { return qk_norm_instance(where_, 0, p, q, k); }, {{"q_out", qo, {}}, {"k_out", ko, {}}},
+      [&] { cpu_->qk_norm(p, q, k, qo, ko); });
+}
+
+void GpuBackend::rmsnorm_gated(const RmsNormGatedParams& p, std::span<const float> o, std::span<const float> z,
+                               std::span<const float> w, std::span<float> y) {
+  run("rmsnorm_gated", [&] { return rmsnorm_gated_instance(where_, 0, p, o, z, exact_bf16(w, where_)); },
+      {{"y", y, {}}}, [&] { cpu_->rmsnorm_gated(p, o, z, w, y); });
+}
+
+void GpuBackend::rope(const RopeParams& p, std::span<const int64_t> pos, std::span<const float> x, std::span<float> y) {
+  run("rope", [&] { return rope_instance(where_, 0, p, pos, x); }, {{"y", y, {}}},
+      [&] { cpu_->rope(p, pos, x, y); });
+}
+
+void GpuBackend::moe_combine(const MoeCombineParams& p, std::span<const float> h, std::span<const float> e,
+                             std::span<const float> w, std::span<const float> sh, std::span<const float> gamma,
+                             std::span<float> out) {
+  run("moe_combine", [&] { return moe_combine_instance(where_, 0, p, h, e, w, sh, gamma); }, {{"out", out, {}}},
+      [&] { cpu_->moe_combine(p, h, e, w, sh, gamma, out); });
+}
+
+void GpuBackend::residual_add(const ResidualAddParams& p, std::span<const float> a, std::span<const float> b,
+                              std::span<float> y) {
+  run("residual_add", [&] { return residual_add_instance(where_, 0, p, a, b); }, {{"y", y, {}}},
+      [&] { cpu_->residual_add(p, a, b, y); });
+}
+
+// ---- ops without instances yet: the CPU truth, recorded as uncovered ------------------------
+
+#define MOE_NO_INSTANCE(OP, CALL)                                                         \
+  run(OP, [&]() -> OpCase { MOE_FAIL("no op instance for " OP " yet"); }, {}, [&] { CALL; })
+
+void GpuBackend::matmul_q(const MatmulQParams& p, const QuantMatrix& w, std::span<const float> x, std::span<float> y) {
+  MOE_NO_INSTANCE("matmul_q", cpu_->matmul_q(p, w, x, y));
+}
+void GpuBackend::conv1d_step(const Conv1dStepParams& p, std::span<const float> x, std::span<const float> w,
+                             std::span<float> state, std::span<float> y) {
+  MOE_NO_INSTANCE("conv1d_step", cpu_->conv1d_step(p, x, w, state, y));
+}
+void GpuBackend::decay_beta(const DecayBetaParams& p, std::span<const float> a, std::span<const float> b,
+                            std::span<const float> A_log, std::span<const float> dt_bias, std::span<float> g,
+                            std::span<float> beta) {
+  MOE_NO_INSTANCE("decay_beta", cpu_->decay_beta(p, a, b, A_log, dt_bias, g, beta));
+}
+void GpuBackend::delta_net(const DeltaNetParams& p, std::span<const float> q, std::span<const float> k,
+                           std::span<const float> v, std::span<const float> g, std::span<const float> beta,
+                           std::span<float> state, std::span<float> o) {
+  MOE_NO_INSTANCE("delta_net", cpu_->delta_net(p, q, k, v, g, beta, state, o));
+}
+void GpuBackend::attention(const AttentionParams& p, std::span<const float> q, std::span<const float> gate,
+                           std::span<const float> k, std::span<const float> v, std::span<float> kc,
+                           std::span<float> vc, std::span<float> o) {
+  MOE_NO_INSTANCE("attention", cpu_->attention(p, q, gate, k, v, kc, vc, o));
+}
+void GpuBackend::router_topk(const RouterTopkParams& p, std::span<const float> logits, std::span<int32_t> idx,
+                             std::span<float> w) {
+  MOE_NO_INSTANCE("router_topk", cpu_->router_topk(p, logits, idx, w));
+}
+void GpuBackend::swiglu_expert(const SwigluExpertParams& p, const ExpertWeights& e, std::span<const float> x,
+                               std::span<float> y) {
+  MOE_NO_INSTANCE("swiglu_expert", cpu_->swiglu_expert(p, e, x, y));
+}
+
+}  // namespace moe::compare

@@ -1,0 +1,195 @@
+// Model-level differential on the tiny fixture (4 layers: 3 linear-attention, 1 full-attention)
+// on the default Vulkan device (lavapipe in CI): the bundled kernels pass in isolated and free
+// mode; a deliberately wrong kernel planted in one op is named by bisect with its exact layer,
+// its case file reproduces the failure alone, and the same case passes on the bundled kernels.
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "compare/bundled.h"
+#include "compare/case_file.h"
+#include "compare/driver.h"
+#include "compare/model/html_report.h"
+#include "compare/model/model_compare.h"
+#include "compare/vk/runner.h"
+#include "oracle/synth.h"
+#include "test_util.h"
+
+namespace moe::compare {
+namespace {
+namespace fs = std::filesystem;
+
+bool have_device() { return !vk::list_devices().empty(); }
+
+const fs::path& work() {
+  static const fs::path dir = [] {
+    const fs::path d = fs::temp_directory_path() / ("moeoracle_bisect_test_" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    write_synthetic_mlx(synthetic_preset("tiny"), 7, (d / "tiny").string());
+    return d;
+  }();
+  return dir;
+}
+
+ModelCompareOptions options(const std::string& mode, const std::string& kernels = "") {
+  ModelCompareOptions o;
+  o.model = (work() / "tiny").string();
+  o.kernels = kernels, o.mode = mode, o.progress = false;
+  o.tokens = {1, 17, 42, 300, 7};
+  o.prefill = 2;  // one 2-token prefill, then decode
+  return o;
+}
+
+// A manifest with the bundled kernels, except `kernel`, compiled from its GLSL source with
+// `from` replaced by `to` (the planted bug).
+std::string planted_manifest(const std::string& name, const std::string& kernel, const std::string& from,
+                             const std::string& to) {
+  const fs::path dir = work() / name;
+  fs::create_directories(dir);
+  for (const auto& [file, bytes] : bundled_files()) {
+    std::ofstream f(dir / file, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  }
+  std::ifstream src(std::string(MOE_SOURCE_DIR) + "/compare/shaders/" + kernel + ".comp");
+  std::stringstream ss;
+  ss << src.rdbuf();
+  std::string glsl = ss.str();
+  const size_t at = glsl.find(from);
+  EXPECT_NE(at, std::string::npos) << "planted bug: '" << from << "' not in " << kernel << ".comp";
+  if (at != std::string::npos) glsl.replace(at, from.size(), to);
+  std::ofstream(dir / (kernel + "_planted.comp")) << glsl;
+  nlohmann::json j = nlohmann::json::parse(bundled_manifest_json());
+  for (auto& k : j["kernels"])
+    if (k["name"] == kernel) {
+      k.erase("spirv");
+      k["glsl"] = kernel + "_planted.comp";
+      k["name"] = kernel + "_planted";
+    }
+  std::ofstream(dir / "manifest.json") << j.dump(1);
+  return (dir / "manifest.json").string();
+}
+
+TEST(bisect, BundledKernelsPassIsolatedAndFree) {
+  if (!have_device()) GTEST_SKIP() << "no Vulkan device";
+  for (const char* mode : {"isolated", "free"}) {
+    const ModelCompareResult r = run_model_compare(options(mode));
+    EXPECT_EQ(r.failed, 0) << mode;
+    EXPECT_GT(r.passed, 100) << mode;
+    EXPECT_EQ(r.first_failure, -1) << mode;
+    if (std::string(mode) == "free") {
+      ASSERT_FALSE(r.drift.empty());
+      // Drift is measured for every layer's output and the logits, per token.
+      bool logits = false;
+      for (const TapDrift& d : r.drift)
+        if (d.tap == "logits") {
+          logits = true;
+          EXPECT_EQ(d.rel.size(), 5u);
+          for (double e : d.rel) EXPECT_LT(e, 1e-3);  // f32 kernels on a 4-layer model: far below
+        }
+      EXPECT_TRUE(logits);
+    }
+  }
+}
+
+struct Planted {
+  const char* kernel;  // bundled kernel replaced
+  const char* from;
+  const char* to;
+  const char* op;      // the op bisect must name
+  int64_t layer;       // and the layer (-1: outside the layers)
+  const char* where;   // and the module
+};
+
+class PlantedBug : public ::testing::TestWithParam<Planted> {};
+
+TEST_P(PlantedBug, BisectNamesTheOpAndTheCaseReplays) {
+  if (!have_device()) GTEST_SKIP() << "no Vulkan device";
+  const Planted& p = GetParam();
+  const std::string manifest = planted_manifest(std::string("planted_") + p.kernel, p.kernel, p.from, p.to);
+  ModelCompareOptions o = options("isolated", manifest);
+  o.case_out = (work() / (std::string(p.kernel) + "_case.safetensors")).string();
+  const ModelCompareResult r = run_model_compare(o);
+  ASSERT_GE(r.first_failure, 0) << "the planted bug in " << p.kernel << " was not found";
+  const OpRecord& f = r.records[size_t(r.first_failure)];
+  EXPECT_EQ(f.op, p.op);
+  EXPECT_EQ(f.layer, p.layer);
+  EXPECT_EQ(f.where, p.where);
+  EXPECT_EQ(f.token, 0);  // the first call (the prefill) already shows it
+  // Every failing op is the planted one: isolated mode does not propagate the error.
+  for (const OpRecord& rec : r.records)
+    if (rec.covered && rec.result.status() == CaseResult::Status::Fail) EXPECT_EQ(rec.op, p.op) << rec.where;
+  ASSERT_EQ(r.case_file, o.case_out);
+
+  // The case file alone: fails on the planted kernel, passes on the bundled one.
+  CompareOptions co;
+  co.case_file = r.case_file, co.quiet = true;
+  co.kernels = manifest;
+  const std::vector<CaseResult> bad = compare_cases(co);
+  ASSERT_FALSE(bad.empty());
+  for (const CaseResult& c : bad) EXPECT_EQ(c.status(), CaseResult::Status::Fail) << case_line(c);
+  co.kernels = "bundled";
+  const std::vector<CaseResult> good = compare_cases(co);
+  ASSERT_FALSE(good.empty());
+  for (const CaseResult& c : good) EXPECT_EQ(c.status(), CaseResult::Status::Pass) << case_line(c);
+  // The file keeps where it came from.
+  const CaseFile cf = load_case_file(r.case_file);
+  EXPECT_EQ(cf.origin.at("where"), p.where);
+  EXPECT_EQ(cf.c.op, p.op);
+}
+
+// One bug per op; several only show in one layer kind (the tiny model's layers 0-2 are linear
+// attention, layer 3 full attention; q/k heads are 64 wide, the hidden state 256).
+INSTANTIATE_TEST_SUITE_P(
+    bisect, PlantedBug,
+    ::testing::Values(
+        // Mean over the workgroup's 256 lanes instead of dim: right for the 256-wide hidden
+        // norms, wrong for the 64-wide q/k norms of the full-attention layer only.
+        Planted{"rmsnorm", "partial[0] / float(pc.dim)", "partial[0] / float(max(pc.dim, 256u))", "rmsnorm", 3,
+                "model.layers.3.self_attn.q_norm"},
+        // k given q's 1/dk scale: linear-attention layers only.
+        Planted{"qk_norm", "(k[base + i] * inv.y) * s;", "(k[base + i] * inv.y) * q_scale;", "qk_norm", 0,
+                "model.layers.0.linear_attn.qk_norm"},
+        // silu(z) replaced by sigmoid(z)... as z * sigmoid(z) missing its z: linear layers only.
+        Planted{"rmsnorm_gated", "* silu(z[base + i]);", "* (silu(z[base + i]) / z[base + i]);", "rmsnorm_gated", 0,
+                "model.layers.0.linear_attn.norm"},
+        // The second rotated half with the sign of sin flipped: full-attention layer only.
+        Planted{"rope", "floatBitsToUint(x1 * s + x2 * c)", "floatBitsToUint(x2 * c - x1 * s)", "rope", 3,
+                "model.layers.3.self_attn.rope_q"},
+        // The shared-expert gate as sigmoid(+gamma) instead of sigmoid(gamma)... of -gamma.
+        Planted{"moe_combine", "exp(-gamma[t])", "exp(gamma[t])", "moe_combine", 0, "model.layers.0.mlp.combine"},
+        // Every token reads the next row of the table: before any layer.
+        Planted{"embedding", "const uint row = uint(id);", "const uint row = min(uint(id) + 1u, pc.vocab - 1u);",
+                "embedding", -1, "model.embed_tokens"}),
+    [](const ::testing::TestParamInfo<Planted>& i) { return std::string(i.param.kernel); });
+
+TEST(bisect, HtmlReportRendersInHeadlessChromium) {
+  if (!have_device()) GTEST_SKIP() << "no Vulkan device";
+  if (std::system("command -v chromium >/dev/null 2>&1") != 0) GTEST_SKIP() << "chromium not installed";
+  const std::string manifest =
+      planted_manifest("planted_html", "rope", "floatBitsToUint(x1 * s + x2 * c)", "floatBitsToUint(x2 * c - x1 * s)");
+  for (const char* mode : {"isolated", "free"}) {
+    ModelCompareOptions o = options(mode, manifest);
+    const ModelCompareResult r = run_model_compare(o);
+    const fs::path html = work() / (std::string("report_") + mode + ".html");
+    save_model_html(html.string(), r);
+    const fs::path dom = work() / (std::string("dom_") + mode + ".html");
+    const std::string cmd = "timeout 120 chromium --headless --no-sandbox --disable-gpu --dump-dom 'file://" +
+                            html.string() + "' > '" + dom.string() + "' 2>/dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    std::ifstream in(dom);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string page = ss.str();
+    // The script ran to its end (no exception: it would have written "error: ...").
+    EXPECT_NE(page.find("id=\"status\" class=\"good\">rendered "), std::string::npos) << mode;
+    EXPECT_EQ(page.find("id=\"status\" class=\"bad\""), std::string::npos) << mode;
+    size_t svgs = 0;
+    for (size_t p = 0; (p = page.find("<svg", p)) != std::string::npos; ++p) ++svgs;
+    EXPECT_GE(svgs, std::string(mode) == "free" ? 5u : 3u) << mode;
+    EXPECT_NE(page.find("FIRST FAILURE: token 0, layer 3, rope"), std::string::npos) << mode;
+  }
+}
+
+}  // namespace
+}  // namespace moe::compare
