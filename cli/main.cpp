@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
   diff->add_option("a", dop.a, "reference dump")->required();
   diff->add_option("b", dop.b, "candidate dump")->required();
   diff->add_option("--threshold", dop.threshold, "max|A-B| / max|A| above which a tap fails")->capture_default_str();
+  diff->add_option("--map", dop.map, "JSON mapping B's tensor names (another engine's dump) to tap names");
 
   auto* devices = app.add_subcommand("devices", "List Vulkan devices: driver, subgroup sizes, limits, timestamps");
 

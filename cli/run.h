@@ -45,6 +45,7 @@ int inspect_dump(const InspectOptions& opt);
 struct DiffOptions {
   std::string a, b;
   double threshold = 1e-5;  // max |a-b| / max |a| per tap
+  std::string map;          // mapping file: B's (another engine's) tensor names -> tap names (oracle/tap_map.h)
 };
 int diff_dumps(const DiffOptions& opt);
 

@@ -32,6 +32,47 @@ check diff_ok 0 "$bin" diff "$dir/ref.st" "$dir/fast.st" --threshold 1e-4
 check diff_strict_fails 1 "$bin" diff "$dir/ref.st" "$dir/fast.st" --threshold 0
 expect_text diff_strict_fails "first tap over threshold"
 
+# Another engine's dump, lined up by a mapping file: llama.cpp-style names, the layer outputs as
+# f16, the logits one tensor per token (a decode loop's dumps).
+python3 - "$dir" <<'PY' || fail=1
+import json, struct, sys
+d = sys.argv[1]
+f = open(d + '/ref.st', 'rb'); n = struct.unpack('<Q', f.read(8))[0]; h = json.loads(f.read(n)); base = 8 + n
+def read(name):
+    e = h[name]; f.seek(base + e['data_offsets'][0]); raw = f.read(e['data_offsets'][1] - e['data_offsets'][0])
+    return list(struct.unpack('<%df' % (len(raw) // 4), raw)), e['shape']
+out = {}
+for name in h:
+    if name.startswith('model.layers.') and name.endswith('.out') and name.count('.') == 3:
+        v, shape = read(name); out['blk.%s.ffn_out' % name.split('.')[2]] = ('F16', shape, struct.pack('<%de' % len(v), *v))
+v, shape = read('logits')
+for t in range(shape[0]):
+    row = v[t * shape[1]:(t + 1) * shape[1]]
+    out['t%d.result_output' % t] = ('F32', [shape[1]], struct.pack('<%df' % len(row), *row))
+def write(path, tensors):
+    hdr, blobs, off = {}, [], 0
+    for k, (dt, shape, raw) in tensors.items():
+        hdr[k] = {'dtype': dt, 'shape': shape, 'data_offsets': [off, off + len(raw)]}; blobs.append(raw); off += len(raw)
+    j = json.dumps(hdr).encode(); j += b' ' * (-len(j) % 8)
+    open(path, 'wb').write(struct.pack('<Q', len(j)) + j + b''.join(blobs))
+write(d + '/engine.st', out)
+# The same dump with layer 2's output 1% off.
+name = 'blk.2.ffn_out'; dt, shape, raw = out[name]; vals = struct.unpack('<%de' % (len(raw) // 2), raw)
+out[name] = (dt, shape, struct.pack('<%de' % len(vals), *[x * 1.01 for x in vals]))
+write(d + '/engine_bad.st', out)
+json.dump({'version': 1, 'map': {'blk.{layer}.ffn_out': 'model.layers.{layer}.out',
+                                  't{token}.result_output': 'logits'}}, open(d + '/map.json', 'w'))
+PY
+# f16 rounding is 2^-11 relative: a 2e-3 threshold passes it, the 1% error fails.
+check diff_map_ok 0 "$bin" diff "$dir/ref.st" "$dir/engine.st" --map "$dir/map.json" --threshold 2e-3
+expect_text diff_map_ok "model.layers.0.out <- blk.0.ffn_out"
+expect_text diff_map_ok "logits <- t7.result_output"
+check diff_map_bad 1 "$bin" diff "$dir/ref.st" "$dir/engine_bad.st" --map "$dir/map.json" --threshold 2e-3
+expect_text diff_map_bad "first tap over threshold: model.layers.2.out <- blk.2.ffn_out"
+printf '{"version": 1, "map": {"blk.{layer}.x": "model.layers.{expert}.out"}}' > "$dir/badmap.json"
+check diff_map_invalid 2 "$bin" diff "$dir/ref.st" "$dir/engine.st" --map "$dir/badmap.json"
+expect_text diff_map_invalid "placeholder {expert} is not in the key"
+
 # Snapshot in one process, continue in another: identical logits to one uninterrupted run.
 check run_all 0 "$bin" run --model "$dir/m" --tokens $toks --backend ref32 --decode --dump "$dir/all.st" --taps logits
 check run_first 0 "$bin" run --model "$dir/m" --tokens 5,9,300 --backend ref32 --decode --snapshot-out "$dir/s.mflx"
@@ -48,6 +89,18 @@ if a[3 * row:] != b:
     print('FAIL snapshot: continued logits differ from the uninterrupted run'); sys.exit(1)
 print('ok   snapshot continue is bit-identical')
 PY
+
+# The model-level differential on the default Vulkan device (lavapipe in CI).
+check bisect_ok 0 "$bin" bisect --model "$dir/m" --tokens 5,9,300 --prefill 2 --html "$dir/r.html" --json "$dir/r.json"
+expect_text bisect_ok "0 failed"
+[ -s "$dir/r.html" ] && grep -q 'id="data"' "$dir/r.html" || { echo "FAIL bisect_html: no report"; fail=1; }
+check bisect_bad_mode 2 "$bin" bisect --model "$dir/m" --tokens 5 --mode sideways
+check bisect_bad_token 2 "$bin" bisect --model "$dir/m" --tokens 5,99999
+expect_text bisect_bad_token "99999"
+check case_missing 2 "$bin" compare --case "$dir/none.safetensors"
+expect_text case_missing "none.safetensors"
+check case_not_a_case 2 "$bin" compare --case "$dir/ref.st"
+expect_text case_not_a_case "not a moeoracle case file"
 
 # Bad input: exit 2 and a message naming what is wrong.
 check bad_dir 2 "$bin" run --model "$dir/nope" --tokens 1

@@ -1,0 +1,49 @@
+// Mapping files for `diff --map`: placeholders, {token} rows, literal names, first rule wins,
+// and malformed files rejected with the file and the entry named.
+#include "oracle/tap_map.h"
+
+#include "test_util.h"
+
+namespace moe {
+namespace {
+
+TEST(tap_map, PlaceholdersTokensAndLiterals) {
+  const TapMap m = TapMap::parse(R"({"version": 1, "map": {
+      "blk.{layer}.attn_norm": "model.layers.{layer}.input_layernorm.out",
+      "t{token}.blk.{layer}.ffn_out": "model.layers.{layer}.mlp.out",
+      "result.output": "logits",
+      "blk.{layer}.{what}": "model.layers.{layer}.out"}})",
+                                 "test");
+  auto a = m.map("blk.12.attn_norm");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->tap, "model.layers.12.input_layernorm.out");
+  EXPECT_EQ(a->token, -1);
+  auto b = m.map("t3.blk.0.ffn_out");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->tap, "model.layers.0.mlp.out");
+  EXPECT_EQ(b->token, 3);
+  ASSERT_TRUE(m.map("result.output"));
+  EXPECT_FALSE(m.map("resultXoutput"));  // '.' is literal, not a regex wildcard
+  EXPECT_FALSE(m.map("blk.x.attn_norm"));  // placeholders match numbers only
+  auto c = m.map("blk.2.7");  // the first matching rule wins; the catch-all comes last
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->tap, "model.layers.2.out");
+}
+
+TEST(tap_map, BadFilesAreRejected) {
+  test::expect_error([] { TapMap::parse("{", "m.json"); }, "m.json: malformed JSON");
+  test::expect_error([] { TapMap::parse(R"({"version": 2, "map": {"a": "b"}})", "m.json"); }, "version");
+  test::expect_error([] { TapMap::parse(R"({"version": 1, "map": {}})", "m.json"); }, "empty");
+  test::expect_error([] { TapMap::parse(R"({"version": 1, "map": {"a": 3}})", "m.json"); }, "map[\"a\"]");
+  test::expect_error([] { TapMap::parse(R"({"version": 1, "map": {"b.{l": "x"}})", "m.json"); }, "unclosed");
+  test::expect_error([] { TapMap::parse(R"({"version": 1, "map": {"b.{l}": "x.{m}"}})", "m.json"); },
+                     "placeholder {m} is not in the key");
+  test::expect_error([] { TapMap::parse(R"({"version": 1, "map": {"t{token}": "x.{token}"}})", "m.json"); },
+                     "selects a row");
+  test::expect_error([] { TapMap::parse(R"({"version": 1, "map": {"a": "b"}, "extra": 1})", "m.json"); },
+                     "unknown key");
+  test::expect_error([] { TapMap::load("/nonexistent/map.json"); }, "/nonexistent/map.json");
+}
+
+}  // namespace
+}  // namespace moe
