@@ -73,6 +73,7 @@ int main(int argc, char** argv) {
   compare->add_flag("--perf", co.perf, "GPU time per case, GB/s");
   compare->add_option("--json", co.json, "Write a JSON report");
   compare->add_option("--junit", co.junit, "Write a JUnit XML report");
+  compare->add_option("--html", co.html, "Write a self-contained HTML report");
   compare->add_option("--timeout-ms", co.timeout_ms, "Per-dispatch timeout")->capture_default_str();
   compare->add_option("--case", co.case_file, "Replay one saved case file (written by bisect) alone");
 

@@ -469,6 +469,7 @@ int run_compare(const CompareOptions& opt) {
   }
   if (!opt.json.empty()) save_report(opt.json, ReportFormat::Json, results);
   if (!opt.junit.empty()) save_report(opt.junit, ReportFormat::Junit, results);
+  if (!opt.html.empty()) save_report(opt.html, ReportFormat::Html, results);
   return summarize(results).failed > 0 ? 1 : 0;
 }
 

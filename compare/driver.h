@@ -52,7 +52,7 @@ struct CompareOptions {
   std::string shard;          // "I/N": run cases with index % N == I (also GTEST_SHARD_INDEX/TOTAL_SHARDS)
   uint32_t subgroup = 0;      // 0: every size; else only this one
   bool perf = false;          // print GB/s and GFLOP/s from GPU timestamps
-  std::string json, junit;    // report files
+  std::string json, junit, html;  // report files
   uint64_t timeout_ms = 20000;
   bool quiet = false;         // no header line (tests)
   std::string case_file;      // --case: replay one saved case (compare/case_file.h) instead of generated cases

@@ -350,11 +350,12 @@ void write_junit(std::ostream& os, std::span<const CaseResult> cases) {
 void save_report(const std::string& path, ReportFormat format, std::span<const CaseResult> cases) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   MOE_CHECK(f, "report: cannot open '" << path << "' for writing");
-  if (format == ReportFormat::Json) {
+  if (format == ReportFormat::Json)
     write_json(f, cases);
-  } else {
+  else if (format == ReportFormat::Html)
+    write_html(f, cases);
+  else
     write_junit(f, cases);
-  }
   f.flush();
   MOE_CHECK(f, "report: writing '" << path << "' failed (disk full?)");
 }

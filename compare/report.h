@@ -85,8 +85,12 @@ void write_json(std::ostream& os, std::span<const CaseResult> cases);
 void write_junit(std::ostream& os, std::span<const CaseResult> cases);
 std::string xml_escape(const std::string& s);
 
+// HTML (--html): one self-contained page (compare/report_html.cpp): per op and kernel counts and
+// worst budget, histograms of error / bound, failures with evidence and repro commands, skips.
+void write_html(std::ostream& os, std::span<const CaseResult> cases);
+
 // Writes a report file; throws moe::Error naming the path when it cannot be written.
-enum class ReportFormat { Json, Junit };
+enum class ReportFormat { Json, Junit, Html };
 void save_report(const std::string& path, ReportFormat format, std::span<const CaseResult> cases);
 
 }  // namespace moe::compare

@@ -191,5 +191,28 @@ TEST(bisect, HtmlReportRendersInHeadlessChromium) {
   }
 }
 
+// The op-level report (`compare --html`) renders too, with the failures of a planted kernel.
+TEST(bisect, CompareHtmlReportRendersInHeadlessChromium) {
+  if (!have_device()) GTEST_SKIP() << "no Vulkan device";
+  if (std::system("command -v chromium >/dev/null 2>&1") != 0) GTEST_SKIP() << "chromium not installed";
+  CompareOptions co;
+  co.kernels = planted_manifest("planted_chtml", "rope", "floatBitsToUint(x1 * s + x2 * c)",
+                                "floatBitsToUint(x2 * c - x1 * s)");
+  co.ops = "rope,rmsnorm", co.quiet = true, co.shapes = "remainders";
+  const std::vector<CaseResult> rs = compare_cases(co);
+  const fs::path html = work() / "compare.html", dom = work() / "compare_dom.html";
+  save_report(html.string(), ReportFormat::Html, rs);
+  const std::string cmd = "timeout 120 chromium --headless --no-sandbox --disable-gpu --dump-dom 'file://" +
+                          html.string() + "' > '" + dom.string() + "' 2>/dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream in(dom);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string page = ss.str();
+  EXPECT_NE(page.find("id=\"status\" class=\"good\">rendered 2 plots"), std::string::npos);
+  EXPECT_NE(page.find("rope / rope_planted [remainder"), std::string::npos);  // a failure's heading
+  EXPECT_NE(page.find("moeoracle compare --ops rope"), std::string::npos);     // its repro command
+}
+
 }  // namespace
 }  // namespace moe::compare
