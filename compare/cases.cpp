@@ -17,6 +17,7 @@ std::vector<OpCase> embedding_cases(bool, bool, uint64_t);
 std::vector<OpCase> dequant_cases(bool, bool, uint64_t);
 std::vector<OpCase> moe_combine_cases(bool, bool, uint64_t);
 std::vector<OpCase> conv1d_step_cases(bool, bool, uint64_t);
+std::vector<OpCase> decay_beta_cases(bool, bool, uint64_t);
 
 namespace {
 
@@ -36,6 +37,7 @@ const CaseEntry kCases[] = {
     {"dequant", &dequant_cases},
     {"moe_combine", &moe_combine_cases},
     {"conv1d_step", &conv1d_step_cases},
+    {"decay_beta", &decay_beta_cases},
 };
 
 }  // namespace
