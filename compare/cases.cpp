@@ -18,6 +18,7 @@ std::vector<OpCase> dequant_cases(bool, bool, uint64_t);
 std::vector<OpCase> moe_combine_cases(bool, bool, uint64_t);
 std::vector<OpCase> conv1d_step_cases(bool, bool, uint64_t);
 std::vector<OpCase> decay_beta_cases(bool, bool, uint64_t);
+std::vector<OpCase> delta_net_cases(bool, bool, uint64_t);
 
 namespace {
 
@@ -38,6 +39,7 @@ const CaseEntry kCases[] = {
     {"moe_combine", &moe_combine_cases},
     {"conv1d_step", &conv1d_step_cases},
     {"decay_beta", &decay_beta_cases},
+    {"delta_net", &delta_net_cases},
 };
 
 }  // namespace
