@@ -96,6 +96,21 @@ TEST(lin_compare, ConvShiftReversedFailsStateExactly) {
   EXPECT_GT(seen, 0);
 }
 
+TEST(lin_compare, DecayWithWrongSignFailsGOnly) {
+  if (!have_device()) GTEST_SKIP() << "no Vulkan device";
+  const auto rs = of_kernel(planted(), "decay_wrong_sign");
+  ASSERT_FALSE(rs.empty());
+  for (const CaseResult* r : rs) {
+    const Verdict *g = verdict(*r, "g"), *b = verdict(*r, "beta");
+    ASSERT_TRUE(g && b) << case_line(*r);
+    EXPECT_FALSE(g->pass) << case_line(*r);
+    // g = exp(+P) >= 1: over budget wherever P is not tiny, +inf (against a finite truth)
+    // where exp(P) overflows.
+    EXPECT_TRUE(g->failed & kElement) << case_line(*r) << " " << g->reason;
+    EXPECT_TRUE(b->pass) << case_line(*r) << " " << b->reason;
+  }
+}
+
 TEST(lin_compare, DecayWithoutOuterExpFailsGOnly) {
   if (!have_device()) GTEST_SKIP() << "no Vulkan device";
   const auto rs = of_kernel(planted(), "decay_log_space");
