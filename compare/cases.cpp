@@ -16,6 +16,9 @@ std::vector<OpCase> matvec_bf16_cases(bool, bool, uint64_t);
 std::vector<OpCase> embedding_cases(bool, bool, uint64_t);
 std::vector<OpCase> dequant_cases(bool, bool, uint64_t);
 std::vector<OpCase> moe_combine_cases(bool, bool, uint64_t);
+std::vector<OpCase> conv1d_step_cases(bool, bool, uint64_t);
+std::vector<OpCase> decay_beta_cases(bool, bool, uint64_t);
+std::vector<OpCase> delta_net_cases(bool, bool, uint64_t);
 
 namespace {
 
@@ -34,6 +37,9 @@ const CaseEntry kCases[] = {
     {"embedding", &embedding_cases},
     {"dequant", &dequant_cases},
     {"moe_combine", &moe_combine_cases},
+    {"conv1d_step", &conv1d_step_cases},
+    {"decay_beta", &decay_beta_cases},
+    {"delta_net", &delta_net_cases},
 };
 
 }  // namespace
