@@ -395,25 +395,34 @@ std::vector<CaseResult> compare_cases(const CompareOptions& opt) {
     std::string why;
     const std::vector<Plan> plans = plans_for(m, op, &why);
     MOE_CHECK(!plans.empty(), "compare: the manifest " << (m.path.empty() ? "(bundled)" : m.path) << " has " << why);
+    // Sizes per plan; a plan the device cannot run at any size is reported once as skipped.
+    std::vector<std::vector<uint32_t>> sizes;
     for (const Plan& plan : plans) {
-      const std::vector<uint32_t> sizes = plan_subgroup_sizes(plan, ctx, opt.subgroup);
-      if (sizes.empty()) {
+      sizes.push_back(plan_subgroup_sizes(plan, ctx, opt.subgroup));
+      if (sizes.back().empty()) {
         CaseResult r;
         r.op = op, r.kernel = plan.label, r.manifest = m.path, r.skipped = true;
         r.skip_reason = "the device offers none of the subgroup sizes the kernel(s) accept";
         results.push_back(r);
-        continue;
       }
-      for (int s = 0; s < opt.seeds; ++s) {
-        const bool named_shape = opt.shapes != "all" && opt.shapes != "real" && opt.shapes != "remainders";
-        for (const OpCase& c : make_cases(op, named_shape ? "all" : opt.shapes, opt.seed + uint64_t(s))) {
+    }
+    // Cases are built once per seed (the f64 truth of big stateful cases is the costly part)
+    // and run on every plan.
+    // Sharding: by seed when there are at least as many seeds as shards (each shard then builds
+    // only its own seeds' cases), else by case index. Either way disjoint and complete.
+    const bool named_shape = opt.shapes != "all" && opt.shapes != "real" && opt.shapes != "remainders";
+    const bool by_seed = shard_n > 1 && opt.seeds >= shard_n;
+    for (int s = 0; s < opt.seeds; ++s) {
+      if (by_seed && s % shard_n != shard_i) continue;
+      const std::vector<OpCase> cases = make_cases(op, named_shape ? "all" : opt.shapes, opt.seed + uint64_t(s));
+      for (size_t p = 0; p < plans.size(); ++p)
+        for (const OpCase& c : cases) {
           if (named_shape && c.shape != opt.shapes) continue;
-          for (uint32_t sg : sizes) {
-            if (index++ % shard_n != shard_i) continue;
-            results.push_back(run_plan_case(ctx, m, plan, c, sg, opt.timeout_ms));
+          for (uint32_t sg : sizes[p]) {
+            if (!by_seed && index++ % shard_n != shard_i) continue;
+            results.push_back(run_plan_case(ctx, m, plans[p], c, sg, opt.timeout_ms));
           }
         }
-      }
     }
   }
   return results;

@@ -49,7 +49,7 @@ struct CompareOptions {
   int seeds = 1;              // seeds seed .. seed + seeds - 1
   std::string shapes = "all"; // remainders | real | all, or one shape label
   std::string device;         // index or name substring; "" = first (discrete preferred)
-  std::string shard;          // "I/N": run cases with index % N == I (also GTEST_SHARD_INDEX/TOTAL_SHARDS)
+  std::string shard;          // "I/N": seeds s % N == I when seeds >= N, else cases with index % N == I (also GTEST_SHARD_INDEX/TOTAL_SHARDS)
   uint32_t subgroup = 0;      // 0: every size; else only this one
   bool perf = false;          // print GB/s and GFLOP/s from GPU timestamps
   std::string json, junit, html;  // report files
