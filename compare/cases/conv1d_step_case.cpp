@@ -2,6 +2,7 @@
 #include <string>
 
 #include "compare/cases/case_util.h"
+#include "compare/cases/instances.h"
 #include "core/rng.h"
 #include "ops/conv1d_step.h"
 
@@ -128,29 +129,42 @@ OpCase conv_decode_case(const std::string& label, int64_t steps, int64_t C, int6
 // Prefill: one dispatch over T tokens; y of every token and the final state.
 OpCase conv_prefill_case(const std::string& label, int64_t T, int64_t C, int64_t K, uint64_t seed) {
   const ConvInputs in = conv_inputs(T, C, K, false, 1.0f, seed);
+  return conv1d_step_instance(label, seed, in.cv.p, in.x, in.wb, in.state0);
+}
+
+}  // namespace
+
+OpCase conv1d_step_instance(const std::string& label, uint64_t seed, const Conv1dStepParams& p,
+                            std::span<const float> x, std::span<const bf16> wb, std::span<const float> state0) {
+  const int64_t T = p.tokens, C = p.channels, K = p.kernel;
+  Conv cv;
+  cv.p = p;
+  cv.w.resize(wb.size());
+  for (size_t i = 0; i < wb.size(); ++i) cv.w[i] = bf16_to_f32(wb[i]);
   OpCase c = new_case("conv1d_step", label, seed);
-  set_vars(c, in.cv.p);
-  c.tensors["x"] = f32_tensor(in.x);
-  c.tensors["w"] = bf16_tensor(in.wb);
-  c.tensors["state"] = f32_tensor(in.state0);
+  set_vars(c, p);
+  c.tensors["x"] = f32_tensor(x);
+  c.tensors["w"] = bf16_tensor(wb);
+  c.tensors["state"] = f32_tensor(state0);
   c.tensors["y"] = output_f32(T * C);
-  std::vector<float> state = in.state0, y(static_cast<size_t>(T * C));
-  conv1d_step_ref<double>(in.cv.p, in.x, in.cv.w, state, y);
+  std::vector<float> state(state0.begin(), state0.end()), y(static_cast<size_t>(T * C));
+  conv1d_step_ref<double>(p, x, cv.w, state, y);
   // Bounds token by token from the truth's own state history (the state is exact data, so the
   // kernel's window equals the truth's at every token).
-  Conv one = in.cv;
+  Conv one = cv;
   one.p.tokens = 1;
-  std::vector<float> hist = in.state0, y1(static_cast<size_t>(C));
+  std::vector<float> hist(state0.begin(), state0.end()), y1(static_cast<size_t>(C));
   std::vector<double> bound;
   for (int64_t t = 0; t < T; ++t) {
-    const std::vector<float> xt(in.x.begin() + t * C, in.x.begin() + (t + 1) * C);
+    const std::vector<float> xt(x.begin() + t * C, x.begin() + (t + 1) * C);
     const std::vector<float> before = hist;
-    conv1d_step_ref<double>(one.p, xt, in.cv.w, hist, y1);
+    conv1d_step_ref<double>(one.p, xt, cv.w, hist, y1);
     const std::vector<double> b = y_bound(one, xt.data(), before, y1);
     bound.insert(bound.end(), b.begin(), b.end());
   }
   c.outputs["y"] = y_spec(std::move(bound));
   c.truth["y"] = widen(y);
+  // The state is compared even when K = 1 (empty: nothing to compare then).
   if (K > 1) {
     c.outputs["state"] = state_spec();
     c.truth["state"] = widen(state);
@@ -158,8 +172,6 @@ OpCase conv_prefill_case(const std::string& label, int64_t T, int64_t C, int64_t
   c.flops = double(T * C * (2 * K + 4));
   return c;
 }
-
-}  // namespace
 
 std::vector<OpCase> conv1d_step_cases(bool rem, bool real, uint64_t seed) {
   std::vector<OpCase> out;

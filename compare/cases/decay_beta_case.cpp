@@ -2,6 +2,7 @@
 #include <string>
 
 #include "compare/cases/case_util.h"
+#include "compare/cases/instances.h"
 #include "core/rng.h"
 #include "ops/decay_beta.h"
 
@@ -49,8 +50,6 @@ struct Inputs {
 OpCase decay_beta_case(const std::string& label, int64_t T, int64_t H, const Inputs& in, uint64_t seed) {
   DecayBetaParams p;
   p.tokens = T, p.heads = H;
-  OpCase c = new_case("decay_beta", label, seed);
-  set_vars(c, p);
   Rng rng(seed);
   const int64_t n = T * H;
   std::vector<float> a(static_cast<size_t>(n)), A_log(static_cast<size_t>(H));
@@ -68,6 +67,18 @@ OpCase decay_beta_case(const std::string& label, int64_t T, int64_t H, const Inp
       dt_bias[size_t(h)] = bf16_to_f32(dtb[size_t(h)]);
     }
   }
+  return decay_beta_instance(label, seed, p, a, b, A_log, dtb);
+}
+
+}  // namespace
+
+OpCase decay_beta_instance(const std::string& label, uint64_t seed, const DecayBetaParams& p, std::span<const float> a,
+                           std::span<const float> b, std::span<const float> A_log, std::span<const bf16> dtb) {
+  OpCase c = new_case("decay_beta", label, seed);
+  set_vars(c, p);
+  const int64_t n = p.tokens * p.heads, H = p.heads;
+  std::vector<float> dt_bias(dtb.size());
+  for (size_t i = 0; i < dtb.size(); ++i) dt_bias[i] = bf16_to_f32(dtb[i]);
   std::vector<float> g(static_cast<size_t>(n)), beta(static_cast<size_t>(n));
   decay_beta_ref<double>(p, a, b, A_log, dt_bias, g, beta);
   c.tensors["a"] = f32_tensor(a);
@@ -101,8 +112,6 @@ OpCase decay_beta_case(const std::string& label, int64_t T, int64_t H, const Inp
   c.flops = double(n * 12);
   return c;
 }
-
-}  // namespace
 
 std::vector<OpCase> decay_beta_cases(bool rem, bool real, uint64_t seed) {
   const Inputs realistic{0.0, 2.0, false, 1.0, 16.0, 2.0};

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "compare/cases/case_util.h"
+#include "compare/cases/instances.h"
 #include "core/rng.h"
 #include "ops/delta_net.h"
 
@@ -197,6 +198,25 @@ OpCase decode_case(const std::string& label, const DeltaNetParams& p, uint64_t s
 // Prefill: one dispatch over T tokens; o of every token and the final state.
 OpCase prefill_case(const std::string& label, const DeltaNetParams& p, uint64_t seed, bool special_gates) {
   const Inputs in = make_inputs(p, seed, special_gates);
+  return delta_net_instance(label, seed, p, in.q, in.k, in.v, in.g, in.beta, in.state0);
+}
+
+DeltaNetParams params(int64_t T, int64_t Hk, int64_t Hv, int64_t dk, int64_t dv) {
+  DeltaNetParams p;
+  p.tokens = T, p.k_heads = Hk, p.v_heads = Hv, p.key_dim = dk, p.value_dim = dv;
+  return p;
+}
+
+}  // namespace
+
+OpCase delta_net_instance(const std::string& label, uint64_t seed, const DeltaNetParams& p, std::span<const float> q,
+                          std::span<const float> k, std::span<const float> v, std::span<const float> g,
+                          std::span<const float> beta, std::span<const float> state0) {
+  Inputs in;
+  in.p = p;
+  in.q.assign(q.begin(), q.end()), in.k.assign(k.begin(), k.end()), in.v.assign(v.begin(), v.end());
+  in.g.assign(g.begin(), g.end()), in.beta.assign(beta.begin(), beta.end());
+  in.state0.assign(state0.begin(), state0.end());
   const int64_t T = p.tokens, Hv = p.v_heads, dv = p.value_dim;
   OpCase c = new_case("delta_net", label, seed);
   set_vars(c, p);
@@ -218,14 +238,6 @@ OpCase prefill_case(const std::string& label, const DeltaNetParams& p, uint64_t 
   c.flops = double(T * Hv * dv * p.key_dim * 7);
   return c;
 }
-
-DeltaNetParams params(int64_t T, int64_t Hk, int64_t Hv, int64_t dk, int64_t dv) {
-  DeltaNetParams p;
-  p.tokens = T, p.k_heads = Hk, p.v_heads = Hv, p.key_dim = dk, p.value_dim = dv;
-  return p;
-}
-
-}  // namespace
 
 std::vector<OpCase> delta_net_cases(bool rem, bool real, uint64_t seed) {
   std::vector<OpCase> out;

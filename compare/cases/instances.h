@@ -12,6 +12,9 @@
 #include "compare/cases.h"
 #include "core/bf16.h"
 #include "core/quant.h"
+#include "ops/conv1d_step.h"
+#include "ops/decay_beta.h"
+#include "ops/delta_net.h"
 #include "ops/embedding.h"
 #include "ops/moe_combine.h"
 #include "ops/qk_norm.h"
@@ -38,5 +41,14 @@ OpCase embedding_instance(const std::string& label, uint64_t seed, const Embeddi
 OpCase moe_combine_instance(const std::string& label, uint64_t seed, const MoeCombineParams& p,
                             std::span<const float> h, std::span<const float> e, std::span<const float> w,
                             std::span<const float> sh, std::span<const float> gamma);
+
+// State tensors ("state") are inout: uploaded from `state0`, their truth is the state after the call.
+OpCase conv1d_step_instance(const std::string& label, uint64_t seed, const Conv1dStepParams& p,
+                            std::span<const float> x, std::span<const bf16> w, std::span<const float> state0);
+OpCase decay_beta_instance(const std::string& label, uint64_t seed, const DecayBetaParams& p, std::span<const float> a,
+                           std::span<const float> b, std::span<const float> A_log, std::span<const bf16> dt_bias);
+OpCase delta_net_instance(const std::string& label, uint64_t seed, const DeltaNetParams& p, std::span<const float> q,
+                          std::span<const float> k, std::span<const float> v, std::span<const float> g,
+                          std::span<const float> beta, std::span<const float> state0);
 
 }  // namespace moe::compare

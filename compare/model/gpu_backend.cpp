@@ -157,6 +157,28 @@ void GpuBackend::residual_add(const ResidualAddParams& p, std::span<const float>
       [&] { cpu_->residual_add(p, a, b, y); });
 }
 
+void GpuBackend::conv1d_step(const Conv1dStepParams& p, std::span<const float> x, std::span<const float> w,
+                             std::span<float> state, std::span<float> y) {
+  std::vector<Out> outs = {{"y", y, {}}};
+  if (p.kernel > 1) outs.push_back({"state", state, {}});
+  run("conv1d_step", [&] { return conv1d_step_instance(where_, 0, p, x, exact_bf16(w, where_), state); }, outs,
+      [&] { cpu_->conv1d_step(p, x, w, state, y); });
+}
+
+void GpuBackend::decay_beta(const DecayBetaParams& p, std::span<const float> a, std::span<const float> b,
+                            std::span<const float> A_log, std::span<const float> dt_bias, std::span<float> g,
+                            std::span<float> beta) {
+  run("decay_beta", [&] { return decay_beta_instance(where_, 0, p, a, b, A_log, exact_bf16(dt_bias, where_)); },
+      {{"g", g, {}}, {"beta", beta, {}}}, [&] { cpu_->decay_beta(p, a, b, A_log, dt_bias, g, beta); });
+}
+
+void GpuBackend::delta_net(const DeltaNetParams& p, std::span<const float> q, std::span<const float> k,
+                           std::span<const float> v, std::span<const float> g, std::span<const float> beta,
+                           std::span<float> state, std::span<float> o) {
+  run("delta_net", [&] { return delta_net_instance(where_, 0, p, q, k, v, g, beta, state); },
+      {{"o", o, {}}, {"state", state, {}}}, [&] { cpu_->delta_net(p, q, k, v, g, beta, state, o); });
+}
+
 // ---- ops without instances yet: the CPU truth, recorded as uncovered ------------------------
 
 #define MOE_NO_INSTANCE(OP, CALL)                                                         \
@@ -164,20 +186,6 @@ void GpuBackend::residual_add(const ResidualAddParams& p, std::span<const float>
 
 void GpuBackend::matmul_q(const MatmulQParams& p, const QuantMatrix& w, std::span<const float> x, std::span<float> y) {
   MOE_NO_INSTANCE("matmul_q", cpu_->matmul_q(p, w, x, y));
-}
-void GpuBackend::conv1d_step(const Conv1dStepParams& p, std::span<const float> x, std::span<const float> w,
-                             std::span<float> state, std::span<float> y) {
-  MOE_NO_INSTANCE("conv1d_step", cpu_->conv1d_step(p, x, w, state, y));
-}
-void GpuBackend::decay_beta(const DecayBetaParams& p, std::span<const float> a, std::span<const float> b,
-                            std::span<const float> A_log, std::span<const float> dt_bias, std::span<float> g,
-                            std::span<float> beta) {
-  MOE_NO_INSTANCE("decay_beta", cpu_->decay_beta(p, a, b, A_log, dt_bias, g, beta));
-}
-void GpuBackend::delta_net(const DeltaNetParams& p, std::span<const float> q, std::span<const float> k,
-                           std::span<const float> v, std::span<const float> g, std::span<const float> beta,
-                           std::span<float> state, std::span<float> o) {
-  MOE_NO_INSTANCE("delta_net", cpu_->delta_net(p, q, k, v, g, beta, state, o));
 }
 void GpuBackend::attention(const AttentionParams& p, std::span<const float> q, std::span<const float> gate,
                            std::span<const float> k, std::span<const float> v, std::span<float> kc,
