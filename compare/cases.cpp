@@ -16,6 +16,8 @@ std::vector<OpCase> matvec_bf16_cases(bool, bool, uint64_t);
 std::vector<OpCase> embedding_cases(bool, bool, uint64_t);
 std::vector<OpCase> dequant_cases(bool, bool, uint64_t);
 std::vector<OpCase> moe_combine_cases(bool, bool, uint64_t);
+std::vector<OpCase> argmax_cases(bool, bool, uint64_t);
+std::vector<OpCase> expert_buckets_cases(bool, bool, uint64_t);
 
 namespace {
 
@@ -34,6 +36,8 @@ const CaseEntry kCases[] = {
     {"embedding", &embedding_cases},
     {"dequant", &dequant_cases},
     {"moe_combine", &moe_combine_cases},
+    {"argmax", &argmax_cases},
+    {"expert_buckets", &expert_buckets_cases},
 };
 
 }  // namespace
