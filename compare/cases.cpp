@@ -18,6 +18,8 @@ std::vector<OpCase> dequant_cases(bool, bool, uint64_t);
 std::vector<OpCase> moe_combine_cases(bool, bool, uint64_t);
 std::vector<OpCase> argmax_cases(bool, bool, uint64_t);
 std::vector<OpCase> expert_buckets_cases(bool, bool, uint64_t);
+std::vector<OpCase> router_topk_cases(bool, bool, uint64_t);
+std::vector<OpCase> router_noaux_cases(bool, bool, uint64_t);
 
 namespace {
 
@@ -38,6 +40,8 @@ const CaseEntry kCases[] = {
     {"moe_combine", &moe_combine_cases},
     {"argmax", &argmax_cases},
     {"expert_buckets", &expert_buckets_cases},
+    {"router_topk", &router_topk_cases},
+    {"router_noaux", &router_noaux_cases},
 };
 
 }  // namespace
