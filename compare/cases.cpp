@@ -19,6 +19,10 @@ std::vector<OpCase> moe_combine_cases(bool, bool, uint64_t);
 std::vector<OpCase> conv1d_step_cases(bool, bool, uint64_t);
 std::vector<OpCase> decay_beta_cases(bool, bool, uint64_t);
 std::vector<OpCase> delta_net_cases(bool, bool, uint64_t);
+std::vector<OpCase> argmax_cases(bool, bool, uint64_t);
+std::vector<OpCase> expert_buckets_cases(bool, bool, uint64_t);
+std::vector<OpCase> router_topk_cases(bool, bool, uint64_t);
+std::vector<OpCase> router_noaux_cases(bool, bool, uint64_t);
 
 namespace {
 
@@ -40,6 +44,10 @@ const CaseEntry kCases[] = {
     {"conv1d_step", &conv1d_step_cases},
     {"decay_beta", &decay_beta_cases},
     {"delta_net", &delta_net_cases},
+    {"argmax", &argmax_cases},
+    {"expert_buckets", &expert_buckets_cases},
+    {"router_topk", &router_topk_cases},
+    {"router_noaux", &router_noaux_cases},
 };
 
 }  // namespace

@@ -1,0 +1,150 @@
+// The routing kernels (router_topk, router_noaux, argmax, expert_buckets) end to end on the
+// default Vulkan device: the bundled kernels pass every case at every subgroup size the device
+// offers, and each planted bug (tests/vulkan/data/planted_route*) is caught by the criterion
+// that exists for it.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "compare/driver.h"
+#include "compare/vk/runner.h"
+#include "test_util.h"
+
+namespace moe::compare {
+namespace {
+
+const std::string kData = std::string(MOE_SOURCE_DIR) + "/tests/vulkan/data/";
+const char* kOps = "router_topk,router_noaux,argmax,expert_buckets";
+
+bool have_device() { return !vk::list_devices().empty(); }
+
+std::vector<CaseResult> run(const std::string& manifest, int seeds, uint64_t seed = 1) {
+  CompareOptions o;
+  o.kernels = manifest, o.ops = kOps, o.shapes = "all", o.seeds = seeds, o.seed = seed, o.quiet = true;
+  return compare_cases(o);
+}
+
+std::vector<const CaseResult*> of_kernel(const std::vector<CaseResult>& rs, const std::string& kernel) {
+  std::vector<const CaseResult*> out;
+  for (const CaseResult& r : rs)
+    if (r.kernel == kernel && r.status() != CaseResult::Status::Skip) out.push_back(&r);
+  return out;
+}
+
+// The verdict of output `name` in a case (nullptr if absent).
+const Verdict* verdict(const CaseResult& r, const std::string& name) {
+  for (const Verdict& v : r.outputs)
+    if (v.output == name) return &v;
+  return nullptr;
+}
+
+bool failed_with(const CaseResult& r, const std::string& output, uint32_t check) {
+  const Verdict* v = verdict(r, output);
+  return v && !v->pass && (v->failed & check);
+}
+
+TEST(route_compare, BundledKernelsPassAtEverySubgroupSize) {
+  if (!have_device()) GTEST_SKIP() << "no Vulkan device";
+  const std::vector<CaseResult> rs = run("", 2);
+  std::map<std::string, std::set<uint32_t>> sizes;  // per op, the subgroup sizes that ran
+  std::map<std::string, int> passed;
+  for (const CaseResult& r : rs) {
+    EXPECT_NE(r.status(), CaseResult::Status::Fail) << case_line(r) << " " << r.error;
+    EXPECT_NE(r.status(), CaseResult::Status::Skip) << case_line(r) << " " << r.skip_reason;  // none outside limits
+    if (r.status() == CaseResult::Status::Pass) ++passed[r.op], sizes[r.op].insert(r.subgroup);
+  }
+  const vk::DeviceInfo info = vk::Context("").info();
+  const size_t n_sizes = info.subgroup_size_control ? info.subgroup_sizes().size() : 1;
+  for (const char* op : {"router_topk", "router_noaux", "argmax", "expert_buckets"}) {
+    EXPECT_EQ(sizes[op].size(), n_sizes) << op;
+    EXPECT_GE(passed[op], 2 * 8) << op;  // at least 8 cases per op and seed
+  }
+}
+
+TEST(route_compare, PlantedBugsAreCaught) {
+  if (!have_device()) GTEST_SKIP() << "no Vulkan device";
+  const std::vector<CaseResult> rs = run(kData + "planted_route.json", 1);
+
+  // The (K+1)-th expert in place of the K-th: the index set differs by more than a near-tie.
+  // Every case with K < E and no tie at the K-th place fails on idx with kIndexSet; at least
+  // the Gaussian ones must, and no case with K == E can (there is no (K+1)-th).
+  int k1 = 0;
+  for (const CaseResult* r : of_kernel(rs, "topk_k_plus_1")) {
+    if (failed_with(*r, "idx", kIndexSet)) ++k1;
+    if (r->params.find("experts=1 ") != std::string::npos) {
+      EXPECT_NE(r->status(), CaseResult::Status::Fail) << case_line(*r);
+    }
+  }
+  EXPECT_GE(k1, 8);
+
+  // No renormalisation: renormalised cases with K < E fail on w (elements over their bound);
+  // the cases with renormalize=0 pass (the kernel is right there).
+  for (const CaseResult* r : of_kernel(rs, "topk_no_renorm")) {
+    const bool renorm = r->params.find("renormalize=1") != std::string::npos;
+    const bool all = r->shape.find("E 1 K 1") != std::string::npos || r->shape.find("E 7 K 7") != std::string::npos;
+    if (!renorm || all) {
+      EXPECT_NE(r->status(), CaseResult::Status::Fail) << case_line(*r);
+    } else {
+      EXPECT_TRUE(failed_with(*r, "w", kElement)) << case_line(*r);
+    }
+  }
+
+  // Softmax over the K chosen only: equal to the renormalised weights, so renormalised cases
+  // pass; every case with renormalize=0 and K < E fails on w (K = E: the same softmax).
+  int soft = 0;
+  for (const CaseResult* r : of_kernel(rs, "topk_softmax_of_topk")) {
+    const bool renorm = r->params.find("renormalize=1") != std::string::npos;
+    if (renorm) {
+      EXPECT_NE(r->status(), CaseResult::Status::Fail) << case_line(*r);
+    } else if (r->shape.find("E 7 K 7") == std::string::npos && r->shape.find("E 1 K 1") == std::string::npos) {
+      EXPECT_TRUE(failed_with(*r, "w", kElement)) << case_line(*r);
+      ++soft;
+    }
+  }
+  EXPECT_GE(soft, 3);
+
+  // argmax returning the last of tied maxima: every case with 2+ elements and tie rows (all
+  // but the 1-row decode: kind 5, all -inf, is a tie, and the 4-row case has kinds 1 and 3)
+  // fails on idx as a set mismatch; one element per row leaves nothing to tie.
+  for (const CaseResult* r : of_kernel(rs, "argmax_last_tie")) {
+    const std::string& pr = r->params;
+    const bool no_ties = pr.find("rows=1 ") != std::string::npos || pr.size() < 4 || pr.compare(pr.size() - 4, 4, " n=1") == 0;
+    if (no_ties) {
+      EXPECT_NE(r->status(), CaseResult::Status::Fail) << case_line(*r);
+    } else {
+      EXPECT_TRUE(failed_with(*r, "idx", kIndexSet)) << case_line(*r);
+    }
+  }
+
+  // Buckets with rows in descending token order: offsets are right, token_idx is not
+  // bit-equal wherever a bucket holds two tokens of one chunk (not with 1 token, nor with
+  // K = 200, where a chunk is one token).
+  int misplaced = 0;
+  for (const CaseResult* r : of_kernel(rs, "buckets_reversed")) {
+    const Verdict* off = verdict(*r, "offsets");
+    ASSERT_NE(off, nullptr);
+    EXPECT_TRUE(off->pass) << case_line(*r);
+    if (failed_with(*r, "token_idx", kElement)) ++misplaced;
+  }
+  EXPECT_GE(misplaced, 8);
+
+  // noaux weights from the biased scores: w over its bounds in every case with a non-zero
+  // bias (the tie cases have bias 0, and K = 1 renormalised gives rsf either way: they pass);
+  // idx is right everywhere.
+  int biased = 0;
+  for (const CaseResult* r : of_kernel(rs, "noaux_biased_weights")) {
+    const Verdict* idx = verdict(*r, "idx");
+    ASSERT_NE(idx, nullptr);
+    EXPECT_TRUE(idx->pass) << case_line(*r);
+    if (r->shape.find("ties") != std::string::npos || r->shape.find("E 2 K 1 ") != std::string::npos) {
+      EXPECT_NE(r->status(), CaseResult::Status::Fail) << case_line(*r);
+    } else {
+      EXPECT_TRUE(failed_with(*r, "w", kElement)) << case_line(*r);
+      ++biased;
+    }
+  }
+  EXPECT_GE(biased, 8);
+}
+
+}  // namespace
+}  // namespace moe::compare
