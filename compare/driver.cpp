@@ -109,6 +109,47 @@ Verdict decide_output(const OutputSpec& spec, const HostTensor& t, const std::ve
   return decide(spec, truth, found, kPoison);
 }
 
+// Routing weights belong to experts: where the kernel chose the truth's expert set for a row,
+// each found (expert, weight) pair must match the truth's weight OF THAT EXPERT within that
+// slot's bound, so weights written in another slot order than their experts fail (the weights
+// alone, compared as sorted order statistics, cannot see that). Rows whose set differs on a
+// near-tie were judged by the index rule and the order statistics; they are not re-checked.
+void check_pairing(Verdict& v, const OutputSpec& spec, const std::vector<double>& truth_w,
+                   const std::vector<uint32_t>& found_w, const std::vector<double>& truth_i,
+                   const std::vector<uint32_t>& found_i) {
+  if (truth_w.size() != truth_i.size() || found_w.size() != truth_w.size() || found_i.size() != truth_i.size()) return;
+  const size_t n = truth_w.size();
+  MOE_CHECK(spec.row > 0 && n % size_t(spec.row) == 0,
+            "output '" << spec.name << "' is paired with indices but its row length (" << spec.row << ") does not divide "
+                       << n);
+  const size_t K = size_t(spec.row);
+  for (size_t r0 = 0; r0 < n; r0 += K) {
+    std::vector<int32_t> a(K), b(K);
+    for (size_t j = 0; j < K; ++j) a[j] = int32_t(truth_i[r0 + j]), b[j] = std::bit_cast<int32_t>(found_i[r0 + j]);
+    std::vector<int32_t> sa = a, sb = b;
+    std::sort(sa.begin(), sa.end()), std::sort(sb.begin(), sb.end());
+    if (sa != sb) continue;
+    for (size_t j = 0; j < K; ++j) {
+      const size_t k = size_t(std::find(a.begin(), a.end(), b[j]) - a.begin());
+      const float w = std::bit_cast<float>(found_w[r0 + j]);
+      const double t = truth_w[r0 + k];
+      const double bound = spec.bound.empty() ? 0.0 : spec.bound.size() == 1 ? spec.bound[0] : spec.bound[r0 + k];
+      if (std::isnan(t) && std::isnan(w)) continue;
+      if (!(std::fabs(double(w) - t) <= bound)) {
+        if (v.pass) {
+          std::ostringstream os;
+          os << "row " << r0 / K << " slot " << j << ": expert " << b[j] << " has weight " << w
+             << ", the truth gives that expert " << t << " (bound " << bound
+             << "): weights are not paired with their experts";
+          v.reason = os.str() + (v.reason.empty() ? "" : "; " + v.reason);
+          v.worst_index = int64_t(r0 + j), v.expected = t, v.found = w;
+        }
+        v.pass = false, v.warn = false, v.failed |= kElement, ++v.over_budget;
+      }
+    }
+  }
+}
+
 // Runs one case through a plan at one subgroup size: buffers by case tensor name, kept across
 // the case's steps; per step uploads, poison, the dispatch sequence, guards, untouched inputs,
 // then the step's outputs.
@@ -231,17 +272,26 @@ CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, 
     }
     const auto& outputs = step ? step->outputs : c.outputs;
     const auto& truth = step ? step->truth : c.truth;
+    std::map<std::string, std::vector<uint32_t>> found;
     for (const auto& [name, spec] : outputs) {
       auto b = buffers.find(name);
       if (b == buffers.end()) {
         r.error = "output '" + name + "' of op '" + c.op + "' is bound by no kernel of '" + plan.label + "'";
         return r;
       }
-      const HostTensor& t = c.tensors.at(name);
-      std::vector<uint32_t> got(t.words.size());
+      std::vector<uint32_t>& got = found[name];
+      got.resize(c.tensors.at(name).words.size());
       b->second.download(got.data(), got.size() * 4);
       r.bytes += double(got.size() * 4);
-      Verdict v = decide_output(spec, t, truth.at(name), got);
+    }
+    for (const auto& [name, spec] : outputs) {
+      Verdict v = decide_output(spec, c.tensors.at(name), truth.at(name), found.at(name));
+      if (!spec.paired_with.empty()) {
+        MOE_CHECK(outputs.count(spec.paired_with), "op '" << c.op << "': output '" << name << "' is paired with '"
+                                                          << spec.paired_with << "', which is not compared");
+        check_pairing(v, spec, truth.at(name), found.at(name), truth.at(spec.paired_with),
+                      found.at(spec.paired_with));
+      }
       v.output = step_name(name, c, s);
       r.outputs.push_back(std::move(v));
     }

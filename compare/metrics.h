@@ -46,6 +46,10 @@ struct OutputSpec {
   // passed to decide_indices for the near-tie rule.
   int64_t row = 0;
   std::vector<double> scores, score_bound;
+  // Routing weights: the name of the index output they belong to (same [rows, row] layout, row
+  // set here too). The driver then also checks each found (expert, weight) pair against the
+  // truth's weight of that expert (compare/driver.cpp check_pairing).
+  std::string paired_with;
 };
 
 // The criteria, as bits of Verdict::failed.

@@ -196,6 +196,7 @@ OpCase noaux_case(const std::string& label, int64_t T, int64_t E, int64_t K, int
   si.name = "idx", si.kind = Kind::Indices, si.row = K;
   si.scores.assign(size_t(T * E), 0.0), si.score_bound.assign(size_t(T * E), 0.0);
   sw.name = "w", sw.kind = Kind::Reduction, sw.bound.assign(size_t(T * K), 0.0);
+  sw.paired_with = "idx", sw.row = K;  // each weight must belong to its expert
   for (int64_t t = 0; t < T; ++t) {
     int32_t* it = idx.data() + t * K;
     float* wt = w.data() + t * K;

@@ -128,6 +128,23 @@ TEST(route_compare, PlantedBugsAreCaught) {
   }
   EXPECT_GE(misplaced, 8);
 
+  // idx written in ascending expert order while w stays in descending weight order: the right
+  // set and the right sorted weights, but weights paired with the wrong experts. idx passes;
+  // w fails by the pairing rule wherever the two orders differ (not with K = 1).
+  int paired = 0;
+  for (const CaseResult* r : of_kernel(rs, "topk_idx_ascending")) {
+    const Verdict* idx = verdict(*r, "idx");
+    ASSERT_NE(idx, nullptr);
+    EXPECT_TRUE(idx->pass) << case_line(*r);
+    const Verdict* w = verdict(*r, "w");
+    ASSERT_NE(w, nullptr);
+    if (!w->pass) {
+      EXPECT_NE(w->reason.find("not paired with their experts"), std::string::npos) << w->reason;
+      ++paired;
+    }
+  }
+  EXPECT_GE(paired, 8);
+
   // noaux weights from the biased scores: w over its bounds in every case with a non-zero
   // bias (the tie cases have bias 0, and K = 1 renormalised gives rsf either way: they pass);
   // idx is right everywhere.
