@@ -63,6 +63,8 @@ void add_device_vars(ExprVars& v, const vk::DeviceInfo& d, uint32_t subgroup) {
   v["subgroup_size"] = subgroup ? subgroup : d.subgroup_size;
   v["max_shared_memory"] = d.max_shared_memory;
   v["max_workgroup_invocations"] = d.max_workgroup_invocations;
+  // Subgroups a workgroup may hold at the pinned size (without size control: no extra limit).
+  v["max_workgroup_subgroups"] = d.max_workgroup_subgroups ? d.max_workgroup_subgroups : d.max_workgroup_invocations;
   v["max_workgroup_count_x"] = d.max_workgroup_count[0];
   v["max_workgroup_count_y"] = d.max_workgroup_count[1];
   v["max_workgroup_count_z"] = d.max_workgroup_count[2];

@@ -150,6 +150,7 @@ Probe probe(const ::vk::raii::PhysicalDevice& pd, int index, uint32_t api) {
     d.min_subgroup_size = ssc.minSubgroupSize;
     d.max_subgroup_size = ssc.maxSubgroupSize;
     p.max_compute_workgroup_subgroups = ssc.maxComputeWorkgroupSubgroups;
+    d.max_workgroup_subgroups = ssc.maxComputeWorkgroupSubgroups;
   }
   return p;
 }

@@ -29,6 +29,9 @@ struct DeviceInfo {
   uint64_t max_storage_buffer_range = 0;
   uint32_t max_shared_memory = 0;      // maxComputeSharedMemorySize
   uint32_t max_workgroup_invocations = 0;
+  // With a required subgroup size, a workgroup may hold at most this many subgroups
+  // (maxComputeWorkgroupSubgroups; 0 without subgroup size control).
+  uint32_t max_workgroup_subgroups = 0;
   uint32_t max_workgroup_count[3] = {0, 0, 0};
   uint64_t min_storage_buffer_offset_alignment = 0;
   float timestamp_period_ns = 0;       // 0: no compute timestamps
