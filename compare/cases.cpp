@@ -16,6 +16,12 @@ std::vector<OpCase> matvec_bf16_cases(bool, bool, uint64_t);
 std::vector<OpCase> embedding_cases(bool, bool, uint64_t);
 std::vector<OpCase> dequant_cases(bool, bool, uint64_t);
 std::vector<OpCase> moe_combine_cases(bool, bool, uint64_t);
+std::vector<OpCase> attention_cases(bool, bool, uint64_t);
+std::vector<OpCase> kv_append_cases(bool, bool, uint64_t);
+std::vector<OpCase> attention_scores_cases(bool, bool, uint64_t);
+std::vector<OpCase> attention_softmax_cases(bool, bool, uint64_t);
+std::vector<OpCase> attention_values_cases(bool, bool, uint64_t);
+std::vector<OpCase> attention_gate_cases(bool, bool, uint64_t);
 
 namespace {
 
@@ -34,6 +40,12 @@ const CaseEntry kCases[] = {
     {"embedding", &embedding_cases},
     {"dequant", &dequant_cases},
     {"moe_combine", &moe_combine_cases},
+    {"attention", &attention_cases},
+    {"kv_append", &kv_append_cases},
+    {"attention_scores", &attention_scores_cases},
+    {"attention_softmax", &attention_softmax_cases},
+    {"attention_values", &attention_values_cases},
+    {"attention_gate", &attention_gate_cases},
 };
 
 }  // namespace
