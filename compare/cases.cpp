@@ -23,6 +23,12 @@ std::vector<OpCase> argmax_cases(bool, bool, uint64_t);
 std::vector<OpCase> expert_buckets_cases(bool, bool, uint64_t);
 std::vector<OpCase> router_topk_cases(bool, bool, uint64_t);
 std::vector<OpCase> router_noaux_cases(bool, bool, uint64_t);
+std::vector<OpCase> attention_cases(bool, bool, uint64_t);
+std::vector<OpCase> kv_append_cases(bool, bool, uint64_t);
+std::vector<OpCase> attention_scores_cases(bool, bool, uint64_t);
+std::vector<OpCase> attention_softmax_cases(bool, bool, uint64_t);
+std::vector<OpCase> attention_values_cases(bool, bool, uint64_t);
+std::vector<OpCase> attention_gate_cases(bool, bool, uint64_t);
 
 namespace {
 
@@ -48,6 +54,12 @@ const CaseEntry kCases[] = {
     {"expert_buckets", &expert_buckets_cases},
     {"router_topk", &router_topk_cases},
     {"router_noaux", &router_noaux_cases},
+    {"attention", &attention_cases},
+    {"kv_append", &kv_append_cases},
+    {"attention_scores", &attention_scores_cases},
+    {"attention_softmax", &attention_softmax_cases},
+    {"attention_values", &attention_values_cases},
+    {"attention_gate", &attention_gate_cases},
 };
 
 }  // namespace

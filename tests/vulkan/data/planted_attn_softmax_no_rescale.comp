@@ -1,0 +1,63 @@
+#version 450
+// attention_softmax (PLANTED: online softmax whose lane sums are combined without rescale): probs[t][h][p] = exp(s[p] - m) / sum_{i < len} exp(s[i] - m) for
+// p < len = past + t + 1, m = max_{i < len} s[i] (max-subtracted: no overflow for any finite
+// scores); probs = 0 for len <= p < L. Masked scores (p >= len) are not read.
+// Shape contract: scores, probs [tokens, q_heads, L] f32, L = past + tokens (row-major, the
+// scores stage's layout). One workgroup per (t, h) row; its 256 lanes stride over the row
+// (coalesced; ceil(L/256) iterations per pass, far below lavapipe's 65535 cut for any context
+// a 128 MiB buffer holds). Three passes: max, then e = exp(s - m) stored into probs while
+// summing, then probs *= 1/sum (each lane re-reads only what it wrote). Workgroup reductions:
+// subgroupMax/subgroupAdd, then subgroup 0 combines the per-subgroup partials from shared
+// memory: correct for every subgroup size.
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+layout(local_size_x = 256) in;
+layout(std430, set = 0, binding = 0) readonly buffer S { float scores[]; };
+layout(std430, set = 0, binding = 1) buffer P { float probs[]; };
+layout(push_constant) uniform Push { uint tokens; uint q_heads; uint past; } pc;
+shared float partial[256];  // one per subgroup (at most 256)
+
+// op 0: max, op 1: sum. Every lane gets the workgroup's result.
+float reduce(float x, uint op) {
+  x = op == 0u ? subgroupMax(x) : subgroupAdd(x);
+  if (subgroupElect()) partial[gl_SubgroupID] = x;
+  barrier();
+  if (gl_SubgroupID == 0) {
+    float r = op == 0u ? uintBitsToFloat(0xFF800000u) : 0.0;
+    for (uint s = gl_SubgroupInvocationID; s < gl_NumSubgroups; s += gl_SubgroupSize)
+      r = op == 0u ? max(r, partial[s]) : r + partial[s];
+    r = op == 0u ? subgroupMax(r) : subgroupAdd(r);
+    if (subgroupElect()) partial[0] = r;
+  }
+  barrier();
+  const float r = partial[0];
+  barrier();  // partial is reused by the next reduction
+  return r;
+}
+
+void main() {
+  const uint row = gl_WorkGroupID.x;  // t * q_heads + h
+  const uint t = row / pc.q_heads;
+  const uint L = pc.past + pc.tokens;
+  const uint len = pc.past + t + 1;
+  const uint base = row * L;
+  const uint lane = gl_LocalInvocationID.x;
+
+  // One pass per lane: running max and running sum (online softmax), rescaled on a new max.
+  float m = uintBitsToFloat(0xFF800000u), l = 0.0;
+  for (uint p = lane; p < len; p += 256u) {
+    const float s = scores[base + p];
+    if (s > m) {
+      l *= exp(m - s);
+      m = s;
+    }
+    l += exp(s - m);
+  }
+  const float M = reduce(m, 0u);
+  // PLANTED: the lanes' sums are combined without their rescale factor exp(m - M).
+  const float sum = reduce(l, 1u);
+
+  const float inv = 1.0 / sum;
+  for (uint p = lane; p < len; p += 256u) probs[base + p] = exp(scores[base + p] - M) * inv;
+  for (uint p = len + lane; p < L; p += 256u) probs[base + p] = 0.0;
+}
