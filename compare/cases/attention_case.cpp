@@ -26,6 +26,7 @@
 #include <string>
 
 #include "compare/cases/case_util.h"
+#include "compare/cases/instances.h"
 #include "core/check.h"
 #include "core/math.h"
 #include "core/rng.h"
@@ -344,20 +345,8 @@ void add_chain_scratch(OpCase& c, const AttentionParams& p, int64_t max_L) {
 // Prefill (or one decode token): T tokens in one call, causal.
 OpCase prefill_case(const Shape& sh, uint64_t seed) {
   const AttentionParams p = params_of(sh);
-  OpCase c = new_case("attention", sh.label, seed);
-  set_vars(c, p);
   const Inputs in = make_inputs(p, seed);
-  std::vector<float> kc = in.k_cache, vc = in.v_cache, o(in.q.size());
-  attention_ref<double>(p, in.q, in.gate, in.k, in.v, kc, vc, o);
-  c.tensors["q"] = f32_tensor(in.q), c.tensors["gate"] = f32_tensor(in.gate);
-  c.tensors["k"] = f32_tensor(in.k), c.tensors["v"] = f32_tensor(in.v);
-  c.tensors["k_cache"] = f32_tensor(in.k_cache), c.tensors["v_cache"] = f32_tensor(in.v_cache);
-  c.tensors["o"] = output_f32(int64_t(o.size()));
-  add_chain_scratch(c, p, p.past + p.tokens);
-  set_reduction(c, "o", widen(o), o_bound(p, in.q, in.gate, kc, vc, o));
-  set_exact_output(c, "k_cache", kc), set_exact_output(c, "v_cache", vc);
-  c.flops = attention_flops(p);
-  return c;
+  return attention_instance(sh.label, seed, p, in.q, in.gate, in.k, in.v, in.k_cache, in.v_cache);
 }
 
 std::vector<float> slice(const std::vector<float>& x, int64_t i, int64_t n) {
@@ -436,6 +425,31 @@ std::vector<OpCase> stage_cases(const std::string& op, bool rem, bool real, uint
 }
 
 }  // namespace
+
+OpCase attention_instance(const std::string& label, uint64_t seed, const AttentionParams& p0, std::span<const float> q,
+                          std::span<const float> gate, std::span<const float> k, std::span<const float> v,
+                          std::span<const float> k_cache, std::span<const float> v_cache) {
+  // The kernels get the scale as an f32 push constant: the truth uses that very value.
+  AttentionParams p = p0;
+  if (p.scale == 0.0f) p.scale = 1.0f / std::sqrt(float(p.head_dim));
+  OpCase c = new_case("attention", label, seed);
+  set_vars(c, p);
+  Inputs in;
+  in.q.assign(q.begin(), q.end()), in.gate.assign(gate.begin(), gate.end());
+  in.k.assign(k.begin(), k.end()), in.v.assign(v.begin(), v.end());
+  in.k_cache.assign(k_cache.begin(), k_cache.end()), in.v_cache.assign(v_cache.begin(), v_cache.end());
+  std::vector<float> kc = in.k_cache, vc = in.v_cache, o(in.q.size());
+  attention_ref<double>(p, in.q, in.gate, in.k, in.v, kc, vc, o);
+  c.tensors["q"] = f32_tensor(in.q), c.tensors["gate"] = f32_tensor(in.gate);
+  c.tensors["k"] = f32_tensor(in.k), c.tensors["v"] = f32_tensor(in.v);
+  c.tensors["k_cache"] = f32_tensor(in.k_cache), c.tensors["v_cache"] = f32_tensor(in.v_cache);
+  c.tensors["o"] = output_f32(int64_t(o.size()));
+  add_chain_scratch(c, p, p.past + p.tokens);
+  set_reduction(c, "o", widen(o), o_bound(p, in.q, in.gate, kc, vc, o));
+  set_exact_output(c, "k_cache", kc), set_exact_output(c, "v_cache", vc);
+  c.flops = attention_flops(p);
+  return c;
+}
 
 std::vector<OpCase> kv_append_cases(bool rem, bool real, uint64_t seed) { return stage_cases("kv_append", rem, real, seed); }
 std::vector<OpCase> attention_scores_cases(bool rem, bool real, uint64_t seed) {

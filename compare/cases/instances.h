@@ -12,6 +12,7 @@
 #include "compare/cases.h"
 #include "core/bf16.h"
 #include "core/quant.h"
+#include "ops/attention.h"
 #include "ops/conv1d_step.h"
 #include "ops/decay_beta.h"
 #include "ops/delta_net.h"
@@ -50,5 +51,11 @@ OpCase decay_beta_instance(const std::string& label, uint64_t seed, const DecayB
 OpCase delta_net_instance(const std::string& label, uint64_t seed, const DeltaNetParams& p, std::span<const float> q,
                           std::span<const float> k, std::span<const float> v, std::span<const float> g,
                           std::span<const float> beta, std::span<const float> state0);
+
+// Caches are inout: their truth is the caches after the append. scale = 0 means the models'
+// 1/sqrt(D), passed to the kernels (and used by the truth) as the f32 value 1/sqrtf(D).
+OpCase attention_instance(const std::string& label, uint64_t seed, const AttentionParams& p, std::span<const float> q,
+                          std::span<const float> gate, std::span<const float> k, std::span<const float> v,
+                          std::span<const float> k_cache, std::span<const float> v_cache);
 
 }  // namespace moe::compare

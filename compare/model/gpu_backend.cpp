@@ -179,6 +179,14 @@ void GpuBackend::delta_net(const DeltaNetParams& p, std::span<const float> q, st
       {{"o", o, {}}, {"state", state, {}}}, [&] { cpu_->delta_net(p, q, k, v, g, beta, state, o); });
 }
 
+void GpuBackend::attention(const AttentionParams& p, std::span<const float> q, std::span<const float> gate,
+                           std::span<const float> k, std::span<const float> v, std::span<float> kc,
+                           std::span<float> vc, std::span<float> o) {
+  run("attention", [&] { return attention_instance(where_, 0, p, q, gate, k, v, kc, vc); },
+      {{"o", o, {}}, {"k_cache", kc, {}}, {"v_cache", vc, {}}},
+      [&] { cpu_->attention(p, q, gate, k, v, kc, vc, o); });
+}
+
 // ---- ops without instances yet: the CPU truth, recorded as uncovered ------------------------
 
 #define MOE_NO_INSTANCE(OP, CALL)                                                         \
@@ -186,11 +194,6 @@ void GpuBackend::delta_net(const DeltaNetParams& p, std::span<const float> q, st
 
 void GpuBackend::matmul_q(const MatmulQParams& p, const QuantMatrix& w, std::span<const float> x, std::span<float> y) {
   MOE_NO_INSTANCE("matmul_q", cpu_->matmul_q(p, w, x, y));
-}
-void GpuBackend::attention(const AttentionParams& p, std::span<const float> q, std::span<const float> gate,
-                           std::span<const float> k, std::span<const float> v, std::span<float> kc,
-                           std::span<float> vc, std::span<float> o) {
-  MOE_NO_INSTANCE("attention", cpu_->attention(p, q, gate, k, v, kc, vc, o));
 }
 void GpuBackend::router_topk(const RouterTopkParams& p, std::span<const float> logits, std::span<int32_t> idx,
                              std::span<float> w) {
