@@ -23,6 +23,7 @@
 #include "ops/rmsnorm.h"
 #include "ops/rmsnorm_gated.h"
 #include "ops/rope.h"
+#include "ops/router_topk.h"
 
 namespace moe::compare {
 
@@ -57,5 +58,9 @@ OpCase delta_net_instance(const std::string& label, uint64_t seed, const DeltaNe
 OpCase attention_instance(const std::string& label, uint64_t seed, const AttentionParams& p, std::span<const float> q,
                           std::span<const float> gate, std::span<const float> k, std::span<const float> v,
                           std::span<const float> k_cache, std::span<const float> v_cache);
+
+// idx (i32, decided as index sets with the near-tie rule) and w (paired with idx).
+OpCase router_topk_instance(const std::string& label, uint64_t seed, const RouterTopkParams& p,
+                            std::span<const float> logits);
 
 }  // namespace moe::compare

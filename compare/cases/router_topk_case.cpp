@@ -4,6 +4,7 @@
 #include <string>
 
 #include "compare/cases/case_util.h"
+#include "compare/cases/instances.h"
 #include "core/rng.h"
 #include "ops/router_topk.h"
 
@@ -122,9 +123,18 @@ std::vector<double> weight_bounds(const RowErr& r, const int32_t* S, const float
 OpCase topk_case(const std::string& label, int64_t T, int64_t E, int64_t K, bool renorm, Data d, uint64_t seed) {
   RouterTopkParams p;
   p.tokens = T, p.experts = E, p.k = K, p.renormalize = renorm;
+  const std::vector<float> x = make_logits(T, E, d, Rng(seed));
+  return router_topk_instance(label, seed, p, x);
+}
+
+}  // namespace
+
+OpCase router_topk_instance(const std::string& label, uint64_t seed, const RouterTopkParams& p,
+                            std::span<const float> x) {
+  const int64_t T = p.tokens, E = p.experts, K = p.k;
+  const bool renorm = p.renormalize;
   OpCase c = new_case("router_topk", label, seed);
   set_vars(c, p);
-  const std::vector<float> x = make_logits(T, E, d, Rng(seed));
   std::vector<int32_t> idx(size_t(T * K));
   std::vector<float> w(size_t(T * K));
   router_topk_ref<double>(p, x, idx, w);
@@ -160,8 +170,6 @@ OpCase topk_case(const std::string& label, int64_t T, int64_t E, int64_t K, bool
   c.truth["w"] = widen(w);
   return c;
 }
-
-}  // namespace
 
 std::vector<OpCase> router_topk_cases(bool rem, bool real, uint64_t seed) {
   std::vector<OpCase> out;

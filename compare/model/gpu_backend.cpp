@@ -187,6 +187,12 @@ void GpuBackend::attention(const AttentionParams& p, std::span<const float> q, s
       [&] { cpu_->attention(p, q, gate, k, v, kc, vc, o); });
 }
 
+void GpuBackend::router_topk(const RouterTopkParams& p, std::span<const float> logits, std::span<int32_t> idx,
+                             std::span<float> w) {
+  run("router_topk", [&] { return router_topk_instance(where_, 0, p, logits); }, {{"idx", {}, idx}, {"w", w, {}}},
+      [&] { cpu_->router_topk(p, logits, idx, w); });
+}
+
 // ---- ops without instances yet: the CPU truth, recorded as uncovered ------------------------
 
 #define MOE_NO_INSTANCE(OP, CALL)                                                         \
@@ -194,10 +200,6 @@ void GpuBackend::attention(const AttentionParams& p, std::span<const float> q, s
 
 void GpuBackend::matmul_q(const MatmulQParams& p, const QuantMatrix& w, std::span<const float> x, std::span<float> y) {
   MOE_NO_INSTANCE("matmul_q", cpu_->matmul_q(p, w, x, y));
-}
-void GpuBackend::router_topk(const RouterTopkParams& p, std::span<const float> logits, std::span<int32_t> idx,
-                             std::span<float> w) {
-  MOE_NO_INSTANCE("router_topk", cpu_->router_topk(p, logits, idx, w));
 }
 void GpuBackend::swiglu_expert(const SwigluExpertParams& p, const ExpertWeights& e, std::span<const float> x,
                                std::span<float> y) {
