@@ -16,6 +16,7 @@ std::vector<OpCase> matvec_bf16_cases(bool, bool, uint64_t);
 std::vector<OpCase> embedding_cases(bool, bool, uint64_t);
 std::vector<OpCase> dequant_cases(bool, bool, uint64_t);
 std::vector<OpCase> moe_combine_cases(bool, bool, uint64_t);
+std::vector<OpCase> matmul_q_cases(bool, bool, uint64_t);
 
 namespace {
 
@@ -34,6 +35,7 @@ const CaseEntry kCases[] = {
     {"embedding", &embedding_cases},
     {"dequant", &dequant_cases},
     {"moe_combine", &moe_combine_cases},
+    {"matmul_q", &matmul_q_cases},
 };
 
 }  // namespace
