@@ -17,6 +17,7 @@ std::vector<OpCase> embedding_cases(bool, bool, uint64_t);
 std::vector<OpCase> dequant_cases(bool, bool, uint64_t);
 std::vector<OpCase> moe_combine_cases(bool, bool, uint64_t);
 std::vector<OpCase> matmul_q_cases(bool, bool, uint64_t);
+std::vector<OpCase> expert_gate_up_cases(bool, bool, uint64_t);
 
 namespace {
 
@@ -36,6 +37,7 @@ const CaseEntry kCases[] = {
     {"dequant", &dequant_cases},
     {"moe_combine", &moe_combine_cases},
     {"matmul_q", &matmul_q_cases},
+    {"expert_gate_up", &expert_gate_up_cases},
 };
 
 }  // namespace
