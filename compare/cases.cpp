@@ -18,6 +18,7 @@ std::vector<OpCase> dequant_cases(bool, bool, uint64_t);
 std::vector<OpCase> moe_combine_cases(bool, bool, uint64_t);
 std::vector<OpCase> matmul_q_cases(bool, bool, uint64_t);
 std::vector<OpCase> expert_gate_up_cases(bool, bool, uint64_t);
+std::vector<OpCase> swiglu_expert_cases(bool, bool, uint64_t);
 
 namespace {
 
@@ -38,6 +39,7 @@ const CaseEntry kCases[] = {
     {"moe_combine", &moe_combine_cases},
     {"matmul_q", &matmul_q_cases},
     {"expert_gate_up", &expert_gate_up_cases},
+    {"swiglu_expert", &swiglu_expert_cases},
 };
 
 }  // namespace
