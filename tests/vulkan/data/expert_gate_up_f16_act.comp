@@ -65,7 +65,10 @@ void main() {
     [[unroll]] for (uint t = 0u; t < TILE_T; ++t) {
       if (t < nt) {
         const float g = subgroupAdd(ag[t]), u = subgroupAdd(au[t]);
-        if (subgroupElect()) act[(t0 + t) * pc.inter + row] = unpackHalf2x16(packHalf2x16(vec2(g / (1.0 + exp(-g)) * u, 0.0))).x;  // PLANTED: f16 act
+        // PLANTED: act kept at f16 precision (11 significant bits, round to nearest even). Done on
+        // the bits: on NVIDIA (driver 580) unpackHalf2x16(packHalf2x16(v)).x came back unrounded.
+        const uint b = floatBitsToUint(g / (1.0 + exp(-g)) * u);
+        if (subgroupElect()) act[(t0 + t) * pc.inter + row] = uintBitsToFloat((b + 0xFFFu + ((b >> 13) & 1u)) & ~0x1FFFu);
       }
     }
   }
