@@ -29,6 +29,9 @@ std::vector<OpCase> attention_scores_cases(bool, bool, uint64_t);
 std::vector<OpCase> attention_softmax_cases(bool, bool, uint64_t);
 std::vector<OpCase> attention_values_cases(bool, bool, uint64_t);
 std::vector<OpCase> attention_gate_cases(bool, bool, uint64_t);
+std::vector<OpCase> matmul_q_cases(bool, bool, uint64_t);
+std::vector<OpCase> expert_gate_up_cases(bool, bool, uint64_t);
+std::vector<OpCase> swiglu_expert_cases(bool, bool, uint64_t);
 
 namespace {
 
@@ -60,6 +63,9 @@ const CaseEntry kCases[] = {
     {"attention_softmax", &attention_softmax_cases},
     {"attention_values", &attention_values_cases},
     {"attention_gate", &attention_gate_cases},
+    {"matmul_q", &matmul_q_cases},
+    {"expert_gate_up", &expert_gate_up_cases},
+    {"swiglu_expert", &swiglu_expert_cases},
 };
 
 }  // namespace

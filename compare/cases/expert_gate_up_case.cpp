@@ -1,0 +1,145 @@
+#include <cmath>
+#include <string>
+
+#include "compare/cases/case_util.h"
+#include "core/expert_blob.h"
+#include "core/rng.h"
+#include "core/test_data.h"
+#include "ops/swiglu_expert.h"
+
+namespace moe::compare {
+
+void quant_rows(const QuantMatrix& m, const double* v, double* exact, double* mag);  // matmul_q_case.cpp
+
+// act = silu(g) * u of one token, exactly (f64), with three error bounds on it (per row i):
+//   gpu    |act_gpu - h| for a Vulkan kernel accumulating in f32 in any order (below);
+//   ref32  |h_ref - h| for swiglu_expert_ref<double>'s h (f64 sums rounded to f32 for g and u,
+//          f64 silu and product, h rounded to f32 once more);
+//   ref64  |h_f64 - h| for h computed all in f64 (the stage truth below).
+// Derivation, first order in u = 2^-24 (u64 = 2^-53), d = hidden:
+// 1. g = gate . x, u = up . x: any order, fma(q, s, b) * x or fma(q, s x, b x) terms (see
+//    quant_rows): |dg| <= gamma_{d+1} mag_g, |du| <= gamma_{d+1} mag_u. ref32: u |g| + the f64
+//    sum's gamma64_{d+1} mag_g; ref64: gamma64_{d+1} mag_g.
+// 2. Propagation: silu is 1.1-Lipschitz (max |silu'| = 1.0998 at g = 2.4), so
+//    |silu(g') u' - silu(g) u| <= 1.1 |dg| (|u| + |du|) + |silu(g)| |du| =: e1.
+// 3. Evaluation of g / (1 + exp(-g)) * u on the GPU (Vulkan precision rules): exp within
+//    3 + 2|g'| ULP, one ULP <= 2u relative: (6 + 4|g'|) u on E = exp(-g'); 1 + E rounds (u) and
+//    passes E's error on scaled by E / (1 + E) = 1 / (1 + exp(g')) (largest at g' = g - |dg|);
+//    the division 2.5 ULP = 5u (a kernel forming g * (1 / (1 + E)) instead: 5u + u, budgeted:
+//    6u); the product with u and the f32 store: u. rel = (6 + 4|g'|) u damp + 7u + u, times
+//    (|h| + e1). ref32/ref64: f64 exp, add, division, product (4 u64), ref32 adds u for h's store.
+// 4. exp(-g') overflows for g' < -88.7: the kernel's silu is -0 (E = +inf) or anything below
+//    the division's range, while |silu(g)| < 1e-36 there: 1e-36 (|u| + |du|) absolute covers it.
+struct ActModel {
+  std::vector<double> h, gpu, ref32, ref64;
+};
+
+ActModel act_model(const QuantMatrix& gate, const QuantMatrix& up, const double* x) {
+  const int64_t I = gate.rows, d = gate.cols;
+  const double u = kU32, u64 = 0x1.0p-53;
+  const double gd = gamma_n(double(d + 1)), gd64 = gamma_n(double(d + 1), u64);
+  const size_t n = static_cast<size_t>(I);
+  std::vector<double> g(n), gm(n), uu(n), um(n);
+  quant_rows(gate, x, g.data(), gm.data());
+  quant_rows(up, x, uu.data(), um.data());
+  ActModel m;
+  m.h.resize(n), m.gpu.resize(n), m.ref32.resize(n), m.ref64.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const double s = g[i] / (1 + std::exp(-g[i]));
+    const double h = s * uu[i];
+    auto prop = [&](double dg, double du, double rel) {
+      const double e1 = 1.1 * dg * (std::fabs(uu[i]) + du) + std::fabs(s) * du + 1e-36 * (std::fabs(uu[i]) + du);
+      return e1 + rel * (std::fabs(h) + e1);
+    };
+    const double dg = gd * gm[i], du = gd * um[i];
+    const double damp = 1 / (1 + std::exp(g[i] - dg));
+    const double rel_gpu = (6 + 4 * (std::fabs(g[i]) + dg)) * u * damp + 8 * u;
+    m.h[i] = h;
+    m.gpu[i] = prop(dg, du, rel_gpu * (1 + rel_gpu));
+    m.ref32[i] = prop(u * std::fabs(g[i]) + gd64 * gm[i], u * std::fabs(uu[i]) + gd64 * um[i], 4 * u64 + u);
+    m.ref64[i] = prop(gd64 * gm[i], gd64 * um[i], 4 * u64);
+  }
+  return m;
+}
+
+namespace {
+
+// The stage's variables: swiglu_expert's (tokens, hidden, inter, bits) plus group_size, the
+// names the swiglu_expert chain hands its stages (compare/chains.cpp).
+void set_expert_vars(OpCase& c, const SwigluExpertParams& p) {
+  set_vars(c, p);
+  c.vars["group_size"] = kExpertGroupSize;
+  c.params += " group_size=" + std::to_string(kExpertGroupSize);
+}
+
+// ---- expert_gate_up: act [T, I] = silu(gate x) * (up x); x activations with outlier
+// channels (x_scale > 1 pushes |g| past exp's overflow, the silu edge). Truth: act in f64 from
+// the f64 products (act_model); bound: gpu + ref64 per element, plus the smallest normal (a
+// flushed subnormal act).
+OpCase expert_gate_up_case(const std::string& label, int64_t T, int64_t d, int64_t I, int bits, uint64_t seed,
+                           float x_scale = 1.0f) {
+  SwigluExpertParams p;
+  p.tokens = T, p.hidden = d, p.inter = I, p.bits = bits;
+  OpCase c = new_case("expert_gate_up", label, seed);
+  set_expert_vars(c, p);
+  Rng rng(seed);
+  const QuantStorage gate = random_quant(rng.fork(1), I, d, bits), up = random_quant(rng.fork(2), I, d, bits);
+  std::vector<float> x = rng.fork(3).activations(T * d);
+  for (float& v : x) v *= x_scale;
+  add_quant_tensors(c, "gate", gate);
+  add_quant_tensors(c, "up", up);
+  c.tensors["x"] = f32_tensor(x);
+  c.tensors["act"] = output_f32(T * I);
+  OutputSpec s;
+  s.name = "act", s.kind = Kind::Reduction;
+  std::vector<double> truth(static_cast<size_t>(T * I)), xd(static_cast<size_t>(d));
+  s.bound.resize(truth.size());
+  for (int64_t t = 0; t < T; ++t) {
+    for (int64_t k = 0; k < d; ++k) xd[size_t(k)] = x[size_t(t * d + k)];
+    const ActModel m = act_model(gate.view(), up.view(), xd.data());
+    for (int64_t i = 0; i < I; ++i) {
+      truth[size_t(t * I + i)] = m.h[size_t(i)];
+      s.bound[size_t(t * I + i)] = m.gpu[size_t(i)] + m.ref64[size_t(i)] + kMinNormal32;
+    }
+  }
+  c.outputs["act"] = s;
+  c.truth["act"] = truth;
+  c.flops = 4.0 * double(T) * double(I) * double(d);
+  return c;
+}
+
+}  // namespace
+
+std::vector<OpCase> expert_gate_up_cases(bool rem, bool real, uint64_t seed) {
+  std::vector<OpCase> out;
+  auto add = [&](const std::string& label, int64_t T, int64_t d, int64_t I, int bits, uint64_t s, float xs = 1.0f) {
+    out.push_back(expert_gate_up_case(label + " T " + std::to_string(T) + " d " + std::to_string(d) + " I " +
+                                          std::to_string(I) + " " + std::to_string(bits) + "-bit",
+                                      T, d, I, bits, s, xs));
+  };
+  if (rem) {
+    // I around the rows per workgroup, T around the 8-token tiles, d of 1 to 65 groups.
+    add("remainder", 1, 64, 1, 4, seed + 1);
+    add("remainder", 3, 64, 33, 4, seed + 2);
+    add("remainder", 7, 192, 67, 4, seed + 3);
+    add("remainder", 16, 320, 5, 4, seed + 4);
+    add("remainder partial tile", 67, 128, 3, 4, seed + 5);
+    add("remainder", 3, 4160, 33, 4, seed + 6);
+    add("remainder", 2, 128, 33, 2, seed + 7);
+    add("remainder", 7, 192, 67, 8, seed + 8);
+    add("remainder", 9, 64, 17, 2, seed + 9);
+    // |g| up to ~1000: exp(-g) overflows (silu -> -0) and vanishes (silu -> g).
+    add("edge exp overflow (x * 300)", 4, 64, 67, 4, seed + 10, 300.0f);
+  }
+  if (real) {
+    // Routed and shared experts have the same shapes (spec/ops.md §12.2): A17B [1024, 4096], A3B [512, 2048].
+    add("A17B expert", 1, 4096, 1024, 4, seed + 20);
+    add("A17B expert", 16, 4096, 1024, 4, seed + 21);
+    add("A17B expert (requantised)", 1, 4096, 1024, 2, seed + 22);
+    add("A3B expert", 1, 2048, 512, 4, seed + 23);
+    add("A3B expert", 16, 2048, 512, 4, seed + 24);
+  }
+  return out;
+}
+
+}  // namespace moe::compare

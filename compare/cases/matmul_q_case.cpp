@@ -1,0 +1,136 @@
+#include <cmath>
+#include <string>
+
+#include "compare/cases/case_util.h"
+#include "core/rng.h"
+#include "core/test_data.h"
+#include "ops/matmul_q.h"
+
+namespace moe::compare {
+
+// Per row r of a quantized matrix and a vector v (f64): exact[r] = sum_c W[r][c] v[c] (W = q s + b,
+// exact in f64; the sum has f64 rounding only) and mag[r] = sum_c (|q s| + |b|) |v[c]|, the
+// magnitude the f32 error bounds scale with. Why |q s| + |b| and not |q s + b|: engines evaluate
+// a term either as the reference's fma(q, s, b) * x (one rounding of the weight, u |W x|) or
+// as fma(q, s * x, b * x) (spec/ops.md §13.10: s*x and b*x round separately, u (|q s x| + |b x|),
+// which is not covered by u |W x| where q s and b cancel). Both are correct implementations of
+// the op; the bound covers both. Shared with expert_gate_up_case.cpp and swiglu_expert_case.cpp.
+void quant_rows(const QuantMatrix& m, const double* v, double* exact, double* mag) {
+  const int64_t groups = m.groups_per_row(), vpw = m.values_per_word(), wpg = m.group_size / vpw;
+  const uint32_t mask = (1u << m.bits) - 1u;
+  for (int64_t r = 0; r < m.rows; ++r) {
+    const uint32_t* wr = m.w + r * m.words_per_row();
+    double acc = 0, a = 0;
+    for (int64_t g = 0; g < groups; ++g) {
+      const double s = bf16_to_f32(m.scales[r * groups + g]), b = bf16_to_f32(m.biases[r * groups + g]);
+      double sum_qv = 0, sum_v = 0;  // sum q |v|, sum |v| over the group: mag = |s| sum_qv + |b| sum_v
+      for (int64_t wi = g * wpg; wi < (g + 1) * wpg; ++wi) {
+        const double* vw = v + wi * vpw;
+        for (int64_t k = 0; k < vpw; ++k) {
+          const double q = double((wr[wi] >> (k * m.bits)) & mask);
+          acc += (q * s + b) * vw[k];
+          sum_qv += q * std::fabs(vw[k]);
+          sum_v += std::fabs(vw[k]);
+        }
+      }
+      a += std::fabs(s) * sum_qv + std::fabs(b) * sum_v;
+    }
+    exact[r] = acc;
+    if (mag) mag[r] = a;
+  }
+}
+
+namespace {
+
+// ---- matmul_q: per (t, r) the matvec of token t (matvec_q_case.cpp's reasoning, per token).
+// Each term W x is one weight rounding (fma(q, s, b); or s x and b x rounded separately, see
+// quant_rows) and one product rounding, then the cols terms are summed in any order (lanes,
+// subgroup tree, token tiles): |Y - sum W x| <= gamma_{cols+1} mag(t, r). The truth
+// (matmul_q_ref<double>: f64 sums, then one rounding to f32) adds gamma^{f64}_{cols+1} mag + u |Y|.
+// Floor: a GPU may flush subnormal products and partial sums to zero (Vulkan allows it without
+// shaderDenormPreserveFloat32): each of the cols + 1 roundings may lose up to 2^-126, so
+// (cols + 2) 2^-126 (~1e-34, far below any bound of these data).
+OpCase matmul_q_case(const std::string& label, int64_t tokens, int64_t rows, int64_t cols, int bits, uint64_t seed,
+                     int group_size = 64) {
+  MatmulQParams p;
+  p.tokens = tokens, p.rows = rows, p.cols = cols, p.bits = bits, p.group_size = group_size;
+  OpCase c = new_case("matmul_q", label, seed);
+  set_vars(c, p);
+  Rng rng(seed);
+  const QuantStorage W = random_quant(rng.fork(1), rows, cols, bits, group_size);
+  const std::vector<float> x = rng.fork(2).activations(tokens * cols);
+  std::vector<float> y(static_cast<size_t>(tokens * rows));
+  matmul_q_ref<double>(p, W.view(), x, y);
+  add_quant_tensors(c, "W", W);
+  c.tensors["x"] = f32_tensor(x);
+  c.tensors["y"] = output_f32(tokens * rows);
+  OutputSpec s;
+  s.name = "y", s.kind = Kind::Reduction;
+  s.bound.resize(y.size());
+  const double g = gamma_n(double(cols + 1)), g64 = gamma_n(double(cols + 1), 0x1.0p-53);
+  std::vector<double> xd(static_cast<size_t>(cols)), exact(static_cast<size_t>(rows)), mag(static_cast<size_t>(rows));
+  for (int64_t t = 0; t < tokens; ++t) {
+    for (int64_t k = 0; k < cols; ++k) xd[size_t(k)] = x[size_t(t * cols + k)];
+    quant_rows(W.view(), xd.data(), exact.data(), mag.data());
+    for (int64_t r = 0; r < rows; ++r) {
+      const size_t i = size_t(t * rows + r);
+      s.bound[i] = (g + g64) * mag[size_t(r)] + kU32 * std::fabs(double(y[i])) + double(cols + 2) * kMinNormal32;
+    }
+  }
+  c.outputs["y"] = s;
+  c.truth["y"] = widen(y);
+  c.flops = 2.0 * double(tokens) * double(rows) * double(cols);
+  return c;
+}
+
+}  // namespace
+
+std::vector<OpCase> matmul_q_cases(bool rem, bool real, uint64_t seed) {
+  std::vector<OpCase> out;
+  auto add = [&](const std::string& label, int64_t T, int64_t rows, int64_t cols, int bits, uint64_t s, int G = 64) {
+    out.push_back(matmul_q_case(label + " T " + std::to_string(T), T, rows, cols, bits, s, G));
+  };
+  if (rem) {
+    // Tokens around the kernels' 8-token tiles (1, 2, 7, 16, 64 and a partial tile 67), rows
+    // around the rows-per-workgroup (1, 3, 33, 67), cols of 1 to 5 groups (an odd count of words
+    // per lane at every subgroup size).
+    for (int64_t T : {1, 2, 7, 16, 64})
+      for (int64_t rows : {1, 33, 67})
+        add("remainder rows " + std::to_string(rows), T, rows, 64 * ((rows + T) % 5 + 1), 4, seed + uint64_t(100 * T + rows));
+    add("remainder rows 3 cols 8256", 3, 3, 8256, 4, seed + 7);  // in > 8192 (the VK staging limit), 129 groups
+    add("remainder partial tile rows 5", 67, 5, 192, 4, seed + 8);
+    for (int64_t T : {1, 7, 64})
+      for (int64_t rows : {3, 67})
+        add("remainder 8-bit rows " + std::to_string(rows), T, rows, 64 * ((rows + T) % 5 + 1), 8, seed + uint64_t(1000 + 100 * T + rows));
+    // Other group sizes and 2 bits: for engines' kernels; the bundled ones skip what their limits exclude.
+    for (int bits : {8, 4, 2}) {
+      const std::string b = " " + std::to_string(bits) + "-bit";
+      add("remainder G=32" + b, 7, 33, 96, bits, seed + 2000 + uint64_t(bits), 32);
+      add("remainder G=128" + b, 7, 33, 384, bits, seed + 3000 + uint64_t(bits), 128);
+    }
+    add("remainder 2-bit rows 33", 16, 33, 192, 2, seed + 9);
+  }
+  if (real) {
+    // Every projection of the forward at decode (T = 1) and a prefill chunk (T = 16); spec/ops.md
+    // §12.2 (out x in). Left out to keep the CPU truth fast on CI (the case list is built once per
+    // kernel of the op): lm_head (248320 rows, beyond lavapipe's 128 MiB buffers), the A17B
+    // linear in_proj_qkv [12288, 4096] and A3B o_proj [2048, 4096] (the kernel path of q_proj and
+    // o_proj), and the expert shapes at T = 16 beyond A3B's (swiglu_expert runs A17B's through
+    // this kernel: down [4096, 1024] at T = 16).
+    add("A17B q_proj (+gate)", 1, 16384, 4096, 4, seed + 10);
+    add("A17B o_proj", 1, 4096, 8192, 4, seed + 11);
+    add("A17B linear in_proj_b", 1, 64, 4096, 4, seed + 13);
+    add("A17B shared_expert_gate", 1, 1, 4096, 4, seed + 14);
+    add("A3B in_proj_qkv", 1, 8192, 2048, 4, seed + 15);
+    add("A3B linear in_proj_a", 1, 32, 2048, 4, seed + 17);
+    add("A3B router mlp.gate 8-bit", 1, 256, 2048, 8, seed + 18);
+    add("A3B shared_expert_gate 8-bit", 1, 1, 2048, 8, seed + 19);
+    add("A17B k/v_proj", 16, 512, 4096, 4, seed + 20);
+    add("A3B expert gate/up", 16, 512, 2048, 4, seed + 23);
+    add("A3B expert down", 16, 2048, 512, 4, seed + 24);
+    add("A3B router mlp.gate 8-bit", 16, 256, 2048, 8, seed + 25);
+  }
+  return out;
+}
+
+}  // namespace moe::compare

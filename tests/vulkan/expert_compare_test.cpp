@@ -1,0 +1,146 @@
+// The expert group's kernels (matmul_q4, matmul_q8, expert_gate_up, and the swiglu_expert chain
+// expert_gate_up -> matmul_q4) on the default Vulkan device (lavapipe in CI): they pass every
+// case at every subgroup size over a few seeds, and each planted bug (tests/vulkan/data/
+// planted_expert*.json) is caught by the criterion that exists for it, on the cases where it
+// is wrong.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "compare/driver.h"
+#include "compare/vk/runner.h"
+#include "test_util.h"
+
+namespace moe::compare {
+namespace {
+
+const std::string kData = std::string(MOE_SOURCE_DIR) + "/tests/vulkan/data/";
+
+bool have_device() { return !vk::list_devices().empty(); }
+
+std::vector<CaseResult> run(const std::string& manifest, const std::string& ops, const std::string& shapes,
+                            int seeds) {
+  CompareOptions o;
+  o.kernels = manifest, o.ops = ops, o.shapes = shapes, o.seeds = seeds, o.quiet = true;
+  return compare_cases(o);
+}
+
+std::vector<const CaseResult*> of_kernel(const std::vector<CaseResult>& rs, const std::string& kernel) {
+  std::vector<const CaseResult*> out;
+  for (const CaseResult& r : rs)
+    if (r.kernel == kernel && r.status() != CaseResult::Status::Skip) out.push_back(&r);
+  return out;
+}
+
+// A parameter of the case ("tokens=3 rows=33 cols=192 ..." -> 3).
+int64_t param(const CaseResult& r, const std::string& name) {
+  std::istringstream in(r.params);
+  std::string kv;
+  while (in >> kv)
+    if (kv.rfind(name + "=", 0) == 0) return std::stoll(kv.substr(name.size() + 1));
+  ADD_FAILURE() << "no parameter " << name << " in '" << r.params << "'";
+  return -1;
+}
+
+uint32_t subgroup_of(const CaseResult& r) { return r.subgroup ? r.subgroup : vk::Context("").info().subgroup_size; }
+
+// The single output's verdict failed by exactly the per-element criterion (among possibly
+// others), with no driver error: the bug is caught by the bound, not by accident.
+bool failed_by_element(const CaseResult& r) {
+  return r.error.empty() && r.outputs.size() == 1 && !r.outputs[0].pass && (r.outputs[0].failed & kElement) &&
+         r.outputs[0].unwritten == 0;
+}
+
+TEST(expert_compare, BundledKernelsPassAtEverySubgroupSize) {
+  if (!have_device()) GTEST_SKIP() << "no Vulkan device";
+  const std::vector<uint32_t> sizes = vk::Context("").info().subgroup_sizes();
+  std::vector<CaseResult> rs = run("", "matmul_q,expert_gate_up,swiglu_expert", "remainders", 3);
+  const std::vector<CaseResult> real = run("", "matmul_q,expert_gate_up,swiglu_expert", "real", 1);
+  rs.insert(rs.end(), real.begin(), real.end());
+  std::map<std::string, std::set<uint32_t>> seen;  // plan -> subgroup sizes that passed
+  int passed = 0;
+  for (const CaseResult& r : rs) {
+    EXPECT_NE(r.status(), CaseResult::Status::Fail) << case_line(r) << " " << r.error;
+    if (r.status() == CaseResult::Status::Pass) ++passed, seen[r.kernel].insert(r.subgroup);
+  }
+  for (const char* plan : {"matmul_q4", "matmul_q8", "expert_gate_up", "expert_gate_up -> matmul_q4"})
+    EXPECT_EQ(seen[plan].size(), std::max<size_t>(1, sizes.size())) << plan << " did not pass at every subgroup size";
+  EXPECT_GE(passed, 100);
+}
+
+TEST(expert_compare, PlantedBugsAreCaught) {
+  if (!have_device()) GTEST_SKIP() << "no Vulkan device";
+  const std::vector<CaseResult> rs = run(kData + "planted_expert.json", "matmul_q,expert_gate_up", "remainders", 1);
+
+  // Token stride forgotten: every token reads token 0's x. Right at T = 1, over budget at T > 1.
+  int64_t caught = 0;
+  for (const CaseResult* r : of_kernel(rs, "matmul_q4_token0")) {
+    if (param(*r, "tokens") == 1) {
+      EXPECT_EQ(r->status(), CaseResult::Status::Pass) << case_line(*r);
+    } else {
+      EXPECT_TRUE(failed_by_element(*r)) << case_line(*r);
+      caught += failed_by_element(*r);
+    }
+  }
+  EXPECT_GT(caught, 10);
+
+  // Words counted in pairs of groups: wrong exactly when cols / 64 is odd (the last group
+  // dropped), right otherwise.
+  caught = 0;
+  for (const CaseResult* r : of_kernel(rs, "matmul_q4_drops_last_group")) {
+    if ((param(*r, "cols") / 64) % 2 == 1) {
+      EXPECT_TRUE(failed_by_element(*r)) << case_line(*r);
+      caught += failed_by_element(*r);
+    } else {
+      EXPECT_EQ(r->status(), CaseResult::Status::Pass) << case_line(*r);
+    }
+  }
+  EXPECT_GT(caught, 5);
+
+  // A 32-wide subgroup assumed for the lane stride: at a smaller subgroup, words [sg, 32) of
+  // every 32 are skipped; at a larger one, words are summed twice. Wrong exactly when the row has
+  // more words (cols / 4) than min(sg, 32); right at 32.
+  caught = 0;
+  for (const CaseResult* r : of_kernel(rs, "matmul_q8_assumes_sg32")) {
+    const int64_t sg = subgroup_of(*r), words = param(*r, "cols") / 4;
+    if (sg != 32 && words > std::min<int64_t>(sg, 32)) {
+      EXPECT_TRUE(failed_by_element(*r)) << case_line(*r) << " (subgroup " << sg << ")";
+      caught += failed_by_element(*r);
+    } else {
+      EXPECT_EQ(r->status(), CaseResult::Status::Pass) << case_line(*r) << " (subgroup " << sg << ")";
+    }
+  }
+  EXPECT_GT(caught, 0);
+
+  // silu on up instead of gate: wrong everywhere.
+  for (const CaseResult* r : of_kernel(rs, "expert_gate_up_silu_on_up")) EXPECT_TRUE(failed_by_element(*r)) << case_line(*r);
+  EXPECT_FALSE(of_kernel(rs, "expert_gate_up_silu_on_up").empty());
+
+  // act rounded through f16 (2^-11 relative): beyond the f32 bound on the short dot products
+  // (d = 64, 128: gamma_{d+1} mag ~ 1e-5 relative); at d = 4160 the any-order f32 bound is
+  // itself ~1e-3 relative, so only the short cases must catch it.
+  caught = 0;
+  for (const CaseResult* r : of_kernel(rs, "expert_gate_up_f16_act"))
+    if (param(*r, "hidden") <= 128 && param(*r, "tokens") * param(*r, "inter") >= 16) {
+      EXPECT_TRUE(failed_by_element(*r)) << case_line(*r);
+      caught += failed_by_element(*r);
+    }
+  EXPECT_GT(caught, 2);
+}
+
+// The chain's composition decides y: a wrong expert_gate_up stage (silu on up) with the correct
+// matmul_q4 fails every swiglu_expert case by y's per-element bound.
+TEST(expert_compare, PlantedStageBugFailsTheChain) {
+  if (!have_device()) GTEST_SKIP() << "no Vulkan device";
+  const std::vector<CaseResult> rs = run(kData + "planted_expert_chain.json", "swiglu_expert", "remainders", 1);
+  const std::vector<const CaseResult*> chain = of_kernel(rs, "expert_gate_up_silu_on_up -> matmul_q4");
+  EXPECT_FALSE(chain.empty());
+  for (const CaseResult* r : chain) {
+    EXPECT_TRUE(failed_by_element(*r)) << case_line(*r);
+    EXPECT_EQ(r->outputs.at(0).output, "y");
+  }
+}
+
+}  // namespace
+}  // namespace moe::compare
