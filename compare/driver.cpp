@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <unistd.h>
@@ -164,30 +165,65 @@ CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, 
   r.subgroup = subgroup, r.flops = c.flops;
   const size_t nsteps = std::max<size_t>(1, c.steps.size());
 
-  // Instances per step and kernel (limits first: a case outside any kernel's limits is skipped).
-  std::vector<std::vector<KernelInstance>> inst(nsteps);
+  // Per position the kernel that runs: the first alternative that accepts the pinned subgroup
+  // size and whose limits hold at every step (a chain stage may have several kernels, e.g.
+  // matmul_q at 4 and 8 bits); none: the case is skipped with every alternative's reason.
+  std::vector<ExprVars> step_vars(nsteps);
   for (size_t s = 0; s < nsteps; ++s) {
-    ExprVars vars = c.vars;
+    step_vars[s] = c.vars;
     if (!c.steps.empty())
-      for (const auto& [k, v] : c.steps[s].vars) vars[k] = v;
-    add_device_vars(vars, ctx.info(), subgroup);
-    for (size_t i = 0; i < plan.kernels.size(); ++i) {
-      const KernelEntry& k = *plan.kernels[i];
-      KernelInstance ki = instantiate(k, stage_vars(plan.stages[i], vars), m.path.empty() ? "bundled" : m.path);
-      if (!ki.skipped.empty()) {
-        r.skipped = true;
-        r.skip_reason = "outside the declared limits of '" + k.name + "': " + ki.skipped;
-        return r;
+      for (const auto& [k, v] : c.steps[s].vars) step_vars[s][k] = v;
+    add_device_vars(step_vars[s], ctx.info(), subgroup);
+  }
+  const std::string where = m.path.empty() ? "bundled" : m.path;
+  std::vector<const KernelEntry*> kernels;
+  std::vector<std::vector<KernelInstance>> inst(nsteps);
+  for (size_t i = 0; i < plan.kernels.size(); ++i) {
+    const std::vector<const KernelEntry*> alts =
+        i < plan.alternatives.size() && !plan.alternatives[i].empty() ? plan.alternatives[i]
+                                                                      : std::vector<const KernelEntry*>{plan.kernels[i]};
+    std::string reasons;
+    const KernelEntry* pick = nullptr;
+    std::vector<KernelInstance> picked;
+    for (const KernelEntry* k : alts) {
+      if (subgroup && !k->subgroup_sizes.empty() &&
+          !std::count(k->subgroup_sizes.begin(), k->subgroup_sizes.end(), subgroup)) {
+        reasons += (reasons.empty() ? "" : "; ") + ("'" + k->name + "' does not run at subgroup size " +
+                                                    std::to_string(subgroup));
+        continue;
       }
-      inst[s].push_back(std::move(ki));
+      std::vector<KernelInstance> per_step;
+      std::string why;
+      for (size_t s = 0; s < nsteps && why.empty(); ++s) {
+        KernelInstance ki = instantiate(*k, stage_vars(plan.stages[i], step_vars[s]), where);
+        if (!ki.skipped.empty()) why = ki.skipped;
+        per_step.push_back(std::move(ki));
+      }
+      if (!why.empty()) {
+        reasons += (reasons.empty() ? "" : "; ") + ("'" + k->name + "': " + why);
+        continue;
+      }
+      pick = k, picked = std::move(per_step);
+      break;
     }
+    if (!pick) {
+      r.skipped = true;
+      r.skip_reason = "outside the declared limits of " + reasons;
+      return r;
+    }
+    kernels.push_back(pick);
+    for (size_t s = 0; s < nsteps; ++s) inst[s].push_back(std::move(picked[s]));
+  }
+  if (kernels.size() > 1) {
+    r.kernel.clear();
+    for (const KernelEntry* k : kernels) r.kernel += (r.kernel.empty() ? "" : " -> ") + k->name;
   }
 
   // Buffers, one per case tensor any kernel binds; which of them some kernel writes.
   std::map<std::string, vk::Buffer> buffers;
   std::set<std::string> written;
-  for (size_t i = 0; i < plan.kernels.size(); ++i) {
-    const KernelEntry& k = *plan.kernels[i];
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const KernelEntry& k = *kernels[i];
     for (const ManifestBinding& b : k.bindings) {
       const std::string name = case_tensor(plan.stages[i], b.tensor);
       auto it = c.tensors.find(name);
@@ -238,8 +274,8 @@ CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, 
       }
     }
     std::vector<vk::Dispatch> seq;
-    for (size_t i = 0; i < plan.kernels.size(); ++i) {
-      const KernelEntry& k = *plan.kernels[i];
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      const KernelEntry& k = *kernels[i];
       const KernelInstance& ki = inst[s][i];
       vk::Dispatch d;
       d.label = k.name, d.spirv = k.spirv, d.entry = k.entry, d.required_subgroup_size = subgroup;
@@ -316,30 +352,43 @@ std::vector<Plan> plans_for(const Manifest& m, const std::string& op, std::strin
         match = true;
         for (size_t i = 0; i < k.ops.size(); ++i) match = match && k.ops[i] == ch->stages[i].op;
       }
-    if (match) plans.push_back({op, k.name, {&k}, {nullptr}, k.subgroup_sizes});
+    if (match) plans.push_back({op, k.name, {&k}, {nullptr}, k.subgroup_sizes, {}});
   }
   if (const Chain* ch = find_chain(op)) {
-    Plan p{op, "", {}, {}, {}};
+    Plan p{op, "", {}, {}, {}, {}};
     std::string missing;
+    std::optional<std::vector<uint32_t>> sizes;  // unset: every stage runs at any size
     for (const ChainStage& st : ch->stages) {
-      const KernelEntry* k = m.find_op(st.op);
-      if (!k) {
+      std::vector<const KernelEntry*> alts;
+      for (const KernelEntry& k : m.kernels)
+        if (k.ops.size() == 1 && k.ops[0] == st.op) alts.push_back(&k);
+      if (alts.empty()) {
         missing += (missing.empty() ? "" : ", ") + st.op;
         continue;
       }
-      p.label += (p.label.empty() ? "" : " -> ") + k->name;
-      p.kernels.push_back(k), p.stages.push_back(&st);
-      if (!k->subgroup_sizes.empty()) {
-        if (p.subgroup_sizes.empty()) {
-          p.subgroup_sizes = k->subgroup_sizes;
-        } else {
-          std::vector<uint32_t> both;
-          for (uint32_t s : p.subgroup_sizes)
-            if (std::count(k->subgroup_sizes.begin(), k->subgroup_sizes.end(), s)) both.push_back(s);
-          p.subgroup_sizes = both.empty() ? std::vector<uint32_t>{0xffffffffu} : both;  // none in common
-        }
+      std::string names;
+      for (const KernelEntry* k : alts) names += (names.empty() ? "" : "|") + k->name;
+      p.label += (p.label.empty() ? "" : " -> ") + names;
+      p.kernels.push_back(alts[0]), p.stages.push_back(&st), p.alternatives.push_back(alts);
+      // The sizes some alternative of this stage accepts (empty list: any).
+      std::vector<uint32_t> stage_sizes;
+      bool any = false;
+      for (const KernelEntry* k : alts) {
+        if (k->subgroup_sizes.empty()) any = true;
+        for (uint32_t s : k->subgroup_sizes)
+          if (!std::count(stage_sizes.begin(), stage_sizes.end(), s)) stage_sizes.push_back(s);
+      }
+      if (any) continue;
+      if (!sizes) {
+        sizes = stage_sizes;
+      } else {
+        std::vector<uint32_t> both;
+        for (uint32_t s : *sizes)
+          if (std::count(stage_sizes.begin(), stage_sizes.end(), s)) both.push_back(s);
+        sizes = both;
       }
     }
+    if (sizes) p.subgroup_sizes = sizes->empty() ? std::vector<uint32_t>{0xffffffffu} : *sizes;  // none in common
     if (missing.empty())
       plans.push_back(std::move(p));
     else if (plans.empty() && why_none)
@@ -467,14 +516,37 @@ std::vector<CaseResult> compare_cases(const CompareOptions& opt) {
     for (int s = 0; s < opt.seeds; ++s) {
       if (by_seed && s % shard_n != shard_i) continue;
       const std::vector<OpCase> cases = make_cases(op, named_shape ? "all" : opt.shapes, opt.seed + uint64_t(s));
-      for (size_t p = 0; p < plans.size(); ++p)
-        for (const OpCase& c : cases) {
-          if (named_shape && c.shape != opt.shapes) continue;
+      for (const OpCase& c : cases) {
+        if (named_shape && c.shape != opt.shapes) continue;
+        // Every plan runs the case; a case that some plan ran is not reported as skipped by the
+        // others (an op split over kernels by limits, matmul_q4/matmul_q8); a case that no plan
+        // accepts is one SKIP line with every plan's reason.
+        std::vector<CaseResult> group;
+        for (size_t p = 0; p < plans.size(); ++p)
           for (uint32_t sg : sizes[p]) {
             if (!by_seed && index++ % shard_n != shard_i) continue;
-            results.push_back(run_plan_case(ctx, m, plans[p], c, sg, opt.timeout_ms));
+            group.push_back(run_plan_case(ctx, m, plans[p], c, sg, opt.timeout_ms));
           }
+        if (group.empty()) continue;
+        const bool ran = std::any_of(group.begin(), group.end(), [](const CaseResult& r) { return !r.skipped; });
+        if (ran) {
+          for (CaseResult& r : group)
+            if (!r.skipped) results.push_back(std::move(r));
+        } else {
+          CaseResult merged = group.front();
+          if (group.size() > 1) {
+            merged.kernel.clear(), merged.skip_reason = "no kernel accepts the case:";
+            std::set<std::string> seen;
+            for (const CaseResult& r : group)
+              if (seen.insert(r.kernel).second) {
+                merged.kernel += (merged.kernel.empty() ? "" : ", ") + r.kernel;
+                merged.skip_reason += " " + r.skip_reason + ";";
+              }
+            merged.skip_reason.pop_back();
+          }
+          results.push_back(std::move(merged));
         }
+      }
     }
   }
   return results;

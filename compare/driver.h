@@ -28,6 +28,9 @@ struct Plan {
   std::vector<const KernelEntry*> kernels;  // into the Manifest: it must outlive the plan
   std::vector<const ChainStage*> stages;    // parallel to kernels; nullptr: names pass through
   std::vector<uint32_t> subgroup_sizes;     // sizes every kernel of the plan accepts (empty: any)
+  // Chains: per stage every kernel of the manifest for it (e.g. matmul_q4 and matmul_q8); each
+  // case runs, per stage, the first whose limits accept it. Empty for single-kernel plans.
+  std::vector<std::vector<const KernelEntry*>> alternatives;
 };
 // Every plan of `m` for `op`, in manifest order (own kernels, fused kernels, then the chain).
 // When there is none, `why_none` (if given) says what is missing.

@@ -1,0 +1,59 @@
+#version 450
+// matmul_q (2-bit, MLX affine, group 64: the moeflux 2-bit experts): Y[t][r] = sum_c (q[r][c] * s[r][c/64] + b[r][c/64]) * X[t][c].
+// Shape contract: w [rows, cols/16] uint (16 codes per word, low bits first), scales and biases
+// [rows, cols/64] bf16 (two per uint, element 0 in the low half), X [tokens, cols] f32 row-major,
+// Y [tokens, rows] f32 row-major; cols % 64 == 0, tokens >= 1.
+// Grid: x = ceil_div(rows, ROWS_PER_WG), y = ceil_div(tokens, TILE_T). A workgroup's subgroups
+// take its rows in turn (correct for every subgroup size; ROWS_PER_WG = 128 / subgroup_size only
+// sizes the grid so that no subgroup idles); a subgroup's lanes stride over the row's words
+// (coalesced), dequantise each word once and use it for the TILE_T tokens of the workgroup, then
+// subgroupAdd per token. TILE_T = min(8, tokens): decode (T = 1) does no wasted work, prefill
+// reads each weight word ceil(T / 8) times instead of T times. Each term is fma(q, s, b) * x, the
+// reference's term. Per-invocation loop trips: words / subgroup_size (lavapipe ends loops at 65535).
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_EXT_control_flow_attributes : require
+layout(local_size_x = 128) in;
+layout(constant_id = 0) const uint ROWS_PER_WG = 4;
+layout(constant_id = 1) const uint TILE_T = 8;
+layout(std430, set = 0, binding = 0) readonly buffer Wq { uint wq[]; };
+layout(std430, set = 0, binding = 1) readonly buffer S { uint scales[]; };
+layout(std430, set = 0, binding = 2) readonly buffer Bi { uint biases[]; };
+layout(std430, set = 0, binding = 3) readonly buffer X { vec4 x4[]; };  // cols % 64 == 0: rows are vec4-aligned
+layout(std430, set = 0, binding = 4) writeonly buffer Y { float y[]; };
+layout(push_constant) uniform Push { uint rows; uint cols; uint tokens; } pc;
+
+float bf16_at(uint word, uint i) { return uintBitsToFloat((i & 1u) == 0u ? word << 16 : word & 0xFFFF0000u); }
+
+void main() {
+  const uint words = pc.cols / 16u, groups = pc.cols / 64u, xrow = pc.cols / 4u;
+  const uint t0 = gl_WorkGroupID.y * TILE_T;
+  const uint nt = min(TILE_T, pc.tokens - t0);  // the last tile may be partial
+  for (uint k = gl_SubgroupID; k < ROWS_PER_WG; k += gl_NumSubgroups) {
+    const uint row = gl_WorkGroupID.x * ROWS_PER_WG + k;
+    if (row >= pc.rows) break;  // uniform within the subgroup
+    float acc[TILE_T];
+    [[unroll]] for (uint t = 0u; t < TILE_T; ++t) acc[t] = 0.0;
+    for (uint j = gl_SubgroupInvocationID; j < words; j += gl_SubgroupSize) {
+      const uint g = row * groups + j / 4u;  // 4 words per group of 64
+      const float s = bf16_at(scales[g >> 1], g), b = bf16_at(biases[g >> 1], g);
+      const uint word = wq[row * words + j];
+      float w[16];
+      [[unroll]] for (uint n = 0u; n < 16u; ++n) w[n] = fma(float((word >> (2u * n)) & 3u), s, b);
+      [[unroll]] for (uint t = 0u; t < TILE_T; ++t) {
+        if (t < nt) {
+          const uint xi = (t0 + t) * xrow + 4u * j;
+          [[unroll]] for (uint q = 0u; q < 4u; ++q) {
+            const vec4 a = x4[xi + q];
+            acc[t] += w[4u * q] * a.x + w[4u * q + 1u] * a.y + w[4u * q + 2u] * a.z + w[4u * q + 3u] * a.w;
+          }
+        }
+      }
+    }
+    [[unroll]] for (uint t = 0u; t < TILE_T; ++t) {
+      if (t < nt) {
+        const float sum = subgroupAdd(acc[t]);
+        if (subgroupElect()) y[(t0 + t) * pc.rows + row] = sum;
+      }
+    }
+  }
+}
