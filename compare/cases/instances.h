@@ -13,16 +13,19 @@
 #include "core/bf16.h"
 #include "core/quant.h"
 #include "ops/attention.h"
+#include "core/expert_blob.h"
 #include "ops/conv1d_step.h"
 #include "ops/decay_beta.h"
 #include "ops/delta_net.h"
 #include "ops/embedding.h"
+#include "ops/matmul_q.h"
 #include "ops/moe_combine.h"
 #include "ops/qk_norm.h"
 #include "ops/residual_add.h"
 #include "ops/rmsnorm.h"
 #include "ops/rmsnorm_gated.h"
 #include "ops/rope.h"
+#include "ops/swiglu_expert.h"
 #include "ops/router_topk.h"
 
 namespace moe::compare {
@@ -62,5 +65,11 @@ OpCase attention_instance(const std::string& label, uint64_t seed, const Attenti
 // idx (i32, decided as index sets with the near-tie rule) and w (paired with idx).
 OpCase router_topk_instance(const std::string& label, uint64_t seed, const RouterTopkParams& p,
                             std::span<const float> logits);
+
+OpCase matmul_q_instance(const std::string& label, uint64_t seed, const MatmulQParams& p, const QuantMatrix& W,
+                         std::span<const float> x);
+// Tensors gate.*, up.*, down.* (quantized, group 64), x, act (the chain's intermediate), y.
+OpCase swiglu_expert_instance(const std::string& label, uint64_t seed, const SwigluExpertParams& p,
+                              const ExpertWeights& e, std::span<const float> x);
 
 }  // namespace moe::compare

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "compare/cases/case_util.h"
+#include "compare/cases/instances.h"
 #include "core/rng.h"
 #include "core/test_data.h"
 #include "ops/matmul_q.h"
@@ -54,13 +55,21 @@ OpCase matmul_q_case(const std::string& label, int64_t tokens, int64_t rows, int
                      int group_size = 64) {
   MatmulQParams p;
   p.tokens = tokens, p.rows = rows, p.cols = cols, p.bits = bits, p.group_size = group_size;
-  OpCase c = new_case("matmul_q", label, seed);
-  set_vars(c, p);
   Rng rng(seed);
   const QuantStorage W = random_quant(rng.fork(1), rows, cols, bits, group_size);
   const std::vector<float> x = rng.fork(2).activations(tokens * cols);
+  return matmul_q_instance(label, seed, p, W.view(), x);
+}
+
+}  // namespace
+
+OpCase matmul_q_instance(const std::string& label, uint64_t seed, const MatmulQParams& p, const QuantMatrix& W,
+                         std::span<const float> x) {
+  const int64_t tokens = p.tokens, rows = p.rows, cols = p.cols;
+  OpCase c = new_case("matmul_q", label, seed);
+  set_vars(c, p);
   std::vector<float> y(static_cast<size_t>(tokens * rows));
-  matmul_q_ref<double>(p, W.view(), x, y);
+  matmul_q_ref<double>(p, W, x, y);
   add_quant_tensors(c, "W", W);
   c.tensors["x"] = f32_tensor(x);
   c.tensors["y"] = output_f32(tokens * rows);
@@ -71,7 +80,7 @@ OpCase matmul_q_case(const std::string& label, int64_t tokens, int64_t rows, int
   std::vector<double> xd(static_cast<size_t>(cols)), exact(static_cast<size_t>(rows)), mag(static_cast<size_t>(rows));
   for (int64_t t = 0; t < tokens; ++t) {
     for (int64_t k = 0; k < cols; ++k) xd[size_t(k)] = x[size_t(t * cols + k)];
-    quant_rows(W.view(), xd.data(), exact.data(), mag.data());
+    quant_rows(W, xd.data(), exact.data(), mag.data());
     for (int64_t r = 0; r < rows; ++r) {
       const size_t i = size_t(t * rows + r);
       s.bound[i] = (g + g64) * mag[size_t(r)] + kU32 * std::fabs(double(y[i])) + double(cols + 2) * kMinNormal32;
@@ -83,7 +92,6 @@ OpCase matmul_q_case(const std::string& label, int64_t tokens, int64_t rows, int
   return c;
 }
 
-}  // namespace
 
 std::vector<OpCase> matmul_q_cases(bool rem, bool real, uint64_t seed) {
   std::vector<OpCase> out;

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "compare/cases/case_util.h"
+#include "compare/cases/instances.h"
 #include "core/expert_blob.h"
 #include "core/rng.h"
 #include "ops/swiglu_expert.h"
@@ -30,15 +31,27 @@ namespace {
 OpCase swiglu_expert_case(const std::string& label, int64_t T, int64_t d, int64_t I, int bits, uint64_t seed) {
   SwigluExpertParams p;
   p.tokens = T, p.hidden = d, p.inter = I, p.bits = bits;
+  Rng rng(seed);
+  const ExpertStorage e = random_expert(rng.fork(1), d, I, bits);
+  const std::vector<float> x = rng.fork(2).activations(T * d);
+  return swiglu_expert_instance(label, seed, p, e.view(), x);
+}
+
+}  // namespace
+
+OpCase swiglu_expert_instance(const std::string& label, uint64_t seed, const SwigluExpertParams& p,
+                              const ExpertWeights& e, std::span<const float> x) {
+  const int64_t T = p.tokens, d = p.hidden, I = p.inter;
+  MOE_CHECK(e.gate.group_size == kExpertGroupSize && e.up.group_size == kExpertGroupSize &&
+                e.down.group_size == kExpertGroupSize,
+            "swiglu_expert: expert matrices with group size " << e.gate.group_size << ", the kernels take "
+                                                             << kExpertGroupSize);
   OpCase c = new_case("swiglu_expert", label, seed);
   set_vars(c, p);
   c.vars["group_size"] = kExpertGroupSize;  // the chain's matmul_q stage reads it
   c.params += " group_size=" + std::to_string(kExpertGroupSize);
-  Rng rng(seed);
-  const ExpertStorage e = random_expert(rng.fork(1), d, I, bits);
-  const std::vector<float> x = rng.fork(2).activations(T * d);
   std::vector<float> y(static_cast<size_t>(T * d));
-  swiglu_expert_ref<double>(p, e.view(), x, y);
+  swiglu_expert_ref<double>(p, e, x, y);
   add_quant_tensors(c, "gate", e.gate);
   add_quant_tensors(c, "up", e.up);
   add_quant_tensors(c, "down", e.down);
@@ -52,12 +65,12 @@ OpCase swiglu_expert_case(const std::string& label, int64_t T, int64_t d, int64_
   std::vector<double> xd(static_cast<size_t>(d)), v(static_cast<size_t>(I)), yx(static_cast<size_t>(d)), mag(static_cast<size_t>(d));
   for (int64_t t = 0; t < T; ++t) {
     for (int64_t k = 0; k < d; ++k) xd[size_t(k)] = x[size_t(t * d + k)];
-    const ActModel m = act_model(e.gate.view(), e.up.view(), xd.data());
+    const ActModel m = act_model(e.gate, e.up, xd.data());
     for (size_t i = 0; i < size_t(I); ++i) {
       const double h = std::fabs(m.h[i]);
       v[i] = (1 + gi) * m.gpu[i] + m.ref32[i] + gi * h + gi64 * (h + m.ref32[i]);
     }
-    quant_rows(e.down.view(), v.data(), yx.data(), mag.data());
+    quant_rows(e.down, v.data(), yx.data(), mag.data());
     for (int64_t r = 0; r < d; ++r) {
       const size_t j = size_t(t * d + r);
       s.bound[j] = mag[size_t(r)] + kU32 * std::fabs(double(y[j])) + double(I + 2) * kMinNormal32;
@@ -68,8 +81,6 @@ OpCase swiglu_expert_case(const std::string& label, int64_t T, int64_t d, int64_
   c.flops = 6.0 * double(T) * double(I) * double(d);
   return c;
 }
-
-}  // namespace
 
 std::vector<OpCase> swiglu_expert_cases(bool rem, bool real, uint64_t seed) {
   std::vector<OpCase> out;

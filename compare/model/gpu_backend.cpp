@@ -193,17 +193,15 @@ void GpuBackend::router_topk(const RouterTopkParams& p, std::span<const float> l
       [&] { cpu_->router_topk(p, logits, idx, w); });
 }
 
-// ---- ops without instances yet: the CPU truth, recorded as uncovered ------------------------
-
-#define MOE_NO_INSTANCE(OP, CALL)                                                         \
-  run(OP, [&]() -> OpCase { MOE_FAIL("no op instance for " OP " yet"); }, {}, [&] { CALL; })
-
 void GpuBackend::matmul_q(const MatmulQParams& p, const QuantMatrix& w, std::span<const float> x, std::span<float> y) {
-  MOE_NO_INSTANCE("matmul_q", cpu_->matmul_q(p, w, x, y));
+  run("matmul_q", [&] { return matmul_q_instance(where_, 0, p, w, x); }, {{"y", y, {}}},
+      [&] { cpu_->matmul_q(p, w, x, y); });
 }
+
 void GpuBackend::swiglu_expert(const SwigluExpertParams& p, const ExpertWeights& e, std::span<const float> x,
                                std::span<float> y) {
-  MOE_NO_INSTANCE("swiglu_expert", cpu_->swiglu_expert(p, e, x, y));
+  run("swiglu_expert", [&] { return swiglu_expert_instance(where_, 0, p, e, x); }, {{"y", y, {}}},
+      [&] { cpu_->swiglu_expert(p, e, x, y); });
 }
 
 }  // namespace moe::compare
