@@ -39,9 +39,21 @@ Data random_data(size_t n, uint32_t seed) {
   return d;
 }
 
-OutputSpec reduction(std::vector<double> bound) { return {"y", Kind::Reduction, std::move(bound), {}, 0}; }
-OutputSpec elementwise(std::vector<double> budget) { return {"y", Kind::Elementwise, {}, std::move(budget), 0}; }
-OutputSpec exact() { return {"y", Kind::Exact, {}, {}, 0}; }
+OutputSpec reduction(std::vector<double> bound) {
+  OutputSpec s;
+  s.name = "y", s.kind = Kind::Reduction, s.bound = std::move(bound);
+  return s;
+}
+OutputSpec elementwise(std::vector<double> budget) {
+  OutputSpec s;
+  s.name = "y", s.kind = Kind::Elementwise, s.ulp_budget = std::move(budget);
+  return s;
+}
+OutputSpec exact() {
+  OutputSpec s;
+  s.name = "y", s.kind = Kind::Exact;
+  return s;
+}
 
 TEST(Metrics, IdenticalPassesAtZeroPercent) {
   const Data d = random_data(257, 1);
@@ -357,7 +369,8 @@ TEST(Metrics, BadInputIsAClearError) {
   test::expect_error([&] { decide(elementwise({}), truth, found); }, "0 ulp_budget values");
   test::expect_error([&] { decide(reduction({0.1}), std::vector<double>{}, std::vector<float>{}); },
                      "is empty");
-  OutputSpec idx{"idx", Kind::Indices, {}, {}, 2};
+  OutputSpec idx;
+  idx.name = "idx", idx.kind = Kind::Indices, idx.row = 2;
   test::expect_error([&] { decide(idx, truth, found); }, "use decide_indices");
 }
 
@@ -373,7 +386,11 @@ TEST(Metrics, ReasonsAreOneLine) {
   }
 }
 
-OutputSpec indices(int64_t k) { return {"idx", Kind::Indices, {}, {}, k}; }
+OutputSpec indices(int64_t k) {
+  OutputSpec s;
+  s.name = "idx", s.kind = Kind::Indices, s.row = k;
+  return s;
+}
 
 TEST(Metrics, IndexSetsEqualInAnyOrder) {
   const std::vector<int32_t> truth = {3, 1, 7, 0, 2, 5};
