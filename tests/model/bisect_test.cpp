@@ -158,6 +158,18 @@ INSTANTIATE_TEST_SUITE_P(
                 "model.layers.3.self_attn.rope_q"},
         // The shared-expert gate as sigmoid(+gamma) instead of sigmoid(gamma)... of -gamma.
         Planted{"moe_combine", "exp(-gamma[t])", "exp(gamma[t])", "moe_combine", 0, "model.layers.0.mlp.combine"},
+        // The delta rule's state update without the decay (s = S instead of g S): the
+        // recurrence of the linear-attention layers.
+        Planted{"delta_net", "const float s1 = fma(k[qk + i], delta, gh * state[base + i]);",
+                "const float s1 = fma(k[qk + i], delta, state[base + i]);", "delta_net", 0,
+                "model.layers.0.linear_attn.recurrence"},
+        // The softmax stage of the attention chain normalising by 1 / (2 sum): only the
+        // full-attention layer, named as the op the chain implements.
+        Planted{"attention_softmax", "const float inv = 1.0 / sum;", "const float inv = 0.5 / sum;", "attention", 3,
+                "model.layers.3.self_attn.attn"},
+        // The conv's SiLU as a plain identity: linear-attention layers only.
+        Planted{"conv1d_step", "y[t * C + c] = acc / (1.0 + exp(-acc));", "y[t * C + c] = acc;", "conv1d_step", 0,
+                "model.layers.0.linear_attn.conv"},
         // Every token reads the next row of the table: before any layer.
         Planted{"embedding", "const uint row = uint(id);", "const uint row = min(uint(id) + 1u, pc.vocab - 1u);",
                 "embedding", -1, "model.embed_tokens"}),
