@@ -10,6 +10,8 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <vulkan/vulkan_raii.hpp>
@@ -310,9 +312,41 @@ struct Allocation {
   uint8_t* mapped = nullptr;
 };
 
+// Freed buffers kept for reuse by make_buffer of the same size and guard: allocating device
+// memory costs milliseconds on NVIDIA, and a compare run makes the same few sizes thousands of
+// times. Owned by the Context (holding no reference to it), so buffers that outlive their Context
+// simply free their memory. Capped in total bytes.
+struct BufferPool {
+  static constexpr size_t kMaxBytes = size_t(1) << 30;
+  std::mutex mutex;
+  std::multimap<std::pair<size_t, size_t>, std::shared_ptr<Allocation>> free;
+  size_t bytes = 0;
+  std::shared_ptr<Allocation> take(size_t size, size_t guard) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = free.find({size, guard});
+    if (it == free.end()) return nullptr;
+    std::shared_ptr<Allocation> a = std::move(it->second);
+    free.erase(it);
+    bytes -= size + guard;
+    return a;
+  }
+  void put(size_t size, size_t guard, std::shared_ptr<Allocation> a) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (bytes + size + guard > kMaxBytes) return;  // dropped: its memory is freed
+    bytes += size + guard;
+    free.emplace(std::make_pair(size, guard), std::move(a));
+  }
+};
+
 struct Buffer::Impl {
   std::shared_ptr<Allocation> alloc;
   size_t size = 0, guard = 0;
+  std::weak_ptr<BufferPool> pool;
+  ~Impl() {
+    // Only an allocation nothing else holds (a sequence still in flight keeps its own reference).
+    if (alloc && alloc.use_count() == 1)
+      if (std::shared_ptr<BufferPool> p = pool.lock()) p->put(size, guard, std::move(alloc));
+  }
 };
 
 Buffer::Buffer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -384,6 +418,7 @@ struct InFlight {
 
 struct Context::Impl {
   std::shared_ptr<Core> core;
+  std::shared_ptr<BufferPool> pool = std::make_shared<BufferPool>();
   ::vk::raii::CommandPool commands{nullptr};
   // Key: every input of the pipeline and its layout, SPIR-V words included (no hash collisions).
   std::map<std::string, std::unique_ptr<Pipeline>> pipelines;
@@ -496,6 +531,14 @@ Buffer Context::make_buffer(size_t bytes, size_t guard_bytes) {
   MOE_CHECK(bytes > 0, "vulkan: make_buffer of 0 bytes (Vulkan buffers cannot be empty)");
   MOE_CHECK(bytes <= SIZE_MAX - guard_bytes,
             "vulkan: make_buffer: " << bytes << " + " << guard_bytes << " bytes overflows");
+  if (std::shared_ptr<Allocation> reused = impl_->pool->take(bytes, guard_bytes)) {
+    // A kernel of an earlier case may have written past its end: the guard is laid again.
+    for (size_t j = 0; j < guard_bytes; ++j) reused->mapped[bytes + j] = guard_byte(j);
+    auto impl = std::make_unique<Buffer::Impl>();
+    impl->alloc = std::move(reused);
+    impl->size = bytes, impl->guard = guard_bytes, impl->pool = impl_->pool;
+    return Buffer(std::move(impl));
+  }
   Core& core = *impl_->core;
   auto alloc = std::make_shared<Allocation>();
   alloc->core = impl_->core;
@@ -544,6 +587,7 @@ Buffer Context::make_buffer(size_t bytes, size_t guard_bytes) {
   impl->alloc = std::move(alloc);
   impl->size = bytes;
   impl->guard = guard_bytes;
+  impl->pool = impl_->pool;
   return Buffer(std::move(impl));
 }
 

@@ -236,6 +236,22 @@ TEST_F(VulkanRunner, WriteOnePastTheEndBreaksTheGuard) {
   EXPECT_EQ(read<float>(y)[n - 1], 1.0f);
 }
 
+// Freed buffers are reused for the next buffer of the same size (allocation is slow on some
+// drivers): the memory comes back with its guard laid again, so an overrun by one case's kernel
+// is never blamed on the next case.
+TEST_F(VulkanRunner, ReusedBufferComesBackWithAFreshGuard) {
+  const uint32_t n = 1000;
+  {
+    Buffer y = ctx->make_buffer(n * sizeof(float));
+    ctx->run({dispatch("off_by_one", off_by_one_spv(), {{0, &y}}, push(n), div_up(n + 1, 64))});
+    ASSERT_FALSE(y.guard_intact());
+  }
+  Buffer again = ctx->make_buffer(n * sizeof(float));
+  EXPECT_TRUE(again.guard_intact());
+  Buffer other = ctx->make_buffer(n * sizeof(float));  // a second one of that size: a new allocation
+  EXPECT_TRUE(other.guard_intact());
+}
+
 TEST_F(VulkanRunner, SpecializationConstantsChangeTheResult) {
   const uint32_t n = 300;
   Buffer x = make_filled(*ctx, ramp(n, 1.0f, 0.0f));
