@@ -74,13 +74,21 @@ void add_quant(Writer& w, const std::string& base, Rng rng, int64_t lead, int64_
   QuantStorage all;
   const int64_t total = std::max<int64_t>(lead, 1) * rows;
   const int64_t block = std::max<int64_t>(1, (int64_t(1) << 22) / cols);  // ~16 MB of f32 per block
-  for (int64_t r0 = 0, b = 0; r0 < total; r0 += block, ++b) {
-    const int64_t n = std::min(block, total - r0);
+  // Blocks are independent (block b draws from stream b): generated in parallel, joined in order,
+  // so the bytes do not depend on the thread count.
+  const int64_t nblocks = (total + block - 1) / block;
+  std::vector<QuantStorage> parts(static_cast<size_t>(nblocks));
+#pragma omp parallel for schedule(dynamic)
+  for (int64_t b = 0; b < nblocks; ++b) {
+    const int64_t n = std::min(block, total - b * block);
     const std::vector<float> x = rng.fork(uint64_t(b)).normal_vec(n * cols, sigma);
-    const QuantStorage q = mlx_quantize(x, n, cols, bits, 64);
+    parts[size_t(b)] = mlx_quantize(x, n, cols, bits, 64);
+  }
+  for (QuantStorage& q : parts) {
     all.w.insert(all.w.end(), q.w.begin(), q.w.end());
     all.scales.insert(all.scales.end(), q.scales.begin(), q.scales.end());
     all.biases.insert(all.biases.end(), q.biases.begin(), q.biases.end());
+    q = QuantStorage();
   }
   std::vector<int64_t> ws{rows, cols * bits / 32}, ss{rows, cols / 64};
   if (lead > 0) ws.insert(ws.begin(), lead), ss.insert(ss.begin(), lead);
