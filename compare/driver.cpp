@@ -461,7 +461,8 @@ std::vector<CaseResult> replay_case(vk::Context& ctx, const CompareOptions& opt)
 }  // namespace
 
 std::vector<CaseResult> compare_cases(const CompareOptions& opt) {
-  vk::Context ctx(opt.device);
+  // --perf times kernels reading device-local memory; otherwise fast host read-back.
+  vk::Context ctx(opt.device, opt.perf ? vk::Context::Memory::DeviceSpeed : vk::Context::Memory::Readback);
   if (!opt.case_file.empty()) return replay_case(ctx, opt);
   const Manifest m = load_kernels(opt.kernels);
   const std::vector<std::string> with_cases = case_ops();
@@ -596,7 +597,7 @@ int run_compare(const CompareOptions& opt) {
   const std::vector<CaseResult> results = compare_cases(opt);
   write_console(std::cout, results);
   if (opt.perf) {
-    vk::Context ctx(opt.device);
+    vk::Context ctx(opt.device, vk::Context::Memory::DeviceSpeed);
     const double copy = copy_bandwidth_gbs(ctx);
     write_perf(std::cout, results, copy);
   }

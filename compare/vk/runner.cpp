@@ -419,6 +419,7 @@ struct InFlight {
 struct Context::Impl {
   std::shared_ptr<Core> core;
   std::shared_ptr<BufferPool> pool = std::make_shared<BufferPool>();
+  Context::Memory memory = Context::Memory::Readback;
   ::vk::raii::CommandPool commands{nullptr};
   // Key: every input of the pipeline and its layout, SPIR-V words included (no hash collisions).
   std::map<std::string, std::unique_ptr<Pipeline>> pipelines;
@@ -429,7 +430,8 @@ struct Context::Impl {
   void retire_abandoned(uint64_t timeout_ms);
 };
 
-Context::Context(const std::string& device) : impl_(std::make_unique<Impl>()) {
+Context::Context(const std::string& device, Memory memory) : impl_(std::make_unique<Impl>()) {
+  impl_->memory = memory;
   const std::vector<DeviceInfo> devs = list_devices();
   MOE_CHECK(!devs.empty(), "vulkan: " << device_list(devs));
   int chosen = -1;
@@ -551,16 +553,23 @@ Buffer Context::make_buffer(size_t bytes, size_t guard_bytes) {
                                                                         ::vk::BufferUsageFlagBits::eTransferDst,
                                                                .sharingMode = ::vk::SharingMode::eExclusive});
     const ::vk::MemoryRequirements req = alloc->buffer.getMemoryRequirements();
-    // Preference: device-local and host-visible (resizable BAR: kernels read at device speed,
-    // so gpu_ms means something), then any host-visible coherent type. Host-coherent in both,
-    // so upload and read-back are memcpy with no flush or invalidate.
+    // Host-visible and host-coherent always (upload and read-back are memcpy, no flush or
+    // invalidate). Order (Context::Memory): Readback prefers host-cached memory that is not
+    // device-local (fast host reads), then other non-local, then device-local; DeviceSpeed
+    // prefers device-local (resizable BAR: kernels read at device speed, gpu_ms means
+    // something), then the rest.
     const auto want = ::vk::MemoryPropertyFlagBits::eHostVisible | ::vk::MemoryPropertyFlagBits::eHostCoherent;
+    auto rank = [&](::vk::MemoryPropertyFlags flags) {
+      const bool local = bool(flags & ::vk::MemoryPropertyFlagBits::eDeviceLocal);
+      const bool cached = bool(flags & ::vk::MemoryPropertyFlagBits::eHostCached);
+      if (impl_->memory == Memory::DeviceSpeed) return local ? 0 : 1;
+      return !local && cached ? 0 : !local ? 1 : 2;
+    };
     std::vector<uint32_t> candidates;
-    for (int pass = 0; pass < 2; ++pass)
+    for (int pass = 0; pass < 3; ++pass)
       for (uint32_t i = 0; i < core.memory.memoryTypeCount; ++i) {
         const auto flags = core.memory.memoryTypes[i].propertyFlags;
-        const bool local = bool(flags & ::vk::MemoryPropertyFlagBits::eDeviceLocal);
-        if ((req.memoryTypeBits >> i & 1u) && (flags & want) == want && local == (pass == 0)) candidates.push_back(i);
+        if ((req.memoryTypeBits >> i & 1u) && (flags & want) == want && rank(flags) == pass) candidates.push_back(i);
       }
     MOE_CHECK(!candidates.empty(),
               "vulkan: " << info().name << " offers no host-visible coherent memory for storage buffers");

@@ -117,7 +117,14 @@ class Context {
   // `device`: "" (the first device; a discrete GPU is preferred over a CPU driver), an index
   // ("1") or a case-insensitive substring of the name ("llvmpipe", "H100"). Throws moe::Error
   // listing the devices when nothing matches or there is no Vulkan.
-  explicit Context(const std::string& device = "");
+  // Where buffers live. Readback (the default): host-cached system memory first, so the host's
+  // reads (outputs, guard regions, the untouched-input check) run at memory speed; on a discrete
+  // GPU the kernels then read over PCIe, which is right for correctness and wrong for timing.
+  // DeviceSpeed: device-local host-visible memory first (resizable BAR), so GPU timestamps
+  // measure the kernel at device bandwidth; host reads of it are uncached and slow (--perf).
+  // On lavapipe both are the same memory.
+  enum class Memory { Readback, DeviceSpeed };
+  explicit Context(const std::string& device = "", Memory memory = Memory::Readback);
   ~Context();
   const DeviceInfo& info() const;
   Buffer make_buffer(size_t bytes, size_t guard_bytes = 4096);
