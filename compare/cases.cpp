@@ -32,6 +32,9 @@ std::vector<OpCase> attention_gate_cases(bool, bool, uint64_t);
 std::vector<OpCase> matmul_q_cases(bool, bool, uint64_t);
 std::vector<OpCase> expert_gate_up_cases(bool, bool, uint64_t);
 std::vector<OpCase> swiglu_expert_cases(bool, bool, uint64_t);
+std::vector<OpCase> moe_permute_fuse_cases(bool, bool, uint64_t);
+std::vector<OpCase> permute_gate_up_cases(bool, bool, uint64_t);
+std::vector<OpCase> permute_down_scatter_cases(bool, bool, uint64_t);
 
 namespace {
 
@@ -66,6 +69,9 @@ const CaseEntry kCases[] = {
     {"matmul_q", &matmul_q_cases},
     {"expert_gate_up", &expert_gate_up_cases},
     {"swiglu_expert", &swiglu_expert_cases},
+    {"moe_permute_fuse", &moe_permute_fuse_cases},
+    {"permute_gate_up", &permute_gate_up_cases},
+    {"permute_down_scatter", &permute_down_scatter_cases},
 };
 
 }  // namespace

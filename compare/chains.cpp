@@ -20,6 +20,9 @@ const std::vector<Chain>& chains() {
         {"matmul_q",
          {{"W.w", "down.w"}, {"W.scales", "down.scales"}, {"W.biases", "down.biases"}, {"x", "act"}, {"y", "y"}},
          {{"rows", "hidden"}, {"cols", "inter"}, {"tokens", "tokens"}, {"bits", "bits"}, {"group_size", "group_size"}}}}},
+      // Bucketed prefill MoE (kernels_cpu/ops/moe_permute_fuse.h): act [rows, I] = silu(gate_b x_t) *
+      // (up_b x_t) per routed row, then out[t] += sum of t's rows w * (down_b act) (no atomics).
+      {"moe_permute_fuse", {{"permute_gate_up", {}, {}}, {"permute_down_scatter", {}, {}}}},
   };
   return kChains;
 }
@@ -32,7 +35,8 @@ const Chain* find_chain(const std::string& op) {
 
 const std::vector<std::string>& stage_ops() {
   static const std::vector<std::string> kStages = {"kv_append",         "attention_scores", "attention_softmax",
-                                                   "attention_values",  "attention_gate",   "expert_gate_up"};
+                                                   "attention_values",  "attention_gate",   "expert_gate_up",
+                                                   "permute_gate_up",   "permute_down_scatter"};
   return kStages;
 }
 
