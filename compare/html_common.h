@@ -88,6 +88,18 @@ inline constexpr const char* kScriptStart = R"JS(
     parent.appendChild(svg);
     ++plots;
   }
+  // Histogram of error / bound over log10 bins; the last bin (>= 1: over the bound) in red.
+  function budget_hist(parent, title, budgets) {
+    var edges = [-8, -6, -5, -4, -3, -2, -1, 0, 1];
+    var labels = ['<1e-6', '1e-6', '1e-5', '1e-4', '1e-3', '1e-2', '0.1', '>=1'];
+    var counts = labels.map(function () { return 0; });
+    budgets.forEach(function (b) {
+      var l = Math.log10(Math.max(b, 1e-12)), i = 0;
+      while (i < labels.length - 1 && l >= edges[i + 1]) ++i;
+      counts[i]++;
+    });
+    bars(parent, title, labels, counts, {xlabel: 'budget used', bad: function (i) { return i === labels.length - 1; }});
+  }
 )JS";
 
 // Sets #status to "rendered N plots" (a headless browser checks it) and closes the function.

@@ -140,18 +140,9 @@ const char* kScript = R"JS(
   }
   // Histograms of budget used per op (log10 bins).
   var hist = document.getElementById('hist');
-  var edges = [-8, -6, -5, -4, -3, -2, -1, 0, 1];
-  var labels = ['<1e-6', '1e-6', '1e-5', '1e-4', '1e-3', '1e-2', '0.1', '>=1'];
   ops.forEach(function (op) {
     var a = byOp[op];
-    if (!a.budgets.length) return;
-    var counts = labels.map(function () { return 0; });
-    a.budgets.forEach(function (b) {
-      var l = Math.log10(Math.max(b, 1e-12)), i = 0;
-      while (i < labels.length - 1 && l >= edges[i + 1]) ++i;
-      counts[i]++;
-    });
-    bars(hist, op + ': error / bound', labels, counts, {xlabel: 'budget used', bad: function (i) { return i === labels.length - 1; }});
+    if (a.budgets.length) budget_hist(hist, op + ': error / bound', a.budgets);
   });
   // Failures and uncovered ops.
   var fl = document.getElementById('failures'), nf = 0;

@@ -11,39 +11,12 @@
 #include "compare/driver.h"
 #include "compare/vk/runner.h"
 #include "test_util.h"
+#include "vulkan/compare_test_util.h"
 
 namespace moe::compare {
 namespace {
 
-const std::string kData = std::string(MOE_SOURCE_DIR) + "/tests/vulkan/data/";
-
-bool have_device() { return !vk::list_devices().empty(); }
-
-std::vector<CaseResult> run(const std::string& manifest, const std::string& ops, const std::string& shapes,
-                            int seeds) {
-  CompareOptions o;
-  o.kernels = manifest, o.ops = ops, o.shapes = shapes, o.seeds = seeds, o.quiet = true;
-  return compare_cases(o);
-}
-
-std::vector<const CaseResult*> of_kernel(const std::vector<CaseResult>& rs, const std::string& kernel) {
-  std::vector<const CaseResult*> out;
-  for (const CaseResult& r : rs)
-    if (r.kernel == kernel && r.status() != CaseResult::Status::Skip) out.push_back(&r);
-  return out;
-}
-
-// A parameter of the case ("tokens=3 rows=33 cols=192 ..." -> 3).
-int64_t param(const CaseResult& r, const std::string& name) {
-  std::istringstream in(r.params);
-  std::string kv;
-  while (in >> kv)
-    if (kv.rfind(name + "=", 0) == 0) return std::stoll(kv.substr(name.size() + 1));
-  ADD_FAILURE() << "no parameter " << name << " in '" << r.params << "'";
-  return -1;
-}
-
-uint32_t subgroup_of(const CaseResult& r) { return r.subgroup ? r.subgroup : vk::Context("").info().subgroup_size; }
+using namespace moe::compare::test;
 
 // The single output's verdict failed by exactly the per-element criterion (among possibly
 // others), with no driver error: the bug is caught by the bound, not by accident.

@@ -1,0 +1,57 @@
+// Helpers shared by the compare tests of tests/vulkan: run a manifest's kernels, pick a kernel's
+// cases, read a case's parameters and verdicts.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "compare/driver.h"
+#include "compare/vk/runner.h"
+
+namespace moe::compare::test {
+
+inline const std::string kData = std::string(MOE_SOURCE_DIR) + "/tests/vulkan/data/";
+
+inline bool have_device() { return !vk::list_devices().empty(); }
+
+// compare_cases over `ops` ("" = every op the manifest covers) and `shapes`, seeds seed..seed+seeds-1.
+inline std::vector<CaseResult> run(const std::string& manifest, const std::string& ops, const std::string& shapes,
+                                   int seeds, uint64_t seed = 1) {
+  CompareOptions o;
+  o.kernels = manifest, o.ops = ops, o.shapes = shapes, o.seeds = seeds, o.seed = seed, o.quiet = true;
+  return compare_cases(o);
+}
+
+// The cases a kernel ran (skipped ones, outside its limits, left out).
+inline std::vector<const CaseResult*> of_kernel(const std::vector<CaseResult>& rs, const std::string& kernel) {
+  std::vector<const CaseResult*> out;
+  for (const CaseResult& r : rs)
+    if (r.kernel == kernel && r.status() != CaseResult::Status::Skip) out.push_back(&r);
+  return out;
+}
+
+// A parameter of the case ("tokens=3 rows=33 ..." -> 3).
+inline int64_t param(const CaseResult& r, const std::string& name) {
+  std::istringstream in(r.params);
+  std::string kv;
+  while (in >> kv)
+    if (kv.rfind(name + "=", 0) == 0) return std::stoll(kv.substr(name.size() + 1));
+  ADD_FAILURE() << "no parameter " << name << " in '" << r.params << "'";
+  return -1;
+}
+
+// The subgroup size a case ran at (0 in the result: the device's default).
+inline uint32_t subgroup_of(const CaseResult& r) {
+  return r.subgroup ? r.subgroup : vk::Context("").info().subgroup_size;
+}
+
+// The verdict of output `name` (nullptr if the case has none).
+inline const Verdict* verdict(const CaseResult& r, const std::string& name) {
+  for (const Verdict& v : r.outputs)
+    if (v.output == name) return &v;
+  return nullptr;
+}
+
+}  // namespace moe::compare::test
