@@ -83,7 +83,6 @@ ModelCompareResult run_model_compare(const ModelCompareOptions& opt) {
   const bool tty = isatty(2);
   GpuBackend gpu(ctx, m, opt.mode == "isolated" ? Feed::Truth : Feed::Gpu, opt.subgroup, opt.timeout_ms);
   const int64_t layers = model->config().layers, ntok = int64_t(opt.tokens.size());
-  int64_t last_token = -1;
   gpu.on_record = [&](const OpRecord& r, const OpCase& c) {
     const CaseResult::Status st = r.covered ? r.result.status() : CaseResult::Status::Skip;
     if (st == CaseResult::Status::Pass) ++res.passed;
@@ -101,12 +100,13 @@ ModelCompareResult run_model_compare(const ModelCompareOptions& opt) {
         res.case_file = opt.case_out;
       }
     }
-    if (opt.progress && (tty || r.token != last_token)) {
+    // On a terminal every op updates one line; in a log, one line per forward call (at lm_head).
+    if (opt.progress && (tty || r.where == "lm_head")) {
+      const int64_t shown = r.layer >= 0 ? r.layer + 1 : (r.where == "model.embed_tokens" ? 0 : layers);
       std::fprintf(stderr, "%stoken %lld/%lld, layer %lld/%lld, %lld ops compared, %lld failed, %lld uncovered%s",
-                   tty ? "\r" : "", (long long)(r.token + r.tokens), (long long)ntok, (long long)(r.layer + 1),
+                   tty ? "\r" : "", (long long)(r.token + r.tokens), (long long)ntok, (long long)shown,
                    (long long)layers, (long long)(res.passed + res.failed), (long long)res.failed,
                    (long long)res.uncovered, tty ? "   " : "\n");
-      last_token = r.token;
     }
   };
   TapStore gpu_taps, ref_taps;
