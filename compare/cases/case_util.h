@@ -44,6 +44,13 @@ inline HostTensor u32_tensor(std::span<const uint32_t> v) {
 
 inline HostTensor output_f32(int64_t n) { return f32_tensor(std::vector<float>(size_t(n), 0.0f), true); }
 
+// An i32 output (routing indices), poisoned before every step.
+inline HostTensor output_i32(int64_t n) {
+  HostTensor t;
+  t.type = ElemType::I32, t.elems = n, t.output = true, t.words.assign(size_t(n), 0u);
+  return t;
+}
+
 inline std::vector<double> widen(std::span<const float> v) { return std::vector<double>(v.begin(), v.end()); }
 
 template <class P>

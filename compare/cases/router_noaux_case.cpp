@@ -223,9 +223,7 @@ OpCase noaux_case(const std::string& label, int64_t T, int64_t E, int64_t K, int
   }
   c.tensors["logits"] = f32_tensor(x);
   c.tensors["bias"] = f32_tensor(bias);
-  HostTensor oi;
-  oi.type = ElemType::I32, oi.elems = T * K, oi.output = true, oi.words.assign(size_t(T * K), 0u);
-  c.tensors["idx"] = oi;
+  c.tensors["idx"] = output_i32(T * K);
   c.tensors["w"] = output_f32(T * K);
   c.outputs["idx"] = si;
   c.truth["idx"] = std::vector<double>(idx.begin(), idx.end());

@@ -160,9 +160,7 @@ OpCase router_topk_instance(const std::string& label, uint64_t seed, const Route
     std::copy(b.begin(), b.end(), sw.bound.begin() + t * K);
   }
   c.tensors["logits"] = f32_tensor(x);
-  HostTensor oi;
-  oi.type = ElemType::I32, oi.elems = T * K, oi.output = true, oi.words.assign(size_t(T * K), 0u);
-  c.tensors["idx"] = oi;
+  c.tensors["idx"] = output_i32(T * K);
   c.tensors["w"] = output_f32(T * K);
   c.outputs["idx"] = si;
   c.truth["idx"] = std::vector<double>(idx.begin(), idx.end());
