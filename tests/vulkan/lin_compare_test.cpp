@@ -6,39 +6,19 @@
 #include <map>
 #include <set>
 
-#include "compare/driver.h"
-#include "compare/vk/runner.h"
 #include "test_util.h"
+#include "vulkan/compare_test_util.h"
 
 namespace moe::compare {
 namespace {
 
-const std::string kData = std::string(MOE_SOURCE_DIR) + "/tests/vulkan/data/";
+using test::have_device, test::kData, test::of_kernel, test::subgroup_of, test::verdict;
+
 const char* kOps = "conv1d_step,decay_beta,delta_net";
 
-bool have_device() { return !vk::list_devices().empty(); }
-
 std::vector<CaseResult> run(const std::string& manifest, const std::string& shapes, int seeds) {
-  CompareOptions o;
-  o.kernels = manifest, o.ops = kOps, o.shapes = shapes, o.seeds = seeds, o.quiet = true;
-  return compare_cases(o);
+  return test::run(manifest, kOps, shapes, seeds);
 }
-
-std::vector<const CaseResult*> of_kernel(const std::vector<CaseResult>& rs, const std::string& kernel) {
-  std::vector<const CaseResult*> out;
-  for (const CaseResult& r : rs)
-    if (r.kernel == kernel && r.status() != CaseResult::Status::Skip) out.push_back(&r);
-  return out;
-}
-
-// The verdict of output `name` ("state@t=0", "g"), or nullptr if the case has none.
-const Verdict* verdict(const CaseResult& r, const std::string& name) {
-  for (const Verdict& v : r.outputs)
-    if (v.output == name) return &v;
-  return nullptr;
-}
-
-uint32_t subgroup_of(const CaseResult& r) { return r.subgroup ? r.subgroup : vk::Context("").info().subgroup_size; }
 
 // The planted manifest runs once for all tests below.
 const std::vector<CaseResult>& planted() {

@@ -6,36 +6,18 @@
 #include <map>
 #include <set>
 
-#include "compare/driver.h"
-#include "compare/vk/runner.h"
 #include "test_util.h"
+#include "vulkan/compare_test_util.h"
 
 namespace moe::compare {
 namespace {
 
-const std::string kData = std::string(MOE_SOURCE_DIR) + "/tests/vulkan/data/";
+using test::have_device, test::kData, test::of_kernel, test::verdict;
+
 const char* kOps = "router_topk,router_noaux,argmax,expert_buckets";
 
-bool have_device() { return !vk::list_devices().empty(); }
-
 std::vector<CaseResult> run(const std::string& manifest, int seeds, uint64_t seed = 1) {
-  CompareOptions o;
-  o.kernels = manifest, o.ops = kOps, o.shapes = "all", o.seeds = seeds, o.seed = seed, o.quiet = true;
-  return compare_cases(o);
-}
-
-std::vector<const CaseResult*> of_kernel(const std::vector<CaseResult>& rs, const std::string& kernel) {
-  std::vector<const CaseResult*> out;
-  for (const CaseResult& r : rs)
-    if (r.kernel == kernel && r.status() != CaseResult::Status::Skip) out.push_back(&r);
-  return out;
-}
-
-// The verdict of output `name` in a case (nullptr if absent).
-const Verdict* verdict(const CaseResult& r, const std::string& name) {
-  for (const Verdict& v : r.outputs)
-    if (v.output == name) return &v;
-  return nullptr;
+  return test::run(manifest, kOps, "all", seeds, seed);
 }
 
 bool failed_with(const CaseResult& r, const std::string& output, uint32_t check) {
@@ -108,7 +90,8 @@ TEST(route_compare, PlantedBugsAreCaught) {
   // fails on idx as a set mismatch; one element per row leaves nothing to tie.
   for (const CaseResult* r : of_kernel(rs, "argmax_last_tie")) {
     const std::string& pr = r->params;
-    const bool no_ties = pr.find("rows=1 ") != std::string::npos || pr.size() < 4 || pr.compare(pr.size() - 4, 4, " n=1") == 0;
+    const bool no_ties =
+        pr.find("rows=1 ") != std::string::npos || pr.size() < 4 || pr.compare(pr.size() - 4, 4, " n=1") == 0;
     if (no_ties) {
       EXPECT_NE(r->status(), CaseResult::Status::Fail) << case_line(*r);
     } else {
