@@ -54,6 +54,10 @@ int list_devices_command() {
       std::printf("  timestamps:          yes (%g ns per tick)\n", double(d.timestamp_period_ns));
     else
       std::printf("  timestamps:          no (gpu_ms is not measured)\n");
+    for (size_t h = 0; h < d.heaps.size(); ++h)
+      std::printf("  memory heap %zu:       %s%s%s\n", h, bytes_string(d.heaps[h].size).c_str(),
+                  d.heaps[h].device_local ? ", device-local" : ", system",
+                  d.heaps[h].host_visible ? ", host-visible" : "");
     if (d.loop_iteration_limit > 0)
       std::printf(
           "  loop limit:          %u iterations per invocation, all loops together (longer loops are cut short)\n",

@@ -5,9 +5,9 @@
 #include "compare/vk/runner.h"
 
 #include <algorithm>
-#include <array>
 #include <bit>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -16,254 +16,16 @@
 #include <sstream>
 #include <vulkan/vulkan_raii.hpp>
 
+#include "compare/vk/runner_internal.h"
 #include "core/check.h"
 
 namespace moe::vk {
+using namespace detail;
 namespace {
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-std::string version_string(uint32_t v) {
-  std::ostringstream os;
-  os << VK_API_VERSION_MAJOR(v) << '.' << VK_API_VERSION_MINOR(v) << '.' << VK_API_VERSION_PATCH(v);
-  return os.str();
-}
-
-std::string type_name(::vk::PhysicalDeviceType t) {
-  switch (t) {
-    case ::vk::PhysicalDeviceType::eCpu:
-      return "cpu";
-    case ::vk::PhysicalDeviceType::eDiscreteGpu:
-      return "discrete";
-    case ::vk::PhysicalDeviceType::eIntegratedGpu:
-      return "integrated";
-    case ::vk::PhysicalDeviceType::eVirtualGpu:
-      return "virtual";
-    default:
-      return "other";
-  }
-}
-
-bool has_extension(const ::vk::raii::PhysicalDevice& pd, const char* name) {
-  for (const ::vk::ExtensionProperties& e : pd.enumerateDeviceExtensionProperties())
-    if (std::strcmp(e.extensionName.data(), name) == 0) return true;
-  return false;
-}
-
-// The queue family the runner submits to: the first with compute and timestamps, else the
-// first with compute (every Vulkan device has one; graphics queues support compute too).
-std::optional<uint32_t> pick_queue_family(const ::vk::raii::PhysicalDevice& pd, uint32_t* timestamp_bits) {
-  const auto families = pd.getQueueFamilyProperties();
-  std::optional<uint32_t> any;
-  for (uint32_t i = 0; i < families.size(); ++i) {
-    if (!(families[i].queueFlags & ::vk::QueueFlagBits::eCompute)) continue;
-    if (families[i].timestampValidBits > 0) {
-      *timestamp_bits = families[i].timestampValidBits;
-      return i;
-    }
-    if (!any) any = i;
-  }
-  *timestamp_bits = 0;
-  return any;
-}
-
-// Everything list_devices() reports, plus what device creation needs.
-struct Probe {
-  DeviceInfo info;
-  uint32_t queue_family = 0;
-  uint32_t timestamp_bits = 0;
-  bool size_control_ext = false;  // VK_EXT_subgroup_size_control must be enabled (device < 1.3)
-  uint32_t max_push_constants = 0;
-  uint32_t max_storage_buffers_per_stage = 0;
-  uint32_t max_compute_workgroup_subgroups = 0;
-  uint32_t max_workgroup_size[3] = {0, 0, 0};
-  uint32_t api = 0;  // the version the runner uses: min(device, instance)
-};
-
-// The API version the instance asks for: the newest this code knows (1.3) that the loader offers.
-uint32_t instance_api(const ::vk::raii::Context& ctx) {
-  return std::min<uint32_t>(ctx.enumerateInstanceVersion(), VK_API_VERSION_1_3);
-}
-
-// `api`: the instance's version; a device is used at min(its version, the instance's).
-Probe probe(const ::vk::raii::PhysicalDevice& pd, int index, uint32_t api) {
-  Probe p;
-  DeviceInfo& d = p.info;
-  const ::vk::PhysicalDeviceProperties base = pd.getProperties();
-  d.index = index;
-  d.name = base.deviceName.data();
-  d.type = type_name(base.deviceType);
-  d.api_version = base.apiVersion;
-  const ::vk::PhysicalDeviceLimits& lim = base.limits;
-  d.max_storage_buffer_range = lim.maxStorageBufferRange;
-  d.max_shared_memory = lim.maxComputeSharedMemorySize;
-  d.max_workgroup_invocations = lim.maxComputeWorkGroupInvocations;
-  for (int k = 0; k < 3; ++k) d.max_workgroup_count[k] = lim.maxComputeWorkGroupCount[k];
-  for (int k = 0; k < 3; ++k) p.max_workgroup_size[k] = lim.maxComputeWorkGroupSize[k];
-  d.min_storage_buffer_offset_alignment = lim.minStorageBufferOffsetAlignment;
-  p.max_push_constants = lim.maxPushConstantsSize;
-  p.max_storage_buffers_per_stage = lim.maxPerStageDescriptorStorageBuffers;
-  const std::optional<uint32_t> qf = pick_queue_family(pd, &p.timestamp_bits);
-  p.queue_family = qf.value_or(0);
-  // timestampComputeAndGraphics false means only some compute-capable families time; the
-  // family's own timestampValidBits decides, as the spec says.
-  d.timestamp_period_ns = (qf && p.timestamp_bits > 0) ? lim.timestampPeriod : 0.0f;
-  d.driver = "unknown";
-  p.api = std::min(d.api_version, api);
-  if (p.api < VK_API_VERSION_1_1) return p;  // no properties2: the Context refuses it anyway
-
-  // Chain only structures the device knows (an unknown sType in pNext is invalid usage).
-  const bool v12 = p.api >= VK_API_VERSION_1_2, v13 = p.api >= VK_API_VERSION_1_3;
-  const bool driver_ext = !v12 && has_extension(pd, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME);
-  p.size_control_ext = !v13 && has_extension(pd, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
-  ::vk::PhysicalDeviceSubgroupProperties sg{};
-  ::vk::PhysicalDeviceDriverProperties drv{};
-  ::vk::PhysicalDeviceSubgroupSizeControlProperties ssc{};
-  ::vk::PhysicalDeviceProperties2 props{};
-  props.pNext = &sg;
-  void** tail = &sg.pNext;
-  if (v12 || driver_ext) *tail = &drv, tail = &drv.pNext;
-  if (v13 || p.size_control_ext) *tail = &ssc, tail = &ssc.pNext;
-  vkGetPhysicalDeviceProperties2(static_cast<VkPhysicalDevice>(*pd),
-                                 reinterpret_cast<VkPhysicalDeviceProperties2*>(&props));
-
-  ::vk::PhysicalDeviceSubgroupSizeControlFeatures sscf{};
-  ::vk::PhysicalDeviceFeatures2 feats{};
-  if (v13 || p.size_control_ext) feats.pNext = &sscf;
-  vkGetPhysicalDeviceFeatures2(static_cast<VkPhysicalDevice>(*pd),
-                               reinterpret_cast<VkPhysicalDeviceFeatures2*>(&feats));
-
-  if (v12 || driver_ext) {
-    if (drv.driverID == ::vk::DriverId::eMesaLlvmpipe) d.loop_iteration_limit = 65535;
-    d.driver = drv.driverName.data();
-    const std::string info = drv.driverInfo.data();
-    if (!info.empty()) d.driver += " " + info;
-  }
-  d.subgroup_size = sg.subgroupSize;
-  d.min_subgroup_size = d.max_subgroup_size = sg.subgroupSize;
-  const bool compute_sg = bool(sg.supportedStages & ::vk::ShaderStageFlagBits::eCompute);
-  d.subgroup_arithmetic = compute_sg && bool(sg.supportedOperations & ::vk::SubgroupFeatureFlagBits::eArithmetic);
-  if ((v13 || p.size_control_ext) && sscf.subgroupSizeControl &&
-      (ssc.requiredSubgroupSizeStages & ::vk::ShaderStageFlagBits::eCompute)) {
-    d.subgroup_size_control = true;
-    d.min_subgroup_size = ssc.minSubgroupSize;
-    d.max_subgroup_size = ssc.maxSubgroupSize;
-    p.max_compute_workgroup_subgroups = ssc.maxComputeWorkgroupSubgroups;
-    d.max_workgroup_subgroups = ssc.maxComputeWorkgroupSubgroups;
-  }
-  return p;
-}
-
-::vk::raii::Instance make_instance(const ::vk::raii::Context& ctx) {
-  // Devices still report their own version; the runner uses min(device, instance).
-  const ::vk::ApplicationInfo app{.pApplicationName = "moeoracle",
-                                  .applicationVersion = 1,
-                                  .pEngineName = "moeoracle",
-                                  .engineVersion = 1,
-                                  .apiVersion = instance_api(ctx)};
-  return ::vk::raii::Instance(ctx, ::vk::InstanceCreateInfo{.pApplicationInfo = &app});
-}
-
-// One Vulkan loader and instance per process, created on first use and never torn down: each
-// vk::raii::Context loads the Vulkan loader (and the driver) afresh, and NVIDIA's driver
-// (580.159, GPU machine, 2026-11-22) answers vkCreateInstance with ErrorIncompatibleDriver after
-// about ten load/unload cycles in one process. A failed creation (no driver) is retried next call.
-struct Loader {
-  ::vk::raii::Context ctx;
-  ::vk::raii::Instance instance{nullptr};
-};
-
-Loader& loader() {
-  static Loader* l = [] {
-    auto* p = new Loader();  // intentionally never freed (see above)
-    try {
-      p->instance = make_instance(p->ctx);
-    } catch (...) {
-      delete p;
-      throw;
-    }
-    return p;
-  }();
-  return *l;
-}
-
-std::string device_list(const std::vector<DeviceInfo>& devs) {
-  if (devs.empty()) return "no Vulkan devices (is a Vulkan driver installed? lavapipe: mesa-vulkan-drivers)";
-  std::ostringstream os;
-  os << "devices:";
-  for (const DeviceInfo& d : devs) os << " [" << d.index << "] " << d.name << " (" << d.type << ")";
-  return os.str();
-}
 
 // The guard's byte at position j past the usable end: position-dependent, so neither a zero
 // fill, a constant store nor a shifted copy of the guard itself leaves it intact.
 uint8_t guard_byte(size_t j) { return static_cast<uint8_t>(((j * 0x9E3779B1u) >> 13) ^ 0xA5u); }
-
-// What the runner checks before creating a pipeline: the GLCompute entry points and their
-// workgroup sizes. A minimal parse of the module's header section (entry points, execution
-// modes, decorations, constants: all precede the first OpFunction).
-struct EntryPoint {
-  uint32_t id = 0;
-  std::string name;
-  uint32_t local_size[3] = {0, 0, 0};  // 0: unknown (an id the parse cannot resolve)
-};
-
-std::vector<EntryPoint> compute_entry_points(std::span<const uint32_t> w, const std::string& label,
-                                             const std::vector<SpecConstant>& spec) {
-  MOE_CHECK(w.size() >= 5 && w[0] == 0x07230203u, "vulkan: " << label << ": not SPIR-V (" << w.size()
-                                                             << " words, magic 0x" << std::hex
-                                                             << (w.empty() ? 0u : w[0]) << ", expected 0x07230203)");
-  std::vector<EntryPoint> entries;
-  std::map<uint32_t, std::array<uint32_t, 3>> size_ids;  // entry id -> LocalSizeId operands
-  std::map<uint32_t, uint32_t> scalar, spec_id;          // constant id -> value; id -> SpecId
-  std::map<uint32_t, std::vector<uint32_t>> composite;   // composite constant id -> constituents
-  uint32_t workgroup_size_id = 0;                        // the BuiltIn WorkgroupSize constant: overrides
-  for (size_t i = 5; i < w.size();) {
-    const uint32_t count = w[i] >> 16, op = w[i] & 0xFFFFu;
-    MOE_CHECK(count > 0 && i + count <= w.size(), "vulkan: " << label << ": malformed SPIR-V at word " << i);
-    const uint32_t* a = &w[i + 1];              // operands
-    if (op == 54) break;                        // OpFunction
-    if (op == 15 && count >= 4 && a[0] == 5) {  // OpEntryPoint GLCompute <id> "name"
-      const char* name = reinterpret_cast<const char*>(&a[2]);
-      entries.push_back({.id = a[1], .name = std::string(name, strnlen(name, (count - 3) * 4))});
-    } else if (op == 16 && count >= 6 && a[1] == 17) {  // OpExecutionMode <entry> LocalSize x y z
-      for (EntryPoint& e : entries)
-        if (e.id == a[0]) std::copy(a + 2, a + 5, e.local_size);
-    } else if (op == 331 && count >= 6 && a[1] == 38) {  // OpExecutionModeId <entry> LocalSizeId x y z
-      size_ids[a[0]] = {a[2], a[3], a[4]};
-    } else if (op == 71 && count >= 4 && a[1] == 11 && a[2] == 25) {  // OpDecorate <id> BuiltIn WorkgroupSize
-      workgroup_size_id = a[0];
-    } else if (op == 71 && count >= 4 && a[1] == 1) {  // OpDecorate <id> SpecId n
-      spec_id[a[0]] = a[2];
-    } else if ((op == 43 || op == 50) && count >= 4) {  // OpConstant / OpSpecConstant <type> <id> value
-      scalar[a[1]] = a[2];
-    } else if ((op == 44 || op == 51) && count >= 4) {  // Op(Spec)ConstantComposite <type> <id> parts...
-      composite[a[1]].assign(a + 2, a + count - 1);
-    }
-    i += count;
-  }
-  // A constant's value, with the dispatch's specialization applied; 0 if unknown.
-  const auto value = [&](uint32_t id) -> uint32_t {
-    if (auto s = spec_id.find(id); s != spec_id.end())
-      for (const SpecConstant& c : spec)
-        if (c.id == s->second) return c.value;
-    auto v = scalar.find(id);
-    return v == scalar.end() ? 0u : v->second;
-  };
-  for (EntryPoint& e : entries) {
-    if (auto ids = size_ids.find(e.id); ids != size_ids.end())
-      for (int k = 0; k < 3; ++k) e.local_size[k] = value(ids->second[k]);
-    if (auto parts = composite.find(workgroup_size_id);
-        workgroup_size_id && parts != composite.end() && parts->second.size() == 3)
-      for (int k = 0; k < 3; ++k) e.local_size[k] = value(parts->second[k]);
-    else if (workgroup_size_id)
-      std::fill(e.local_size, e.local_size + 3, 0u);
-  }
-  return entries;
-}
 
 std::string labels_of(const std::vector<Dispatch>& seq) {
   std::string s;
@@ -273,26 +35,6 @@ std::string labels_of(const std::vector<Dispatch>& seq) {
 }
 
 }  // namespace
-
-std::vector<uint32_t> DeviceInfo::subgroup_sizes() const {
-  if (!subgroup_size_control) return {subgroup_size};
-  std::vector<uint32_t> sizes;
-  for (uint32_t s = min_subgroup_size; s != 0 && s <= max_subgroup_size; s *= 2) sizes.push_back(s);
-  return sizes;
-}
-
-std::vector<DeviceInfo> list_devices() {
-  try {
-    Loader& l = loader();
-    std::vector<DeviceInfo> out;
-    int index = 0;
-    for (const ::vk::raii::PhysicalDevice& pd : l.instance.enumeratePhysicalDevices())
-      out.push_back(probe(pd, index++, instance_api(l.ctx)).info);
-    return out;
-  } catch (const ::vk::SystemError&) {
-    return {};  // no loader, no driver (VK_ERROR_INCOMPATIBLE_DRIVER) or no device at all
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Core and buffers
@@ -310,14 +52,20 @@ struct Allocation {
   ::vk::raii::Buffer buffer{nullptr};
   ::vk::raii::DeviceMemory memory{nullptr};
   uint8_t* mapped = nullptr;
+  bool device_local = false;
 };
 
 // Freed buffers kept for reuse by make_buffer of the same size and guard: allocating device
 // memory costs milliseconds on NVIDIA, and a compare run makes the same few sizes thousands of
 // times. Owned by the Context (holding no reference to it), so buffers that outlive their Context
-// simply free their memory. Capped in total bytes.
+// simply free their memory. Capped in total bytes; emptied when an allocation runs out of device
+// memory. MOE_VK_POOL=0 turns reuse off (to rule it out when diagnosing a driver).
 struct BufferPool {
   static constexpr size_t kMaxBytes = size_t(1) << 30;
+  const bool enabled = [] {
+    const char* e = std::getenv("MOE_VK_POOL");
+    return !(e && std::string(e) == "0");
+  }();
   std::mutex mutex;
   std::multimap<std::pair<size_t, size_t>, std::shared_ptr<Allocation>> free;
   size_t bytes = 0;
@@ -332,9 +80,18 @@ struct BufferPool {
   }
   void put(size_t size, size_t guard, std::shared_ptr<Allocation> a) {
     std::lock_guard<std::mutex> lock(mutex);
-    if (bytes + size + guard > kMaxBytes) return;  // dropped: its memory is freed
+    if (!enabled || bytes + size + guard > kMaxBytes) return;  // dropped: its memory is freed
     bytes += size + guard;
     free.emplace(std::make_pair(size, guard), std::move(a));
+  }
+  bool clear() {  // frees every pooled allocation; false if there was none
+    std::multimap<std::pair<size_t, size_t>, std::shared_ptr<Allocation>> dropped;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      dropped.swap(free);
+      bytes = 0;
+    }
+    return !dropped.empty();
   }
 };
 
@@ -355,6 +112,8 @@ Buffer::Buffer(Buffer&&) noexcept = default;
 Buffer& Buffer::operator=(Buffer&&) noexcept = default;
 
 size_t Buffer::size() const { return live(impl_.get()).size; }
+
+bool Buffer::device_local() const { return live(impl_.get()).alloc->device_local; }
 
 Buffer::Impl& Buffer::live(Impl* impl) {
   MOE_CHECK(impl, "vulkan buffer: used after being moved from");
@@ -574,13 +333,17 @@ Buffer Context::make_buffer(size_t bytes, size_t guard_bytes) {
     MOE_CHECK(!candidates.empty(),
               "vulkan: " << info().name << " offers no host-visible coherent memory for storage buffers");
     std::string last_error;
-    for (uint32_t type : candidates) {
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      const uint32_t type = candidates[c];
       try {
         alloc->memory = ::vk::raii::DeviceMemory(
             core.device, ::vk::MemoryAllocateInfo{.allocationSize = req.size, .memoryTypeIndex = type});
+        alloc->device_local =
+            bool(core.memory.memoryTypes[type].propertyFlags & ::vk::MemoryPropertyFlagBits::eDeviceLocal);
         break;
       } catch (const ::vk::OutOfDeviceMemoryError& e) {
-        last_error = e.what();  // a small BAR heap: try the next type
+        last_error = e.what();  // a small BAR heap: free what the pool holds, else try the next type
+        if (impl_->pool->clear()) --c;
       } catch (const ::vk::OutOfHostMemoryError& e) {
         last_error = e.what();
       }

@@ -1,0 +1,58 @@
+// Internal to the Vulkan runner (compare/vk/*.cpp): device discovery shared by list_devices() and
+// Context, and the SPIR-V entry-point parse. Not part of the runner's interface (runner.h).
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+#include <vulkan/vulkan_raii.hpp>
+
+#include "compare/vk/runner.h"
+
+namespace moe::vk::detail {
+
+// Everything list_devices() reports, plus what device creation needs.
+struct Probe {
+  DeviceInfo info;
+  uint32_t queue_family = 0;
+  uint32_t timestamp_bits = 0;
+  bool size_control_ext = false;  // VK_EXT_subgroup_size_control must be enabled (device < 1.3)
+  uint32_t max_push_constants = 0;
+  uint32_t max_storage_buffers_per_stage = 0;
+  uint32_t max_compute_workgroup_subgroups = 0;
+  uint32_t max_workgroup_size[3] = {0, 0, 0};
+  uint32_t api = 0;  // the version the runner uses: min(device, instance)
+};
+// `api`: the instance's version; a device is used at min(its version, the instance's).
+Probe probe(const ::vk::raii::PhysicalDevice& pd, int index, uint32_t api);
+
+std::string lower(std::string s);
+std::string version_string(uint32_t v);
+// "devices: [0] name (type) ...", or why there are none.
+std::string device_list(const std::vector<DeviceInfo>& devs);
+
+// One Vulkan loader and instance per process, created on first use and never torn down: each
+// vk::raii::Context loads the Vulkan loader (and the driver) afresh, and NVIDIA's driver
+// (580.159, GPU machine, 2026-11-22) answers vkCreateInstance with ErrorIncompatibleDriver after
+// about ten load/unload cycles in one process. A failed creation (no driver) is retried next call.
+struct Loader {
+  ::vk::raii::Context ctx;
+  ::vk::raii::Instance instance{nullptr};
+};
+Loader& loader();
+
+// The API version the instance asks for: the newest this code knows (1.3) that the loader offers.
+uint32_t instance_api(const ::vk::raii::Context& ctx);
+
+// What the runner checks before creating a pipeline: the GLCompute entry points and their
+// workgroup sizes. A minimal parse of the module's header section (entry points, execution
+// modes, decorations, constants: all precede the first OpFunction).
+struct EntryPoint {
+  uint32_t id = 0;
+  std::string name;
+  uint32_t local_size[3] = {0, 0, 0};  // 0: unknown (an id the parse cannot resolve)
+};
+std::vector<EntryPoint> compute_entry_points(std::span<const uint32_t> words, const std::string& label,
+                                             const std::vector<SpecConstant>& spec);
+
+}  // namespace moe::vk::detail
