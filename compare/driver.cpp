@@ -1,7 +1,5 @@
 #include "compare/driver.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <bit>
 #include <chrono>
@@ -15,12 +13,12 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <unistd.h>
 
 #include "compare/bundled.h"
 #include "compare/case_file.h"
 #include "compare/cases.h"
 #include "compare/chains.h"
-#include "compare/gpu_timing.h"
 #include "compare/manifest.h"
 #include "compare/metrics.h"
 #include "compare/report.h"
@@ -33,7 +31,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // --perf: runs of a one-step case timed back to back (at least 4, at most 30, stopping after
-// 100 ms); its gpu_ms is the median of the later half.
+// 100 ms); its gpu_ms is their median.
 constexpr int kTimingRepeats = 30;
 
 std::vector<std::string> split(const std::string& s) {
@@ -128,9 +126,9 @@ void check_pairing(Verdict& v, const OutputSpec& spec, const std::vector<double>
                    const std::vector<uint32_t>& found_i) {
   if (truth_w.size() != truth_i.size() || found_w.size() != truth_w.size() || found_i.size() != truth_i.size()) return;
   const size_t n = truth_w.size();
-  MOE_CHECK(spec.row > 0 && n % size_t(spec.row) == 0, "output '" << spec.name
-                                                                  << "' is paired with indices but its row length ("
-                                                                  << spec.row << ") does not divide " << n);
+  MOE_CHECK(spec.row > 0 && n % size_t(spec.row) == 0,
+            "output '" << spec.name << "' is paired with indices but its row length (" << spec.row << ") does not divide "
+                       << n);
   const size_t K = size_t(spec.row);
   for (size_t r0 = 0; r0 < n; r0 += K) {
     std::vector<int32_t> a(K), b(K);
@@ -186,17 +184,17 @@ CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, 
   std::vector<const KernelEntry*> kernels;
   std::vector<std::vector<KernelInstance>> inst(nsteps);
   for (size_t i = 0; i < plan.kernels.size(); ++i) {
-    const std::vector<const KernelEntry*> alts = i < plan.alternatives.size() && !plan.alternatives[i].empty()
-                                                     ? plan.alternatives[i]
-                                                     : std::vector<const KernelEntry*>{plan.kernels[i]};
+    const std::vector<const KernelEntry*> alts =
+        i < plan.alternatives.size() && !plan.alternatives[i].empty() ? plan.alternatives[i]
+                                                                      : std::vector<const KernelEntry*>{plan.kernels[i]};
     std::string reasons;
     const KernelEntry* pick = nullptr;
     std::vector<KernelInstance> picked;
     for (const KernelEntry* k : alts) {
       if (subgroup && !k->subgroup_sizes.empty() &&
           !std::count(k->subgroup_sizes.begin(), k->subgroup_sizes.end(), subgroup)) {
-        reasons += (reasons.empty() ? "" : "; ") +
-                   ("'" + k->name + "' does not run at subgroup size " + std::to_string(subgroup));
+        reasons += (reasons.empty() ? "" : "; ") + ("'" + k->name + "' does not run at subgroup size " +
+                                                    std::to_string(subgroup));
         continue;
       }
       std::vector<KernelInstance> per_step;
@@ -337,7 +335,8 @@ CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, 
       if (!spec.paired_with.empty()) {
         MOE_CHECK(outputs.count(spec.paired_with), "op '" << c.op << "': output '" << name << "' is paired with '"
                                                           << spec.paired_with << "', which is not compared");
-        check_pairing(v, spec, truth.at(name), found.at(name), truth.at(spec.paired_with), found.at(spec.paired_with));
+        check_pairing(v, spec, truth.at(name), found.at(name), truth.at(spec.paired_with),
+                      found.at(spec.paired_with));
       }
       v.output = step_name(name, c, s);
       r.outputs.push_back(std::move(v));
@@ -355,23 +354,19 @@ CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, 
   // their steps' single runs.
   if (timing_repeats > 0 && nsteps == 1 && r.gpu_ms > 0 && r.error.empty()) {
     std::vector<double> times;
+    const auto stop = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
     try {
-      const auto start = std::chrono::steady_clock::now();
-      for (int i = 0;
-           i < timing_repeats && (i < 4 || std::chrono::steady_clock::now() - start < std::chrono::milliseconds(100));
-           ++i) {
-        const vk::RunResult rr = ctx.run(timed, timeout_ms);
+      while (int(times.size()) < timing_repeats && (times.size() < 4 || std::chrono::steady_clock::now() < stop)) {
         double ms = 0;
-        for (double t : rr.gpu_ms) ms += t;
+        for (double t : ctx.run(timed, timeout_ms).gpu_ms) ms += t;
         times.push_back(ms);
       }
     } catch (const Error& e) {
       r.error = std::string("timing repeat: ") + e.what();
       return r;
     }
-    std::vector<double> later(times.begin() + std::ptrdiff_t(times.size() / 2), times.end());
-    std::sort(later.begin(), later.end());
-    r.gpu_ms = later[later.size() / 2];
+    std::sort(times.begin(), times.end());
+    r.gpu_ms = times[times.size() / 2];
   }
   return r;
 }
@@ -471,8 +466,8 @@ std::vector<CaseResult> replay_case(vk::Context& ctx, const CompareOptions& opt)
   const Manifest m = load_kernels(opt.kernels.empty() ? f.manifest : opt.kernels);
   std::string why;
   std::vector<Plan> plans = plans_for(m, f.c.op, &why);
-  MOE_CHECK(!plans.empty(),
-            opt.case_file << ": the manifest " << (m.path.empty() ? "(bundled)" : m.path) << " has " << why);
+  MOE_CHECK(!plans.empty(), opt.case_file << ": the manifest " << (m.path.empty() ? "(bundled)" : m.path) << " has "
+                                          << why);
   std::vector<Plan> same;
   for (const Plan& p : plans)
     if (p.label == f.plan) same.push_back(p);
@@ -502,7 +497,7 @@ std::vector<CaseResult> compare_cases(const CompareOptions& opt) {
   const std::set<std::string> known(with_cases.begin(), with_cases.end());
   std::vector<std::string> ops = opt.ops.empty() ? default_ops(m) : split(opt.ops);
   MOE_CHECK(!ops.empty(), "compare: the manifest " << (m.path.empty() ? "(bundled)" : m.path)
-                                                   << " has no kernel for any op with comparison cases");
+                                                    << " has no kernel for any op with comparison cases");
   int64_t shard_i = 0, shard_n = 1;
   std::string shard = opt.shard;
   if (shard.empty() && std::getenv("GTEST_TOTAL_SHARDS") && std::getenv("GTEST_SHARD_INDEX"))
@@ -559,8 +554,8 @@ std::vector<CaseResult> compare_cases(const CompareOptions& opt) {
         for (size_t p = 0; p < plans.size(); ++p)
           for (uint32_t sg : sizes[p]) {
             if (!by_seed && index++ % shard_n != shard_i) continue;
-            group.push_back(
-                run_plan_case(ctx, m, plans[p], c, sg, opt.timeout_ms, nullptr, opt.perf ? kTimingRepeats : 0));
+            group.push_back(run_plan_case(ctx, m, plans[p], c, sg, opt.timeout_ms, nullptr,
+                                          opt.perf ? kTimingRepeats : 0));
           }
         if (group.empty()) continue;
         const bool ran = std::any_of(group.begin(), group.end(), [](const CaseResult& r) { return !r.skipped; });
@@ -587,15 +582,54 @@ std::vector<CaseResult> compare_cases(const CompareOptions& opt) {
   return results;
 }
 
-int run_compare(const CompareOptions& opt) {
-  double copy = 0;
-  if (opt.perf) {
-    vk::Context ctx(opt.device, vk::Context::Memory::DeviceSpeed);
-    copy = copy_bandwidth_gbs(ctx);
+namespace {
+
+// The device's copy bandwidth, measured the way kernels see memory: a compute kernel copying
+// uvec4s between two buffers of the runner (the same memory type kernels read), best of 5.
+double copy_bandwidth_gbs(vk::Context& ctx) {
+  const char* src = R"(#version 450
+layout(local_size_x = 256) in;
+layout(std430, set = 0, binding = 0) readonly buffer A { uvec4 a[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer B { uvec4 b[]; };
+layout(push_constant) uniform Push { uint n; } pc;
+void main() {
+  for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += gl_NumWorkGroups.x * 256u) b[i] = a[i];
+}
+)";
+  KernelEntry k;
+  k.name = "copy_bandwidth";
+  const std::vector<uint32_t> spirv = compile_glsl(src, "copy_bandwidth.comp", k);
+  size_t bytes = size_t(256) << 20;
+  bytes = std::min<size_t>(bytes, size_t(ctx.info().max_storage_buffer_range) / 2);
+  bytes &= ~size_t(15);
+  vk::Buffer a = ctx.make_buffer(bytes), b = ctx.make_buffer(bytes);
+  a.fill_u32(1u);
+  const uint32_t n = uint32_t(bytes / 16);
+  vk::Dispatch d;
+  d.label = "copy_bandwidth", d.spirv = spirv;
+  d.bindings = {{0, &a, 0, bytes}, {1, &b, 0, bytes}};
+  d.push_constants.resize(4);
+  std::memcpy(d.push_constants.data(), &n, 4);
+  d.groups[0] = std::min<uint32_t>((n + 255) / 256, 65535u);
+  double best = 0;
+  for (int i = 0; i < 5; ++i) {
+    const vk::RunResult rr = ctx.run({d}, 60000);
+    if (rr.gpu_ms.empty() || rr.gpu_ms[0] <= 0) return 0;
+    best = std::max(best, 2.0 * double(bytes) / (rr.gpu_ms[0] * 1e6));
   }
+  return best;
+}
+
+}  // namespace
+
+int run_compare(const CompareOptions& opt) {
   const std::vector<CaseResult> results = compare_cases(opt);
   write_console(std::cout, results);
-  if (opt.perf) write_perf(std::cout, results, copy);
+  if (opt.perf) {
+    vk::Context ctx(opt.device, vk::Context::Memory::DeviceSpeed);
+    const double copy = copy_bandwidth_gbs(ctx);
+    write_perf(std::cout, results, copy);
+  }
   if (!opt.json.empty()) save_report(opt.json, ReportFormat::Json, results);
   if (!opt.junit.empty()) save_report(opt.junit, ReportFormat::Junit, results);
   if (!opt.html.empty()) save_report(opt.html, ReportFormat::Html, results);

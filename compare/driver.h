@@ -43,26 +43,25 @@ std::vector<uint32_t> plan_subgroup_sizes(const Plan& plan, const vk::Context& c
 // dispatch sequence, guard regions, untouched inputs, then the step's outputs.
 // `downloads` (optional) receives the final contents of every case tensor the plan binds.
 // `timing_repeats` > 0 (--perf): a one-step case's dispatches then run again back to back, up to
-// that many times (at least 4, stopping after 100 ms), and gpu_ms is the median of the later half.
+// that many times (at least 4, stopping after 100 ms), and gpu_ms is their median.
 CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, const OpCase& c, uint32_t subgroup,
                          uint64_t timeout_ms, std::map<std::string, std::vector<uint32_t>>* downloads = nullptr,
                          int timing_repeats = 0);
 
 struct CompareOptions {
-  std::string kernels;  // manifest path; "" = the bundled kernels
-  std::string ops;      // comma-separated; "" = every op the manifest has cases for
+  std::string kernels;        // manifest path; "" = the bundled kernels
+  std::string ops;            // comma-separated; "" = every op the manifest has cases for
   uint64_t seed = 1;
-  int seeds = 1;                  // seeds seed .. seed + seeds - 1
-  std::string shapes = "all";     // remainders | real | all, or one shape label
-  std::string device;             // index or name substring; "" = first (discrete preferred)
-  std::string shard;              // "I/N": seeds s % N == I when seeds >= N, else cases with index % N == I (also
-                                  // GTEST_SHARD_INDEX/TOTAL_SHARDS)
-  uint32_t subgroup = 0;          // 0: every size; else only this one
-  bool perf = false;              // print GB/s and GFLOP/s from GPU timestamps
+  int seeds = 1;              // seeds seed .. seed + seeds - 1
+  std::string shapes = "all"; // remainders | real | all, or one shape label
+  std::string device;         // index or name substring; "" = first (discrete preferred)
+  std::string shard;          // "I/N": seeds s % N == I when seeds >= N, else cases with index % N == I (also GTEST_SHARD_INDEX/TOTAL_SHARDS)
+  uint32_t subgroup = 0;      // 0: every size; else only this one
+  bool perf = false;          // print GB/s and GFLOP/s from GPU timestamps
   std::string json, junit, html;  // report files
   uint64_t timeout_ms = 20000;
-  bool quiet = false;     // no header line (tests)
-  std::string case_file;  // --case: replay one saved case (compare/case_file.h) instead of generated cases
+  bool quiet = false;         // no header line (tests)
+  std::string case_file;      // --case: replay one saved case (compare/case_file.h) instead of generated cases
 };
 
 // 0 all passed (skips allowed), 1 a case failed. Prints the console report, writes --json/--junit.

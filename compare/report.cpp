@@ -28,9 +28,8 @@ std::string pct(double r) {
 
 // POSIX shell quoting: bare when only safe characters, else single quotes ('\'' for a quote).
 std::string shell_quote(const std::string& s) {
-  const bool safe = !s.empty() && s.find_first_not_of(
-                                      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                      "0123456789_-./:=,+@%") == std::string::npos;
+  const bool safe = !s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                      "0123456789_-./:=,+@%") == std::string::npos;
   if (safe) return s;
   std::string q = "'";
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -52,7 +51,7 @@ nlohmann::json jnum(double v) { return std::isfinite(v) ? nlohmann::json(v) : nl
 
 nlohmann::json verdict_json(const Verdict& v) {
   static const std::pair<uint32_t, const char*> kNames[] = {
-      {kUnwritten, "unwritten"},  {kSpecial, "nan_inf"},    {kElement, "element"},   {kCosine, "cosine"},
+      {kUnwritten, "unwritten"}, {kSpecial, "nan_inf"},     {kElement, "element"},   {kCosine, "cosine"},
       {kNormRatio, "norm_ratio"}, {kMaxAbs, "max_abs_rel"}, {kIndexSet, "index_set"}};
   nlohmann::json failed = nlohmann::json::array();
   for (auto [bit, name] : kNames)
@@ -120,12 +119,9 @@ bool CaseResult::warn() const {
 
 const char* status_name(CaseResult::Status s) {
   switch (s) {
-    case CaseResult::Status::Pass:
-      return "PASS";
-    case CaseResult::Status::Fail:
-      return "FAIL";
-    case CaseResult::Status::Skip:
-      return "SKIP";
+    case CaseResult::Status::Pass: return "PASS";
+    case CaseResult::Status::Fail: return "FAIL";
+    case CaseResult::Status::Skip: return "SKIP";
   }
   return "?";
 }
@@ -134,15 +130,9 @@ Summary summarize(std::span<const CaseResult> cases) {
   Summary s;
   for (const CaseResult& c : cases) {
     switch (c.status()) {
-      case CaseResult::Status::Pass:
-        ++s.passed;
-        break;
-      case CaseResult::Status::Fail:
-        ++s.failed;
-        break;
-      case CaseResult::Status::Skip:
-        ++s.skipped;
-        break;
+      case CaseResult::Status::Pass: ++s.passed; break;
+      case CaseResult::Status::Fail: ++s.failed; break;
+      case CaseResult::Status::Skip: ++s.skipped; break;
     }
     if (c.warn()) ++s.warned;
   }
@@ -163,8 +153,8 @@ std::string repro_command(const CaseResult& c) {
     if (!c.manifest.empty()) os << " --kernels " << shell_quote(c.manifest);
     return os.str();
   }
-  os << "moeoracle compare --ops " << shell_quote(c.op) << " --seed " << c.seed << " --shapes " << shell_quote(c.shape)
-     << " --subgroup " << c.subgroup;
+  os << "moeoracle compare --ops " << shell_quote(c.op) << " --seed " << c.seed << " --shapes "
+     << shell_quote(c.shape) << " --subgroup " << c.subgroup;
   if (!c.manifest.empty()) os << " --kernels " << shell_quote(c.manifest);
   return os.str();
 }
@@ -291,23 +281,12 @@ std::string xml_escape(const std::string& s) {
   for (char ch : s) {
     const unsigned char c = static_cast<unsigned char>(ch);
     switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        out += xml_allowed(c) ? ch : '?';
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default: out += xml_allowed(c) ? ch : '?';
     }
   }
   return out;

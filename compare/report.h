@@ -22,18 +22,19 @@ struct CaseResult {
   std::string params;    // params_to_string(p), for people
   std::string shape;     // the shape label the CLI's --shapes selects ("A3B hidden", "remainder 33")
   uint64_t seed = 0;
-  uint32_t subgroup = 0;         // the subgroup size the pipeline was pinned to; 0: the driver's choice
+  uint32_t subgroup = 0;  // the subgroup size the pipeline was pinned to; 0: the driver's choice
   std::vector<Verdict> outputs;  // one per compared output (and state), in the kernel's order
   bool skipped = false;
   std::string skip_reason;  // e.g. the manifest limit that excludes the case, "dim <= 8192 (dim = 16384)"
   // Non-empty: the case failed before or beside the numbers (a guard region overwritten, the
   // dispatch timed out, the pipeline failed to build). Such a case fails whatever its outputs say.
   std::string error;
-  double gpu_ms = -1;          // device time of the dispatches, from timestamps; < 0: not measured
-  double bytes = 0;            // bytes the op must move at least (for GB/s)
-  double flops = 0;            // floating-point operations (for GFLOP/s)
-  bool system_memory = false;  // a buffer was not device-local: gpu_ms includes reads over PCIe
-  std::string case_file;       // set when the case was replayed from a case file (--case)
+  double gpu_ms = -1;  // device time of the dispatches, from timestamps; < 0: not measured
+  double bytes = 0;    // bytes the op must move at least (for GB/s)
+  double flops = 0;    // floating-point operations (for GFLOP/s)
+  // A buffer was not device-local (--perf): gpu_ms includes reads over PCIe.
+  bool system_memory = false;
+  std::string case_file;  // set when the case was replayed from a case file (--case)
 
   enum class Status { Pass, Fail, Skip };
   // Skip if skipped; Fail if error is set, any output failed, or nothing was compared (a case with

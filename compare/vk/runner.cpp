@@ -333,19 +333,21 @@ Buffer Context::make_buffer(size_t bytes, size_t guard_bytes) {
     MOE_CHECK(!candidates.empty(),
               "vulkan: " << info().name << " offers no host-visible coherent memory for storage buffers");
     std::string last_error;
-    for (size_t c = 0; c < candidates.size(); ++c) {
+    // Out of device memory (a small BAR heap): free what the pool holds and retry the same type
+    // once, then try the next type.
+    for (size_t c = 0; c < candidates.size() && !*alloc->memory;) {
       const uint32_t type = candidates[c];
       try {
         alloc->memory = ::vk::raii::DeviceMemory(
             core.device, ::vk::MemoryAllocateInfo{.allocationSize = req.size, .memoryTypeIndex = type});
         alloc->device_local =
             bool(core.memory.memoryTypes[type].propertyFlags & ::vk::MemoryPropertyFlagBits::eDeviceLocal);
-        break;
       } catch (const ::vk::OutOfDeviceMemoryError& e) {
-        last_error = e.what();  // a small BAR heap: free what the pool holds, else try the next type
-        if (impl_->pool->clear()) --c;
+        last_error = e.what();
+        if (!impl_->pool->clear()) ++c;
       } catch (const ::vk::OutOfHostMemoryError& e) {
         last_error = e.what();
+        ++c;
       }
     }
     MOE_CHECK(*alloc->memory, "vulkan: cannot allocate " << total << " bytes of host-visible memory: " << last_error);

@@ -20,21 +20,21 @@ namespace moe::vk {
 
 struct DeviceInfo {
   int index = 0;
-  std::string name, driver, type;                         // type: "cpu", "discrete", "integrated", "virtual", "other"
-  uint32_t api_version = 0;                               // VK_MAKE_API_VERSION
-  uint32_t subgroup_size = 0;                             // default subgroup size
+  std::string name, driver, type;    // type: "cpu", "discrete", "integrated", "virtual", "other"
+  uint32_t api_version = 0;          // VK_MAKE_API_VERSION
+  uint32_t subgroup_size = 0;        // default subgroup size
   uint32_t min_subgroup_size = 0, max_subgroup_size = 0;  // = subgroup_size without subgroup size control
-  bool subgroup_size_control = false;                     // requiredSubgroupSize usable for compute
-  bool subgroup_arithmetic = false;                       // subgroupAdd etc. in compute shaders
+  bool subgroup_size_control = false;  // requiredSubgroupSize usable for compute
+  bool subgroup_arithmetic = false;    // subgroupAdd etc. in compute shaders
   uint64_t max_storage_buffer_range = 0;
-  uint32_t max_shared_memory = 0;  // maxComputeSharedMemorySize
+  uint32_t max_shared_memory = 0;      // maxComputeSharedMemorySize
   uint32_t max_workgroup_invocations = 0;
   // With a required subgroup size, a workgroup may hold at most this many subgroups
   // (maxComputeWorkgroupSubgroups; 0 without subgroup size control).
   uint32_t max_workgroup_subgroups = 0;
   uint32_t max_workgroup_count[3] = {0, 0, 0};
   uint64_t min_storage_buffer_offset_alignment = 0;
-  float timestamp_period_ns = 0;  // 0: no compute timestamps
+  float timestamp_period_ns = 0;       // 0: no compute timestamps
   // Loop iterations one invocation may run, all its loops together, before the driver silently
   // ends them (0: no known limit). lavapipe counts every loop back-edge of an invocation
   // against 65535 (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS) and then exits the loops: a kernel
@@ -65,8 +65,9 @@ class Buffer {
   ~Buffer();
   Buffer(Buffer&&) noexcept;
   Buffer& operator=(Buffer&&) noexcept;
-  size_t size() const;        // usable bytes, excluding the guard
-  bool device_local() const;  // its memory is device-local (else system memory, read over PCIe)
+  size_t size() const;  // usable bytes, excluding the guard
+  // Its memory is device-local (else system memory, read over PCIe).
+  bool device_local() const;
   void upload(const void* data, size_t bytes, size_t offset = 0);
   void download(void* data, size_t bytes, size_t offset = 0) const;
   void fill_u32(uint32_t pattern);  // e.g. poison outputs before a dispatch (0x7FC00BAD: a NaN)
@@ -103,14 +104,14 @@ struct SpecConstant {
 // be the size the shader declares (the manifest layer checks that by reflection; this layer
 // cannot).
 struct Dispatch {
-  std::string label;  // for errors and timing ("rmsnorm")
+  std::string label;                      // for errors and timing ("rmsnorm")
   std::span<const uint32_t> spirv;
   std::string entry = "main";
-  std::vector<Binding> bindings;        // descriptor set 0, storage buffers
-  std::vector<uint8_t> push_constants;  // bytes at offset 0
+  std::vector<Binding> bindings;          // descriptor set 0, storage buffers
+  std::vector<uint8_t> push_constants;    // bytes at offset 0
   std::vector<SpecConstant> spec_constants;
-  uint32_t groups[3] = {1, 1, 1};       // each in 1..max_workgroup_count
-  uint32_t required_subgroup_size = 0;  // 0: the driver's choice; else needs subgroup size control
+  uint32_t groups[3] = {1, 1, 1};         // each in 1..max_workgroup_count
+  uint32_t required_subgroup_size = 0;    // 0: the driver's choice; else needs subgroup size control
 };
 
 struct RunResult {

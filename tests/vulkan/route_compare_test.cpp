@@ -90,8 +90,7 @@ TEST(route_compare, PlantedBugsAreCaught) {
   // fails on idx as a set mismatch; one element per row leaves nothing to tie.
   for (const CaseResult* r : of_kernel(rs, "argmax_last_tie")) {
     const std::string& pr = r->params;
-    const bool no_ties =
-        pr.find("rows=1 ") != std::string::npos || pr.size() < 4 || pr.compare(pr.size() - 4, 4, " n=1") == 0;
+    const bool no_ties = pr.find("rows=1 ") != std::string::npos || pr.size() < 4 || pr.compare(pr.size() - 4, 4, " n=1") == 0;
     if (no_ties) {
       EXPECT_NE(r->status(), CaseResult::Status::Fail) << case_line(*r);
     } else {
