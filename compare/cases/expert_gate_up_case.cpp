@@ -1,6 +1,7 @@
 #include <cmath>
 #include <string>
 
+#include "compare/cases/act_model.h"
 #include "compare/cases/case_util.h"
 #include "core/expert_blob.h"
 #include "core/rng.h"
@@ -8,8 +9,6 @@
 #include "ops/swiglu_expert.h"
 
 namespace moe::compare {
-
-void quant_rows(const QuantMatrix& m, const double* v, double* exact, double* mag);  // matmul_q_case.cpp
 
 // act = silu(g) * u of one token, exactly (f64), with three error bounds on it (per row i):
 //   gpu    |act_gpu - h| for a Vulkan kernel accumulating in f32 in any order (below);
@@ -30,10 +29,6 @@ void quant_rows(const QuantMatrix& m, const double* v, double* exact, double* ma
 //    (|h| + e1). ref32/ref64: f64 exp, add, division, product (4 u64), ref32 adds u for h's store.
 // 4. exp(-g') overflows for g' < -88.7: the kernel's silu is -0 (E = +inf) or anything below
 //    the division's range, while |silu(g)| < 1e-36 there: 1e-36 (|u| + |du|) absolute covers it.
-struct ActModel {
-  std::vector<double> h, gpu, ref32, ref64;
-};
-
 ActModel act_model(const QuantMatrix& gate, const QuantMatrix& up, const double* x) {
   const int64_t I = gate.rows, d = gate.cols;
   const double u = kU32, u64 = 0x1.0p-53;
@@ -60,6 +55,18 @@ ActModel act_model(const QuantMatrix& gate, const QuantMatrix& up, const double*
     m.ref64[i] = prop(gd64 * gm[i], gd64 * um[i], 4 * u64);
   }
   return m;
+}
+
+double ActModel::act_bound(size_t i) const { return gpu[i] + ref64[i] + kMinNormal32; }
+
+std::vector<double> ActModel::down_input_bound() const {
+  const double n = double(h.size() + 1), gi = gamma_n(n), gi64 = gamma_n(n, 0x1.0p-53);
+  std::vector<double> v(h.size());
+  for (size_t i = 0; i < h.size(); ++i) {
+    const double a = std::fabs(h[i]);
+    v[i] = (1 + gi) * gpu[i] + ref32[i] + gi * a + gi64 * (a + ref32[i]);
+  }
+  return v;
 }
 
 namespace {
@@ -99,7 +106,7 @@ OpCase expert_gate_up_case(const std::string& label, int64_t T, int64_t d, int64
     const ActModel m = act_model(gate.view(), up.view(), xd.data());
     for (int64_t i = 0; i < I; ++i) {
       truth[size_t(t * I + i)] = m.h[size_t(i)];
-      s.bound[size_t(t * I + i)] = m.gpu[size_t(i)] + m.ref64[size_t(i)] + kMinNormal32;
+      s.bound[size_t(t * I + i)] = m.act_bound(size_t(i));
     }
   }
   c.outputs["act"] = s;

@@ -1,6 +1,7 @@
 #include <cmath>
 #include <string>
 
+#include "compare/cases/act_model.h"
 #include "compare/cases/case_util.h"
 #include "compare/cases/instances.h"
 #include "core/rng.h"
@@ -15,7 +16,7 @@ namespace moe::compare {
 // a term either as the reference's fma(q, s, b) * x (one rounding of the weight, u |W x|) or
 // as fma(q, s * x, b * x) (spec/ops.md §13.10: s*x and b*x round separately, u (|q s x| + |b x|),
 // which is not covered by u |W x| where q s and b cancel). Both are correct implementations of
-// the op; the bound covers both. Shared with expert_gate_up_case.cpp and swiglu_expert_case.cpp.
+// the op; the bound covers both. Declared in act_model.h for the expert cases.
 void quant_rows(const QuantMatrix& m, const double* v, double* exact, double* mag) {
   const int64_t groups = m.groups_per_row(), vpw = m.values_per_word(), wpg = m.group_size / vpw;
   const uint32_t mask = (1u << m.bits) - 1u;

@@ -1,6 +1,7 @@
 #include <cmath>
 #include <string>
 
+#include "compare/cases/act_model.h"
 #include "compare/cases/case_util.h"
 #include "core/expert_blob.h"
 #include "core/rng.h"
@@ -8,12 +9,6 @@
 #include "ops/moe_permute_fuse.h"
 
 namespace moe::compare {
-
-void quant_rows(const QuantMatrix& m, const double* v, double* exact, double* mag);  // matmul_q_case.cpp
-struct ActModel {  // expert_gate_up_case.cpp: act exactly and its error bounds
-  std::vector<double> h, gpu, ref32, ref64;
-};
-ActModel act_model(const QuantMatrix& gate, const QuantMatrix& up, const double* x);
 
 namespace {
 
@@ -129,19 +124,15 @@ OpCase whole_case(const std::string& label, uint64_t seed, const Batch& B) {
   c.tensors["out"] = f32_tensor(B.out_in);  // in/out: uploaded, not poisoned
   std::vector<float> out = B.out_in;
   moe_permute_fuse_ref<double>(B.p, B.b, B.experts, B.x, out);
-  const double gi = gamma_n(double(I + 1)), gi64 = gamma_n(double(I + 1), 0x1.0p-53);
   const double gk = gamma_n(double(B.k + 1)), gk64 = gamma_n(double(B.k + 1), 0x1.0p-53);
   std::vector<double> err(size_t(T * d), 0.0), mag_sum(size_t(T * d), 0.0);  // sum |w| Ey, sum |w| (|y| + Ey)
-  const size_t ni = static_cast<size_t>(I), nd = static_cast<size_t>(d);
-  std::vector<double> v(ni), y(nd), mag(nd), unused(nd);
+  const size_t nd = static_cast<size_t>(d);
+  std::vector<double> y(nd), mag(nd), unused(nd);
   for (int64_t r = 0; r < rows; ++r) {
     const ExpertStorage& e = row_expert(B, r);
     const std::vector<double> xd = x_row(B, r);
     const ActModel m = act_model(e.gate.view(), e.up.view(), xd.data());
-    for (size_t i = 0; i < size_t(I); ++i) {
-      const double h = std::fabs(m.h[i]);
-      v[i] = (1 + gi) * m.gpu[i] + m.ref32[i] + gi * h + gi64 * (h + m.ref32[i]);
-    }
+    const std::vector<double> v = m.down_input_bound();
     quant_rows(e.down.view(), v.data(), unused.data(), mag.data());
     quant_rows(e.down.view(), m.h.data(), y.data(), nullptr);
     const double w = std::fabs(double(B.b.weights[size_t(r)]));
@@ -184,7 +175,7 @@ OpCase gate_up_case(const std::string& label, uint64_t seed, const Batch& B) {
     const ActModel m = act_model(e.gate.view(), e.up.view(), xd.data());
     for (int64_t i = 0; i < I; ++i) {
       truth[size_t(r * I + i)] = m.h[size_t(i)];
-      s.bound[size_t(r * I + i)] = m.gpu[size_t(i)] + m.ref64[size_t(i)] + kMinNormal32;
+      s.bound[size_t(r * I + i)] = m.act_bound(size_t(i));
     }
   }
   c.outputs["act"] = s;

@@ -1,6 +1,7 @@
 #include <cmath>
 #include <string>
 
+#include "compare/cases/act_model.h"
 #include "compare/cases/case_util.h"
 #include "compare/cases/instances.h"
 #include "core/expert_blob.h"
@@ -8,12 +9,6 @@
 #include "ops/swiglu_expert.h"
 
 namespace moe::compare {
-
-void quant_rows(const QuantMatrix& m, const double* v, double* exact, double* mag);  // matmul_q_case.cpp
-struct ActModel {  // expert_gate_up_case.cpp: act exactly and its error bounds
-  std::vector<double> h, gpu, ref32, ref64;
-};
-ActModel act_model(const QuantMatrix& gate, const QuantMatrix& up, const double* x);
 
 namespace {
 
@@ -61,15 +56,11 @@ OpCase swiglu_expert_instance(const std::string& label, uint64_t seed, const Swi
   OutputSpec s;
   s.name = "y", s.kind = Kind::Reduction;
   s.bound.resize(y.size());
-  const double gi = gamma_n(double(I + 1)), gi64 = gamma_n(double(I + 1), 0x1.0p-53);
-  std::vector<double> xd(static_cast<size_t>(d)), v(static_cast<size_t>(I)), yx(static_cast<size_t>(d)), mag(static_cast<size_t>(d));
+  std::vector<double> xd(static_cast<size_t>(d)), yx(static_cast<size_t>(d)), mag(static_cast<size_t>(d));
   for (int64_t t = 0; t < T; ++t) {
     for (int64_t k = 0; k < d; ++k) xd[size_t(k)] = x[size_t(t * d + k)];
     const ActModel m = act_model(e.gate, e.up, xd.data());
-    for (size_t i = 0; i < size_t(I); ++i) {
-      const double h = std::fabs(m.h[i]);
-      v[i] = (1 + gi) * m.gpu[i] + m.ref32[i] + gi * h + gi64 * (h + m.ref32[i]);
-    }
+    const std::vector<double> v = m.down_input_bound();
     quant_rows(e.down, v.data(), yx.data(), mag.data());
     for (int64_t r = 0; r < d; ++r) {
       const size_t j = size_t(t * d + r);

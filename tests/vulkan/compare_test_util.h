@@ -3,6 +3,9 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -45,6 +48,25 @@ inline int64_t param(const CaseResult& r, const std::string& name) {
 // The subgroup size a case ran at (0 in the result: the device's default).
 inline uint32_t subgroup_of(const CaseResult& r) {
   return r.subgroup ? r.subgroup : vk::Context("").info().subgroup_size;
+}
+
+// The bundled kernels of `ops` over 3 seeds of the remainder shapes and 1 of the real shapes:
+// no case may fail, every plan in `plans` must pass at every subgroup size the device offers,
+// and at least `min_passed` cases must pass.
+inline void expect_bundled_pass(const std::string& ops, std::initializer_list<const char*> plans, int min_passed) {
+  std::vector<CaseResult> rs = run("", ops, "remainders", 3);
+  const std::vector<CaseResult> real = run("", ops, "real", 1);
+  rs.insert(rs.end(), real.begin(), real.end());
+  std::map<std::string, std::set<uint32_t>> seen;  // plan -> subgroup sizes that passed
+  int passed = 0;
+  for (const CaseResult& r : rs) {
+    EXPECT_NE(r.status(), CaseResult::Status::Fail) << case_line(r) << " " << r.error;
+    if (r.status() == CaseResult::Status::Pass) ++passed, seen[r.kernel].insert(r.subgroup);
+  }
+  const size_t sizes = std::max<size_t>(1, vk::Context("").info().subgroup_sizes().size());
+  for (const char* plan : plans)
+    EXPECT_EQ(seen[plan].size(), sizes) << plan << " did not pass at every subgroup size";
+  EXPECT_GE(passed, min_passed);
 }
 
 // The verdict of output `name` (nullptr if the case has none).

@@ -27,19 +27,8 @@ bool failed_by_element(const CaseResult& r) {
 
 TEST(expert_compare, BundledKernelsPassAtEverySubgroupSize) {
   if (!have_device()) GTEST_SKIP() << "no Vulkan device";
-  const std::vector<uint32_t> sizes = vk::Context("").info().subgroup_sizes();
-  std::vector<CaseResult> rs = run("", "matmul_q,expert_gate_up,swiglu_expert", "remainders", 3);
-  const std::vector<CaseResult> real = run("", "matmul_q,expert_gate_up,swiglu_expert", "real", 1);
-  rs.insert(rs.end(), real.begin(), real.end());
-  std::map<std::string, std::set<uint32_t>> seen;  // plan -> subgroup sizes that passed
-  int passed = 0;
-  for (const CaseResult& r : rs) {
-    EXPECT_NE(r.status(), CaseResult::Status::Fail) << case_line(r) << " " << r.error;
-    if (r.status() == CaseResult::Status::Pass) ++passed, seen[r.kernel].insert(r.subgroup);
-  }
-  for (const char* plan : {"matmul_q4", "matmul_q8", "expert_gate_up", "expert_gate_up -> matmul_q4"})
-    EXPECT_EQ(seen[plan].size(), std::max<size_t>(1, sizes.size())) << plan << " did not pass at every subgroup size";
-  EXPECT_GE(passed, 100);
+  expect_bundled_pass("matmul_q,expert_gate_up,swiglu_expert",
+                      {"matmul_q4", "matmul_q8", "expert_gate_up", "expert_gate_up -> matmul_q4"}, 100);
 }
 
 TEST(expert_compare, PlantedBugsAreCaught) {

@@ -27,20 +27,8 @@ bool failed_by_element(const CaseResult& r, const std::string& name) {
 
 TEST(permute_compare, BundledKernelsPassAtEverySubgroupSize) {
   if (!have_device()) GTEST_SKIP() << "no Vulkan device";
-  const std::vector<uint32_t> sizes = vk::Context("").info().subgroup_sizes();
-  const std::string ops = "moe_permute_fuse,permute_gate_up,permute_down_scatter";
-  std::vector<CaseResult> rs = run("", ops, "remainders", 3);
-  const std::vector<CaseResult> real = run("", ops, "real", 1);
-  rs.insert(rs.end(), real.begin(), real.end());
-  std::map<std::string, std::set<uint32_t>> seen;  // plan -> subgroup sizes that passed
-  int passed = 0;
-  for (const CaseResult& r : rs) {
-    EXPECT_NE(r.status(), CaseResult::Status::Fail) << case_line(r) << " " << r.error;
-    if (r.status() == CaseResult::Status::Pass) ++passed, seen[r.kernel].insert(r.subgroup);
-  }
-  for (const char* plan : {"permute_gate_up", "permute_down_scatter", "permute_gate_up -> permute_down_scatter"})
-    EXPECT_EQ(seen[plan].size(), std::max<size_t>(1, sizes.size())) << plan << " did not pass at every subgroup size";
-  EXPECT_GE(passed, 30);
+  expect_bundled_pass("moe_permute_fuse,permute_gate_up,permute_down_scatter",
+                      {"permute_gate_up", "permute_down_scatter", "permute_gate_up -> permute_down_scatter"}, 30);
 }
 
 TEST(permute_compare, PlantedBugsAreCaught) {
