@@ -101,6 +101,13 @@ check case_missing 2 "$bin" compare --case "$dir/none.safetensors"
 expect_text case_missing "none.safetensors"
 check case_not_a_case 2 "$bin" compare --case "$dir/ref.st"
 expect_text case_not_a_case "not a moeoracle case file"
+# --perf: a perf line per (op, kernel, shape) against the measured copy bandwidth; a multi-step
+# op (delta_net) and one-step ops (rmsnorm, timed by a burst) both get one.
+check perf 0 "$bin" compare --ops rmsnorm,delta_net --shapes remainders --seeds 1 --perf
+expect_text perf "measured by a copy kernel"
+expect_text perf "  rmsnorm  rmsnorm  [remainder dim 33]"
+expect_text perf "  delta_net  delta_net  ["
+expect_text perf "% of copy"
 
 # Bad input: exit 2 and a message naming what is wrong.
 check bad_dir 2 "$bin" run --model "$dir/nope" --tokens 1
