@@ -4,7 +4,7 @@
 
 #include "core/check.h"
 #include "op_registry.h"
-#include "compare/driver.h"
+#include "compare/run/driver.h"
 #include "run.h"
 #include "selfcheck.h"
 

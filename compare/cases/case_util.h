@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "compare/cases.h"
+#include "compare/cases/cases.h"
 #include "core/bf16.h"
 #include "core/check_util.h"
 #include "core/params.h"

@@ -9,7 +9,7 @@
 #include <span>
 #include <string>
 
-#include "compare/cases.h"
+#include "compare/cases/cases.h"
 #include "core/bf16.h"
 #include "core/quant.h"
 #include "ops/attention.h"

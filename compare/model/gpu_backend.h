@@ -1,7 +1,7 @@
 // The Vulkan op backend: the forward (oracle/forward.h) runs its ops on the kernels of a manifest
 // (bundled or an engine's). Every op call becomes an op instance (compare/cases/instances.h: the
 // call's real inputs, the f64 truth, the op's bound), runs on the first plan of the manifest that
-// accepts it (compare/driver.h: the op's kernel, a fused kernel, or a chain of stage kernels) and
+// accepts it (compare/run/driver.h: the op's kernel, a fused kernel, or a chain of stage kernels) and
 // is decided there, so each op is judged on exactly the inputs it got.
 //
 // Feed::Truth ("isolated"): the forward continues on the truth's outputs, so error never
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "compare/driver.h"
+#include "compare/run/driver.h"
 #include "oracle/backend.h"
 
 namespace moe::compare {

@@ -4,7 +4,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "compare/html_common.h"
+#include "compare/report/html_common.h"
 #include "core/check.h"
 
 namespace moe::compare {

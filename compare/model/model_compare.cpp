@@ -8,7 +8,7 @@
 #include <ostream>
 #include <set>
 
-#include "compare/case_file.h"
+#include "compare/run/case_file.h"
 #include "compare/vk/runner.h"
 #include "core/check.h"
 #include "oracle/model.h"

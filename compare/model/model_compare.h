@@ -6,7 +6,7 @@
 //   free: the GPU runs on its own outputs (Feed::Gpu); each op is still decided on the inputs it
 //     got (sound: the truth is recomputed from exactly those inputs), and per tap, layer and token
 //     the drift against a separate truth run of the same tokens is measured.
-// The first failing (token, layer, op) is written as a case file (compare/case_file.h) that
+// The first failing (token, layer, op) is written as a case file (compare/run/case_file.h) that
 // `moeoracle compare --case FILE` replays alone.
 #pragma once
 #include <cstdint>

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "compare/manifest.h"
+#include "compare/manifest/manifest.h"
 #include "core/check.h"
 
 namespace moe::compare {

@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "compare/manifest.h"
+#include "compare/manifest/manifest.h"
 #include "core/check.h"
 
 namespace moe::compare {

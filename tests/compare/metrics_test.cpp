@@ -1,6 +1,6 @@
 // Comparator self-tests: every criterion is shown to catch the error it exists for, and to stay
 // quiet on a correct result (design.md "How a comparison decides"; docs/compare-thresholds.md).
-#include "compare/metrics.h"
+#include "compare/decide/metrics.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Report writers: statuses and the summary, the console evidence and reproduction line, JSON that
 // parses, and JUnit XML that is well formed (checked by a small tag-balance parser) and escaped.
-#include "compare/report.h"
+#include "compare/report/report.h"
 
 #include <gtest/gtest.h>
 

@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "compare/bundled.h"
-#include "compare/case_file.h"
-#include "compare/driver.h"
+#include "compare/shaders/bundled.h"
+#include "compare/run/case_file.h"
+#include "compare/run/driver.h"
 #include "compare/model/html_report.h"
 #include "compare/model/model_compare.h"
 #include "compare/vk/runner.h"

@@ -4,8 +4,8 @@
 // caught by the criterion that exists for it.
 #include <algorithm>
 
-#include "compare/driver.h"
-#include "compare/metrics.h"
+#include "compare/run/driver.h"
+#include "compare/decide/metrics.h"
 #include "compare/vk/runner.h"
 #include "test_util.h"
 

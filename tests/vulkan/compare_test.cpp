@@ -3,7 +3,7 @@
 // caught by the criterion that exists for it.
 #include <algorithm>
 
-#include "compare/driver.h"
+#include "compare/run/driver.h"
 #include "compare/vk/runner.h"
 #include "test_util.h"
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "compare/driver.h"
+#include "compare/run/driver.h"
 #include "compare/vk/runner.h"
 
 namespace moe::compare::test {

@@ -8,7 +8,7 @@
 #include <set>
 #include <sstream>
 
-#include "compare/driver.h"
+#include "compare/run/driver.h"
 #include "compare/vk/runner.h"
 #include "test_util.h"
 #include "vulkan/compare_test_util.h"

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "compare/manifest.h"
+#include "compare/manifest/manifest.h"
 #include "test_util.h"
 
 namespace moe::vk {

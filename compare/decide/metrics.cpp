@@ -1,7 +1,7 @@
 // Decisions for one output (contract in metrics.h; thresholds explained in
 // docs/compare-thresholds.md). Everything is computed in f64 from the f32 found values, which
 // f64 holds exactly, so the only rounding in a metric is that of its own f64 arithmetic.
-#include "compare/metrics.h"
+#include "compare/decide/metrics.h"
 
 #include <algorithm>
 #include <bit>

@@ -1,4 +1,4 @@
-#include "compare/cases.h"
+#include "compare/cases/cases.h"
 
 #include "core/check.h"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "compare/metrics.h"
+#include "compare/decide/metrics.h"
 
 namespace moe::compare {
 

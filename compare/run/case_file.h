@@ -13,7 +13,7 @@
 #include <map>
 #include <string>
 
-#include "compare/cases.h"
+#include "compare/cases/cases.h"
 
 namespace moe::compare {
 

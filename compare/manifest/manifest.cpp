@@ -17,8 +17,8 @@
 #include <nlohmann/json.hpp>
 #include <shaderc/shaderc.hpp>
 
-#include "compare/manifest.h"
-#include "compare/chains.h"
+#include "compare/manifest/manifest.h"
+#include "compare/run/chains.h"
 
 #include "core/check.h"
 
@@ -28,7 +28,7 @@ using nlohmann::json;
 
 namespace {
 
-// The op names a manifest may use: the op list and the stage ops of compare/chains.h.
+// The op names a manifest may use: the op list and the stage ops of compare/run/chains.h.
 const std::set<std::string>& known_ops() {
   static const std::set<std::string> ops = [] {
     std::set<std::string> s = {

@@ -1,5 +1,5 @@
 // Report writers (contract in report.h). Formatting only: statuses come from CaseResult.
-#include "compare/report.h"
+#include "compare/report/report.h"
 
 #include <cmath>
 #include <fstream>

@@ -6,8 +6,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "compare/html_common.h"
-#include "compare/report.h"
+#include "compare/report/html_common.h"
+#include "compare/report/report.h"
 
 namespace moe::compare {
 namespace {

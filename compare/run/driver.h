@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "compare/cases.h"
-#include "compare/chains.h"
-#include "compare/manifest.h"
-#include "compare/report.h"
+#include "compare/cases/cases.h"
+#include "compare/run/chains.h"
+#include "compare/manifest/manifest.h"
+#include "compare/report/report.h"
 
 namespace moe::vk {
 class Context;
@@ -61,7 +61,7 @@ struct CompareOptions {
   std::string json, junit, html;  // report files
   uint64_t timeout_ms = 20000;
   bool quiet = false;         // no header line (tests)
-  std::string case_file;      // --case: replay one saved case (compare/case_file.h) instead of generated cases
+  std::string case_file;      // --case: replay one saved case (compare/run/case_file.h) instead of generated cases
 };
 
 // 0 all passed (skips allowed), 1 a case failed. Prints the console report, writes --json/--junit.

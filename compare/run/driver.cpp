@@ -1,4 +1,4 @@
-#include "compare/driver.h"
+#include "compare/run/driver.h"
 
 #include <algorithm>
 #include <bit>
@@ -15,13 +15,13 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "compare/bundled.h"
-#include "compare/case_file.h"
-#include "compare/cases.h"
-#include "compare/chains.h"
-#include "compare/manifest.h"
-#include "compare/metrics.h"
-#include "compare/report.h"
+#include "compare/shaders/bundled.h"
+#include "compare/run/case_file.h"
+#include "compare/cases/cases.h"
+#include "compare/run/chains.h"
+#include "compare/manifest/manifest.h"
+#include "compare/decide/metrics.h"
+#include "compare/report/report.h"
 #include "compare/vk/runner.h"
 #include "core/check.h"
 

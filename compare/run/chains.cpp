@@ -1,4 +1,4 @@
-#include "compare/chains.h"
+#include "compare/run/chains.h"
 
 namespace moe::compare {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "compare/manifest.h"
-#include "compare/metrics.h"
+#include "compare/manifest/manifest.h"
+#include "compare/decide/metrics.h"
 
 namespace moe::compare {
 
@@ -54,7 +54,7 @@ struct OpCase {
   double flops = 0;  // floating-point operations of the whole case, for --perf (0: not stated)
 };
 
-// Ops with cases: ops of kernels_cpu/op_list.def and stage ops (compare/chains.h).
+// Ops with cases: ops of kernels_cpu/op_list.def and stage ops (compare/run/chains.h).
 std::vector<std::string> case_ops();
 // Cases of `op` for `shapes` ("remainders", "real" or "all") and one seed.
 std::vector<OpCase> make_cases(const std::string& op, const std::string& shapes, uint64_t seed);

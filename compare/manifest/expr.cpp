@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "compare/manifest.h"
+#include "compare/manifest/manifest.h"
 #include "core/check.h"
 
 namespace moe::compare {

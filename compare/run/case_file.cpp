@@ -1,4 +1,4 @@
-#include "compare/case_file.h"
+#include "compare/run/case_file.h"
 
 #include <cstring>
 #include <nlohmann/json.hpp>

@@ -13,7 +13,7 @@
 #include <spirv-tools/libspirv.hpp>
 #include <spirv_cross/spirv_cross_c.h>
 
-#include "compare/manifest.h"
+#include "compare/manifest/manifest.h"
 #include "core/check.h"
 
 namespace moe::compare {
