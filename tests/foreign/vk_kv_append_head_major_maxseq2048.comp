@@ -11,7 +11,7 @@
 // contents (caught by the exact comparison of the cache). Correct when there is one kv head.
 #define MAX_SEQ 2048
 
-layout(local_size_x = 256) in;
+layout(local_size_x_id = 0, local_size_x = 256) in;  // the host picks 256, or less where a workgroup cannot hold 256 lanes
 
 layout(set = 0, binding = 0) readonly buffer KNew { float k_new[]; };
 layout(set = 0, binding = 1) readonly buffer VNew { float v_new[]; };

@@ -7,7 +7,7 @@
 // Verdict: CORRECT at every subgroup size for one token, K = 8, gated (declared in the limits).
 #define NUM_EXPERTS_PER_TOK 8
 
-layout(local_size_x = 256) in;
+layout(local_size_x_id = 0, local_size_x = 256) in;  // the host picks 256, or less where a workgroup cannot hold 256 lanes
 
 layout(set = 0, binding = 0) buffer Hidden { float hidden[]; };
 layout(set = 0, binding = 1) readonly buffer Expert0 { float expert0[]; };

@@ -3,7 +3,7 @@
 // same buffer bound twice (a vec4 view for the body, a float view for the n % 4 tail), one vec4
 // per invocation, the last invocation also finishing the tail.
 // Verdict: CORRECT at every subgroup size, any n.
-layout(local_size_x = 256) in;
+layout(local_size_x_id = 0, local_size_x = 256) in;  // the host picks 256, or less where a workgroup cannot hold 256 lanes
 
 layout(set = 0, binding = 0) readonly buffer BufA4 { vec4 a4[]; };
 layout(set = 0, binding = 0) readonly buffer BufA1 { float a1[]; };

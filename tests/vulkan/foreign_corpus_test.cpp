@@ -1,0 +1,161 @@
+// The foreign-kernel corpus (tests/foreign/): kernels written in other engines' idioms (ggml /
+// llama.cpp, MLX and Metal ports, a hand-rolled C++ Vulkan engine), described only by their
+// manifests, run against the CPU truth on the default Vulkan device (lavapipe in CI). Each correct
+// kernel must pass every case its declared limits accept, at the device's subgroup size; each
+// defective kernel must fail exactly on the cases where its defect shows, by the criterion that
+// exists for it, and pass elsewhere. tests/foreign/README.md lists the kernels and verdicts.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "compare/run/driver.h"
+#include "compare/vk/runner.h"
+#include "vulkan/compare_test_util.h"
+
+namespace moe::compare {
+namespace {
+
+using namespace moe::compare::test;
+
+const std::string kForeign = std::string(MOE_SOURCE_DIR) + "/tests/foreign/";
+
+using Pred = std::function<bool(const CaseResult&)>;
+
+// ---- The criteria a defect must be caught by (a case may fail by others too).
+
+// An output beyond its per-element bound (or, for Exact outputs, not bit-equal), none unwritten,
+// no driver error.
+bool by_element(const CaseResult& r) {
+  if (!r.error.empty()) return false;
+  bool element = false;
+  for (const Verdict& v : r.outputs) element |= !v.pass && (v.failed & kElement) && v.unwritten == 0;
+  return element;
+}
+
+// An output with elements still holding the poison pattern.
+bool by_unwritten(const CaseResult& r) {
+  for (const Verdict& v : r.outputs)
+    if (!v.pass && (v.failed & kUnwritten) && v.unwritten > 0) return true;
+  return false;
+}
+
+// NaN where the truth has none (poisoned scratch read before it was written).
+bool by_nan(const CaseResult& r) {
+  for (const Verdict& v : r.outputs)
+    if (!v.pass && (v.failed & kSpecial) && v.nan_found > 0) return true;
+  return false;
+}
+
+// The case's error names `what` ("past its end": the guard region; "outside its views").
+Pred by_error(const std::string& what) {
+  return [what](const CaseResult& r) { return r.error.find(what) != std::string::npos; };
+}
+
+// ---- Verdicts of one kernel.
+
+// A correct kernel: no case fails, at least `min_passed` pass.
+void expect_correct(const std::vector<CaseResult>& rs, const std::string& kernel, int min_passed) {
+  int passed = 0;
+  for (const CaseResult* r : of_kernel(rs, kernel)) {
+    EXPECT_EQ(r->status(), CaseResult::Status::Pass) << case_line(*r) << " " << r->error;
+    passed += r->status() == CaseResult::Status::Pass;
+  }
+  EXPECT_GE(passed, min_passed) << kernel;
+}
+
+// A defective kernel: where `shows` holds the case fails and `criterion` names why; elsewhere it
+// passes. At least `min_caught` cases must show the defect (so the case set reaches it).
+void expect_defect(const std::vector<CaseResult>& rs, const std::string& kernel, const Pred& shows,
+                   const Pred& criterion, int min_caught) {
+  int caught = 0;
+  for (const CaseResult* r : of_kernel(rs, kernel)) {
+    if (shows(*r)) {
+      EXPECT_EQ(r->status(), CaseResult::Status::Fail) << case_line(*r);
+      EXPECT_TRUE(criterion(*r)) << "caught by another criterion: " << case_line(*r) << " " << r->error;
+      caught += r->status() == CaseResult::Status::Fail && criterion(*r);
+    } else {
+      EXPECT_EQ(r->status(), CaseResult::Status::Pass) << case_line(*r) << " " << r->error;
+    }
+  }
+  EXPECT_GE(caught, min_caught) << kernel;
+}
+
+// A skipped case of `kernel` whose reason contains `reason` exists (the manifest's limits said why).
+void expect_skip(const std::vector<CaseResult>& rs, const std::string& kernel, const std::string& reason) {
+  bool found = false;
+  for (const CaseResult& r : rs)
+    found |= r.skipped && r.skip_reason.find("'" + kernel + "'") != std::string::npos &&
+             r.skip_reason.find(reason) != std::string::npos;
+  EXPECT_TRUE(found) << kernel << ": no case skipped for '" << reason << "'";
+}
+
+// ---- ggml / llama.cpp idioms.
+
+TEST(foreign_corpus, GgmlKernels) {
+  if (!have_device()) GTEST_SKIP() << "no Vulkan device";
+  const std::vector<CaseResult> rs = run(kForeign + "ggml.json", "", "all", 2);
+  const uint32_t sg = vk::Context("").info().subgroup_size;
+
+  // rms_norm fused with the weight, shared-memory tree: 4 real cases x 2 seeds (every rmsnorm
+  // remainder case has add_one = 1, which ggml does not implement: skipped by its limit).
+  expect_correct(rs, "ggml_rms_norm_mul", 8);
+  expect_skip(rs, "ggml_rms_norm_mul", "add_one == 0 (add_one = 1)");
+  // Warp-32 partials: wrong below 32 lanes, right at 32 and above.
+  expect_defect(
+      rs, "ggml_rms_norm_subgroup", [](const CaseResult& r) { return subgroup_of(r) < 32; }, by_element,
+      sg < 32 ? 8 : 0);
+
+  // NeoX rope: every case with an even head_dim (odd ones skipped: ggml asserts it).
+  expect_correct(rs, "ggml_rope_neox", 2 * 6);
+  expect_skip(rs, "ggml_rope_neox", "head_dim % 2 == 0 (head_dim = 31)");
+  // GPT-J pairs on a NeoX model: the two pairings coincide only when one pair is rotated.
+  expect_defect(
+      rs, "ggml_rope_norm_on_neox", [](const CaseResult& r) { return param(r, "rotary_dim") > 2; }, by_element,
+      2 * 5);
+}
+
+// ---- A hand-rolled C++ Vulkan engine, plain bindings.
+
+TEST(foreign_corpus, HandRolledEngineKernels) {
+  if (!have_device()) GTEST_SKIP() << "no Vulkan device";
+  const std::vector<CaseResult> rs = run(kForeign + "vk_engine.json", "", "all", 2);
+
+  // MLX affine 4-bit with fma(q, s*x, b*x), x staged in shared xs[8192]: every 4-bit, group-64
+  // case (5 remainders + 5 real) with cols <= 8192.
+  expect_correct(rs, "vk_dequant_matvec_q4", 2 * 10);
+  expect_correct(rs, "vk_residual_add_vec4", 2 * 7);
+  // The n % 4 tail never written.
+  expect_defect(
+      rs, "vk_residual_add_vec4_no_tail", [](const CaseResult& r) { return param(r, "n") % 4 != 0; },
+      by_unwritten, 2 * 5);
+  // 64 heads compiled in: the 32-head A3B decode writes past y.
+  expect_defect(
+      rs, "vk_gated_norm_decode_64heads", [](const CaseResult& r) { return param(r, "heads") != 64; },
+      by_error("past its end"), 2);
+  expect_skip(rs, "vk_gated_norm_decode_64heads", "tokens == 1 (tokens = 2)");
+}
+
+// ---- A Metal kernel ported as is. Its defect reads shared memory it never wrote, and on
+// lavapipe shared memory keeps what earlier dispatches of the process left there (across
+// compare runs and devices). vk_dequant_matvec_q4 stages the whole x of a case in its 8192-float
+// array: run on the same case (same op, shape and seed) just before, it hands this kernel's
+// out-of-bounds reads exactly the right values and the defect goes unseen. Hence its own
+// manifest and seeds no other test here uses.
+
+TEST(foreign_corpus, MetalPortKernels) {
+  if (!have_device()) GTEST_SKIP() << "no Vulkan device";
+  const std::vector<CaseResult> rs = run(kForeign + "metal_port.json", "", "all", 2, 1001);
+  const vk::DeviceInfo info = vk::Context("").info();
+  const uint32_t lanes = info.max_workgroup_subgroups ? info.max_workgroup_subgroups * info.subgroup_size
+                                                      : info.max_workgroup_invocations;
+  if (lanes < 256) {
+    expect_skip(rs, "metal_v3_port_matvec_q4", "256 <= max_workgroup_subgroups * subgroup_size");
+    return;  // 256 lanes do not fit a workgroup at this subgroup size
+  }
+  // x_shared[4096] read past its end for cols > 4096 (the A17B o_proj).
+  expect_defect(
+      rs, "metal_v3_port_matvec_q4", [](const CaseResult& r) { return param(r, "cols") > 4096; }, by_element, 2);
+}
+
+}  // namespace
+}  // namespace moe::compare
