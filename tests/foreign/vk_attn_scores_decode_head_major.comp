@@ -1,7 +1,7 @@
 #version 450
 // Idiom: a hand-rolled C++ Vulkan engine's decode attention (one new token, the usual case
 // while generating), scores stage: the key cache is the engine's head-major allocation for
-// MAX_SEQ positions, cache[kv_head][pos][head_dim]; one workgroup per (block of 32 positions,
+// MAX_SEQ (8192) positions, cache[kv_head][pos][head_dim]; one workgroup per (block of 32 positions,
 // query head); each subgroup takes positions in turn, its lanes walk head_dim and subgroupAdd the
 // partial dots. GQA: query head h reads kv head h / (n_heads / n_kv_heads).
 //   scores[h][p] = dot(q[h], K[kv(h)][p]) * scale,  p < n_kv = pos + 1 (the new token included)
@@ -9,7 +9,7 @@
 // declared in the manifest's limits).
 #extension GL_KHR_shader_subgroup_arithmetic : require
 
-#define MAX_SEQ 4096
+#define MAX_SEQ 8192
 #define POS_PER_WG 32
 
 layout(local_size_x = 64) in;

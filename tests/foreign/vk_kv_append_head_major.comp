@@ -1,12 +1,12 @@
 #version 450
 // Idiom: a hand-rolled C++ Vulkan engine's KV-cache write. The engine allocates each layer's
-// caches once for MAX_SEQ positions, head-major: cache[kv_head][pos][head_dim], so that one
+// caches once for MAX_SEQ (8192) positions, head-major: cache[kv_head][pos][head_dim], so that one
 // head's keys are contiguous for the attention kernel; the new tokens' k and v arrive
 // token-major [n_tokens][n_kv_heads][head_dim]. One invocation per copied float; positions
 // start at `pos` (the tokens already cached).
 // Verdict: CORRECT at every subgroup size while pos + n_tokens <= MAX_SEQ (declared in the
-// manifest's limits as capacity <= max_seq, with max_seq = 4096 in its `let`).
-#define MAX_SEQ 4096
+// manifest's limits as capacity <= max_seq, with max_seq = 8192 in its `let`).
+#define MAX_SEQ 8192
 
 layout(local_size_x_id = 0, local_size_x = 256) in;  // the host picks 256, or less where a workgroup cannot hold 256 lanes
 

@@ -1,10 +1,10 @@
 #version 450
 // Idiom: a hand-rolled C++ Vulkan engine's KV-cache write. The engine allocates each layer's
-// caches once for MAX_SEQ positions, head-major: cache[kv_head][pos][head_dim], so that one
+// caches once for max_seq positions, head-major: cache[kv_head][pos][head_dim], so that one
 // head's keys are contiguous for the attention kernel; the new tokens' k and v arrive
 // token-major [n_tokens][n_kv_heads][head_dim]. One invocation per copied float; positions
 // start at `pos` (the tokens already cached).
-// DEFECT: the host allocates the caches for 4096 positions per head (its max_seq), but this
+// DEFECT: the host allocates the caches for 8192 positions per head (its max_seq), but this
 // shader still says MAX_SEQ 2048 (the context length was raised on the host only). Head 0 is
 // written correctly; head h > 0 lands at h * 2048 rows, inside head 0's unused rows: written
 // outside the cache's views (caught by the fill check), and head h's own rows keep their old
