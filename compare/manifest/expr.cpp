@@ -313,6 +313,43 @@ std::string mentioned(const std::string& expr, const ExprVars& vars) {
 
 double eval_expr(const std::string& expr, const ExprVars& vars) { return Parser(expr, vars, false).parse().v; }
 
+std::vector<std::string> expr_names(const std::string& expr) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < expr.size()) {
+    if (std::isalpha(static_cast<unsigned char>(expr[i])) || expr[i] == '_') {
+      size_t start = i;
+      while (i < expr.size() && (std::isalnum(static_cast<unsigned char>(expr[i])) || expr[i] == '_')) ++i;
+      size_t j = i;
+      while (j < expr.size() && (expr[j] == ' ' || expr[j] == '\t' || expr[j] == '\n')) ++j;
+      if (j < expr.size() && expr[j] == '(') continue;  // a function
+      std::string name = expr.substr(start, i - start);
+      if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    } else if (std::isdigit(static_cast<unsigned char>(expr[i]))) {
+      while (i < expr.size() && (std::isalnum(static_cast<unsigned char>(expr[i])) || expr[i] == '.')) ++i;
+    } else {
+      ++i;
+    }
+  }
+  return out;
+}
+
+ExprVars with_lets(const KernelEntry& k, const ExprVars& vars, const std::string& where) {
+  if (k.lets.empty()) return vars;
+  ExprVars out = vars;
+  for (const auto& [name, expr] : k.lets) {
+    // A let that shadows an op parameter or device property would make one name mean two things.
+    MOE_CHECK(!vars.count(name), where << " '" << k.name << "': let \"" << name
+                                       << "\" shadows the op's or device's variable of that name");
+    try {
+      out[name] = eval_expr(expr, out);
+    } catch (const Error& e) {
+      MOE_FAIL(where << " '" << k.name << "': let \"" << name << "\": " << e.what());
+    }
+  }
+  return out;
+}
+
 void check_expr(const std::string& expr) {
   static const ExprVars none;
   Parser(expr, none, true).parse();

@@ -4,6 +4,8 @@
 // type checked, and every message starts with the file and the kernel so the engine author can
 // go straight to the line.
 #include <algorithm>
+#include <cctype>
+#include <map>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -129,20 +131,151 @@ E get_enum(const json& j, const Ctx& c, const std::vector<std::pair<const char*,
   MOE_FAIL(c.str() << ": expected one of " << known << ", found \"" << s << "\"");
 }
 
+ElemType parse_type(const json& j, const Ctx& c) {
+  return get_enum<ElemType>(j, c, {{"f32", ElemType::F32}, {"bf16", ElemType::BF16}, {"u32", ElemType::U32},
+                                   {"i32", ElemType::I32}});
+}
+
+std::vector<std::string> parse_exprs(const json& j, const Ctx& c) {
+  MOE_CHECK(j.is_array() && !j.empty(), c.str() << ": expected a non-empty array of expressions, found " << type_name(j));
+  std::vector<std::string> out;
+  for (size_t i = 0; i < j.size(); ++i) out.push_back(get_expr(j[i], c.sub(idx(i))));
+  return out;
+}
+
+// The view keys of a tensor binding or a pack part (docs/manifests.md "Views").
+void parse_view_keys(const json& j, const Ctx& c, ViewSpec& v) {
+  if (j.contains("from")) v.from = get_expr(j["from"], c.sub("from"));
+  if (j.contains("shape")) v.shape = parse_exprs(j["shape"], c.sub("shape"));
+  if (j.contains("strides")) {
+    MOE_CHECK(j.contains("shape"), c.sub("strides").str() << ": strides need a \"shape\" of the same length");
+    v.strides = parse_exprs(j["strides"], c.sub("strides"));
+    MOE_CHECK(v.strides.size() == v.shape.size(), c.sub("strides").str() << ": " << v.strides.size()
+                                                    << " strides for a shape of " << v.shape.size() << " dimensions");
+  }
+  if (j.contains("tensor_strides")) {
+    MOE_CHECK(j.contains("shape"), c.sub("tensor_strides").str() << ": tensor_strides need a \"shape\" of the same length");
+    v.tensor_strides = parse_exprs(j["tensor_strides"], c.sub("tensor_strides"));
+    MOE_CHECK(v.tensor_strides.size() == v.shape.size(), c.sub("tensor_strides").str()
+                                                           << ": " << v.tensor_strides.size() << " strides for a shape of "
+                                                           << v.shape.size() << " dimensions");
+  }
+  if (j.contains("offset")) v.offset = get_expr(j["offset"], c.sub("offset"));
+}
+
+ViewSpec parse_part(const json& j, const Ctx& c, Access access) {
+  only_keys(j, {"tensor", "value", "type", "from", "shape", "strides", "tensor_strides", "offset", "becomes"}, c);
+  ViewSpec v;
+  MOE_CHECK(j.contains("tensor") != j.contains("value"),
+            c.str() << ": expected exactly one of \"tensor\" and \"value\", found "
+                    << (j.contains("tensor") ? "both" : "neither"));
+  if (j.contains("type")) v.type = parse_type(j["type"], c.sub("type")), v.type_declared = true;
+  if (j.contains("value")) {
+    MOE_CHECK(access == Access::In, c.str() << ": a \"value\" part can only be in an \"in\" binding (nothing reads it back)");
+    MOE_CHECK(v.type_declared && v.type != ElemType::BF16,
+              c.str() << ": a \"value\" part needs \"type\": u32, i32 or f32");
+    for (const char* k : {"from", "shape", "strides", "tensor_strides", "becomes"})
+      MOE_CHECK(!j.contains(k), c.str() << ": \"" << k << "\" does not apply to a \"value\" part");
+    v.value = get_expr(j["value"], c.sub("value"));
+    if (j.contains("offset")) v.offset = get_expr(j["offset"], c.sub("offset"));
+    return v;
+  }
+  v.tensor = get_string(j["tensor"], c.sub("tensor"));
+  parse_view_keys(j, c, v);
+  if (j.contains("becomes")) {
+    MOE_CHECK(access == Access::InOut, c.sub("becomes").str() << ": an in-place result needs access \"inout\"");
+    v.becomes = get_string(j["becomes"], c.sub("becomes"));
+    MOE_CHECK(v.becomes != v.tensor, c.sub("becomes").str() << ": \"" << v.becomes << "\" is the tensor itself; "
+                                                            << "a plain \"inout\" binding says that");
+  }
+  return v;
+}
+
 ManifestBinding parse_binding(const json& j, const Ctx& c) {
-  only_keys(j, {"binding", "tensor", "access", "type"}, c);
+  only_keys(j, {"binding", "tensor", "access", "type", "from", "shape", "strides", "tensor_strides", "offset", "becomes",
+                "pack", "scratch", "size", "fill"},
+            c);
   ManifestBinding b;
   // Vulkan allows larger binding numbers, but no compute kernel needs 1024 descriptors; a
   // bigger number is a typo.
   b.binding = get_u32(need(j, "binding", c), c.sub("binding"), 1023);
-  b.tensor = get_string(need(j, "tensor", c), c.sub("tensor"));
   b.access = get_enum<Access>(need(j, "access", c), c.sub("access"),
                               {{"in", Access::In}, {"out", Access::Out}, {"inout", Access::InOut}});
-  if (j.contains("type"))
-    b.type = get_enum<ElemType>(j["type"], c.sub("type"),
-                                {{"f32", ElemType::F32}, {"bf16", ElemType::BF16}, {"u32", ElemType::U32},
-                                 {"i32", ElemType::I32}});
+  if (j.contains("type")) b.type = parse_type(j["type"], c.sub("type"));
+  const int kinds = int(j.contains("tensor")) + int(j.contains("pack")) + int(j.contains("scratch"));
+  MOE_CHECK(kinds == 1, c.str() << ": expected exactly one of \"tensor\", \"pack\" and \"scratch\", found "
+                                << (kinds == 0 ? "none" : "several"));
+  if (j.contains("size")) b.size = get_expr(j["size"], c.sub("size"));
+  if (j.contains("fill"))
+    b.fill_zero = get_enum<bool>(j["fill"], c.sub("fill"), {{"poison", false}, {"zero", true}});
+  if (j.contains("scratch")) {
+    for (const char* k : {"from", "shape", "strides", "tensor_strides", "offset", "becomes", "size", "fill"})
+      MOE_CHECK(!j.contains(k), c.str() << ": \"" << k << "\" does not apply to a scratch buffer");
+    MOE_CHECK(b.access != Access::In, c.str() << ": a scratch buffer is written by the kernel: access \"out\" or \"inout\"");
+    b.scratch = get_expr(j["scratch"], c.sub("scratch"));
+    b.tensor = "scratch";
+    return b;
+  }
+  if (j.contains("pack")) {
+    for (const char* k : {"from", "shape", "strides", "tensor_strides", "offset", "becomes"})
+      MOE_CHECK(!j.contains(k), c.str() << ": \"" << k << "\" belongs in a pack part, not on the pack binding");
+    const json& p = j["pack"];
+    MOE_CHECK(p.is_array() && !p.empty(), c.sub("pack").str() << ": expected a non-empty array of parts, found " << type_name(p));
+    b.pack = true;
+    std::string names;
+    for (size_t i = 0; i < p.size(); ++i) {
+      b.parts.push_back(parse_part(p[i], c.sub("pack").sub(idx(i)), b.access));
+      names += (names.empty() ? "" : ", ") + (b.parts.back().tensor.empty() ? b.parts.back().value : b.parts.back().tensor);
+    }
+    b.tensor = "pack(" + names + ")";
+    return b;
+  }
+  ViewSpec v;
+  v.tensor = get_string(j["tensor"], c.sub("tensor"));
+  v.type = b.type, v.type_declared = true;
+  parse_view_keys(j, c, v);
+  if (j.contains("becomes")) {
+    MOE_CHECK(b.access == Access::InOut, c.sub("becomes").str() << ": an in-place result needs access \"inout\"");
+    v.becomes = get_string(j["becomes"], c.sub("becomes"));
+    MOE_CHECK(v.becomes != v.tensor, c.sub("becomes").str() << ": \"" << v.becomes << "\" is the tensor itself; "
+                                                            << "a plain \"inout\" binding says that");
+  }
+  b.tensor = v.tensor;
+  b.parts.push_back(v);
   return b;
+}
+
+// "let": {"name": "expr", ...}, ordered so that each uses only variables and earlier lets (a
+// name read by a let that is no let is taken to be an op or device variable, checked per case).
+std::vector<std::pair<std::string, std::string>> parse_lets(const json& j, const Ctx& c) {
+  MOE_CHECK(j.is_object(), c.str() << ": expected an object of name: expression, found " << type_name(j));
+  std::map<std::string, std::string> pending;
+  for (const auto& [name, v] : j.items()) {
+    MOE_CHECK(!name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
+                  std::all_of(name.begin(), name.end(), [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; }),
+              c.str() << ": \"" << name << "\" is not a name (letters, digits, _)");
+    pending[name] = get_expr(v, c.sub(name));
+  }
+  std::vector<std::pair<std::string, std::string>> out;
+  while (!pending.empty()) {
+    bool progress = false;
+    for (auto it = pending.begin(); it != pending.end();) {
+      bool ready = true;
+      for (const std::string& n : expr_names(it->second)) ready = ready && !pending.count(n);
+      if (ready) {
+        out.emplace_back(it->first, it->second);
+        it = pending.erase(it), progress = true;
+      } else {
+        ++it;
+      }
+    }
+    if (!progress) {
+      std::string names;
+      for (const auto& [n, e] : pending) names += (names.empty() ? "" : ", ") + n;
+      MOE_FAIL(c.str() << ": the lets " << names << " depend on each other in a cycle");
+    }
+  }
+  return out;
 }
 
 PushConstant parse_push(const json& j, const Ctx& c) {
@@ -174,7 +307,7 @@ std::vector<T> parse_array(const json& obj, const char* key, const Ctx& c, F&& p
 KernelEntry parse_kernel(const json& j, const Ctx& c, const fs::path& dir, int64_t* declared_pc_size) {
   only_keys(j,
             {"name", "ops", "spirv", "glsl", "glsl_target", "defines", "entry", "bindings", "push_constants",
-             "push_constant_size", "specialization", "dispatch", "limits", "accumulation", "subgroup_sizes"},
+             "push_constant_size", "specialization", "dispatch", "limits", "accumulation", "subgroup_sizes", "let"},
             c);
   KernelEntry k;
   k.name = get_string(need(j, "name", c), c.sub("name"));
@@ -213,7 +346,9 @@ KernelEntry parse_kernel(const json& j, const Ctx& c, const fs::path& dir, int64
     for (size_t b = a + 1; b < k.bindings.size(); ++b) {
       MOE_CHECK(k.bindings[a].binding != k.bindings[b].binding,
                 kc.str() << ": bindings[" << a << "] and bindings[" << b << "] both use binding " << k.bindings[a].binding);
-      MOE_CHECK(k.bindings[a].tensor != k.bindings[b].tensor,
+      // The same tensor twice in its own layout is a typo; through views (the K rows of e as K
+      // bindings) it is how engines bind it.
+      MOE_CHECK(!(k.bindings[a].plain() && k.bindings[b].plain() && k.bindings[a].tensor == k.bindings[b].tensor),
                 kc.str() << ": bindings[" << a << "] and bindings[" << b << "] both bind tensor \"" << k.bindings[a].tensor
                          << "\"");
     }
@@ -253,6 +388,7 @@ KernelEntry parse_kernel(const json& j, const Ctx& c, const fs::path& dir, int64
     MOE_FAIL(kc.str() << ": missing required key \"dispatch\" (workgroup counts, e.g. [\"rows\", \"1\", \"1\"])");
   }
   k.limits = parse_array<std::string>(j, "limits", kc, get_expr);
+  if (j.contains("let")) k.lets = parse_lets(j["let"], kc.sub("let"));
   if (j.contains("accumulation"))
     k.accumulation = get_enum<std::string>(j["accumulation"], kc.sub("accumulation"), {{"f32", "f32"}, {"f16", "f16"}, {"f64", "f64"}});
   if (j.contains("subgroup_sizes")) {
@@ -357,8 +493,6 @@ std::vector<uint32_t> compile_glsl(const std::string& source, const std::string&
   return {res.cbegin(), res.cend()};
 }
 
-namespace {
-
 // The raw 32 bits of `v` as `type` ("u32" | "i32" | "f32" | "bool"), or an error naming `what`.
 uint32_t to_bits(double v, const std::string& type, const std::string& what) {
   auto show = [&] { return format_value(v); };
@@ -384,11 +518,12 @@ uint32_t to_bits(double v, const std::string& type, const std::string& what) {
   return std::bit_cast<uint32_t>(static_cast<float>(v));
 }
 
-}  // namespace
 
-KernelInstance instantiate(const KernelEntry& k, const ExprVars& vars, const std::string& where) {
+KernelInstance instantiate(const KernelEntry& k, const ExprVars& op_vars, const std::string& where) {
   std::string kw = where + " '" + k.name + "'";
   KernelInstance inst;
+  inst.vars = with_lets(k, op_vars, where);
+  const ExprVars& vars = inst.vars;
   for (const auto& limit : k.limits)
     if (!eval_limit(limit, vars, &inst.skipped)) return inst;
 

@@ -51,11 +51,40 @@ namespace moe::compare {
 enum class Access { In, Out, InOut };
 enum class ElemType { F32, BF16, U32, I32 };
 
+// Where a binding's buffer holds an op tensor (docs/manifests.md "Engine layouts"): index
+// (i0, i1, ...) of `shape` is tensor element from + sum(ik * tensor_strides[k]) and sits at buffer
+// element offset + sum(ik * strides[k]). Every field is an expression; an empty shape means every
+// element from `from` on, empty strides mean row-major contiguous over the shape. A pack part
+// may instead be one `value`.
+struct ViewSpec {
+  std::string tensor;                // the op tensor; "" for a value part
+  std::string value;                 // value parts: the expression written into the buffer
+  ElemType type = ElemType::F32;     // declared type (checked against the tensor's)
+  bool type_declared = false;
+  std::string from = "0";
+  std::vector<std::string> shape, strides, tensor_strides;
+  std::string offset = "0";
+  std::string becomes;               // in-place: the op output this buffer holds afterwards
+  // The tensor's own layout: one contiguous view of all of it at offset 0 (the plain binding).
+  bool plain() const {
+    return value.empty() && from == "0" && shape.empty() && strides.empty() && tensor_strides.empty() && offset == "0" &&
+           becomes.empty();
+  }
+};
+
 struct ManifestBinding {
   uint32_t binding = 0;
+  // The op tensor of a one-tensor binding; for messages otherwise: "pack(w, gamma)", "scratch".
   std::string tensor;
   Access access = Access::In;
   ElemType type = ElemType::F32;
+  std::vector<ViewSpec> parts;  // one for a tensor binding, several for a pack, none for scratch
+  bool pack = false;
+  std::string scratch;          // scratch buffers: elements (expression); "" otherwise
+  std::string size;             // buffer elements of `type` (expression); "" = just past the last view
+  bool fill_zero = false;       // what no view covers: zeros instead of the poison pattern
+  // A one-tensor binding in the tensor's own layout: one buffer per tensor, as the op defines it.
+  bool plain() const { return !pack && scratch.empty() && size.empty() && !fill_zero && parts.size() == 1 && parts[0].plain(); }
 };
 
 struct PushConstant {
@@ -93,6 +122,8 @@ struct KernelEntry {
   std::vector<std::string> limits;
   std::string accumulation = "f32";
   std::vector<uint32_t> subgroup_sizes;  // empty = any
+  // Named values ("let"), in an order where each uses only op/device variables and earlier ones.
+  std::vector<std::pair<std::string, std::string>> lets;
   // From reflection: the workgroup size the SPIR-V declares (its default, before any
   // specialization), and per dimension the spec constant id that overrides it (kNoSpecId: fixed).
   // The runner computes the real size from the specialization values it passes.
@@ -109,6 +140,11 @@ struct Manifest {
 
 // Variables for expressions: op params and device properties by name.
 using ExprVars = std::map<std::string, double>;
+// The kernel's "let" values added to `vars` (each evaluated over the op/device variables and the
+// lets before it); a name that shadows a variable throws moe::Error naming `where` and the kernel.
+ExprVars with_lets(const KernelEntry& k, const ExprVars& vars, const std::string& where);
+// The names an expression reads (for ordering "let"s at load).
+std::vector<std::string> expr_names(const std::string& expr);
 
 // Evaluates an expression; throws moe::Error naming the expression and the unknown variable or
 // syntax error. Integer semantics where both sides are integral (/ truncates like C).
@@ -128,7 +164,12 @@ struct KernelInstance {
   std::vector<std::pair<uint32_t, uint32_t>> spec_constants;  // (id, raw 32 bits in the constant's type)
   uint32_t groups[3] = {1, 1, 1};        // workgroup counts from "dispatch"
   uint32_t local_size[3] = {1, 1, 1};    // the workgroup size after specialization
+  ExprVars vars;                         // the variables it was made with, the kernel's lets added
 };
+// The raw 32 bits of `v` as `type` ("u32" | "i32" | "f32" | "bool"): a value that does not fit
+// (negative or fractional u32, i32 beyond 2^31, non-finite or overflowing f32, bool other than
+// 0/1) throws moe::Error "<what> = <v> does not fit ...". f32 rounds to nearest.
+uint32_t to_bits(double v, const std::string& type, const std::string& what);
 // Evaluates a loaded entry's limits (in order; the first that fails skips the case and nothing
 // else is evaluated, since dispatch expressions may be meaningless outside the limits), then its
 // push constants, spec constants and dispatch over `vars`. A value that does not fit its type

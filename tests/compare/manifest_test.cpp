@@ -360,6 +360,72 @@ TEST(Manifest, StructureErrors) {
                     {"kernel 1: kernel name \"rmsnorm_f32\" is used twice"});
 }
 
+// Engine layouts (docs/manifests.md): every malformed view, pack, in-place, scratch and let is
+// refused at load with the field named.
+TEST(Manifest, LayoutErrors) {
+  auto b0 = [](json& j) -> json& { return kernel0(j)["bindings"][0]; };
+  expect_load_error("valid_spirv.json", [&](json& j) { b0(j)["pack"] = json::array({{{"tensor", "x"}}}); },
+                    {"bindings[0]: expected exactly one of \"tensor\", \"pack\" and \"scratch\", found several"});
+  expect_load_error("valid_spirv.json", [&](json& j) { b0(j)["strides"] = {"1"}; },
+                    {"bindings[0].strides: strides need a \"shape\" of the same length"});
+  expect_load_error("valid_spirv.json", [&](json& j) { b0(j)["shape"] = {"rows", "dim"}, b0(j)["strides"] = {"dim"}; },
+                    {"bindings[0].strides: 1 strides for a shape of 2 dimensions"});
+  expect_load_error("valid_spirv.json", [&](json& j) { b0(j)["shape"] = json::array(); },
+                    {"bindings[0].shape: expected a non-empty array of expressions"});
+  expect_load_error("valid_spirv.json", [&](json& j) { b0(j)["becomes"] = "y"; },
+                    {"bindings[0].becomes: an in-place result needs access \"inout\""});
+  expect_load_error("valid_spirv.json", [&](json& j) { b0(j)["offset"] = "dim +"; },
+                    {"bindings[0].offset: expression 'dim +'"});
+  expect_load_error("valid_spirv.json", [&](json& j) { b0(j)["fill"] = "nan"; },
+                    {"bindings[0].fill: expected one of poison | zero, found \"nan\""});
+  expect_load_error("valid_spirv.json",
+                    [&](json& j) {
+                      b0(j).erase("tensor");
+                      b0(j)["pack"] = json::array({{{"tensor", "x"}, {"value", "dim"}, {"type", "u32"}}});
+                    },
+                    {"bindings[0].pack[0]: expected exactly one of \"tensor\" and \"value\", found both"});
+  expect_load_error("valid_spirv.json",
+                    [&](json& j) {
+                      b0(j).erase("tensor");
+                      b0(j)["pack"] = json::array({{{"value", "dim"}}});
+                    },
+                    {"bindings[0].pack[0]: a \"value\" part needs \"type\": u32, i32 or f32"});
+  expect_load_error("valid_spirv.json",
+                    [&](json& j) {
+                      auto& b = kernel0(j)["bindings"][2];
+                      b.erase("tensor");
+                      b["pack"] = json::array({{{"value", "dim"}, {"type", "u32"}}});
+                    },
+                    {"bindings[2].pack[0]: a \"value\" part can only be in an \"in\" binding"});
+  expect_load_error("valid_spirv.json",
+                    [&](json& j) {
+                      b0(j).erase("tensor");
+                      b0(j)["scratch"] = "rows";
+                    },
+                    {"bindings[0]: a scratch buffer is written by the kernel: access \"out\" or \"inout\""});
+  expect_load_error("valid_spirv.json", [&](json& j) { kernel0(j)["let"] = {{"a", "b + 1"}, {"b", "a"}}; },
+                    {"let: the lets a, b depend on each other in a cycle"});
+  expect_load_error("valid_spirv.json", [&](json& j) { kernel0(j)["let"] = {{"2x", "1"}}; },
+                    {"let: \"2x\" is not a name"});
+}
+
+TEST(Manifest, LetsAreOrderedAndEvaluated) {
+  json j = read_json("valid_spirv.json");
+  kernel0(j)["let"] = {{"stride", "dim + pad"}, {"pad", "4"}};
+  kernel0(j)["push_constants"][0]["value"] = "stride";
+  const Manifest m = load_manifest(write_variant(j, "lets"));
+  ASSERT_EQ(m.kernels[0].lets.size(), 2u);
+  EXPECT_EQ(m.kernels[0].lets[0].first, "pad");  // before the let that reads it
+  ExprVars v = {{"rows", 2}, {"dim", 60}, {"eps", 1e-6}, {"add_one", 0}, {"subgroup_size", 8}};
+  const KernelInstance in = instantiate(m.kernels[0], v, m.path);
+  EXPECT_EQ(in.vars.at("stride"), 64);
+  uint32_t dim_pc = 0;
+  std::memcpy(&dim_pc, in.push_constants.data(), 4);
+  EXPECT_EQ(dim_pc, 64u);
+  v["pad"] = 1;  // a let may not shadow an op or device variable
+  EXPECT_NE(error_of([&] { instantiate(m.kernels[0], v, m.path); }).find("let \"pad\" shadows"), std::string::npos);
+}
+
 TEST(Manifest, PathsAreRelativeToTheManifest) {
   // The same manifest copied next to a copy of its .spv loads from any working directory.
   fs::path d = temp_dir() / "elsewhere";

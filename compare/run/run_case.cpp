@@ -1,0 +1,510 @@
+// One case through one plan at one subgroup size (driver.h run_plan_case): the kernels picked
+// by their limits, the buffers laid out as the manifest describes them (layout.h), then per
+// step uploads, poison, the dispatch sequence, the checks on what must not change, and the
+// decisions on the step's outputs.
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <set>
+#include <sstream>
+
+#include "compare/run/driver.h"
+#include "compare/run/layout.h"
+#include "compare/vk/runner.h"
+#include "core/check.h"
+
+namespace moe::compare {
+
+namespace {
+
+void add_device_vars(ExprVars& v, const vk::DeviceInfo& d, uint32_t subgroup) {
+  v["subgroup_size"] = subgroup ? subgroup : d.subgroup_size;
+  v["max_shared_memory"] = d.max_shared_memory;
+  v["max_workgroup_invocations"] = d.max_workgroup_invocations;
+  // Subgroups a workgroup may hold at the pinned size (without size control: no extra limit).
+  v["max_workgroup_subgroups"] = d.max_workgroup_subgroups ? d.max_workgroup_subgroups : d.max_workgroup_invocations;
+  v["max_workgroup_count_x"] = d.max_workgroup_count[0];
+  v["max_workgroup_count_y"] = d.max_workgroup_count[1];
+  v["max_workgroup_count_z"] = d.max_workgroup_count[2];
+  v["max_storage_buffer_range"] = double(d.max_storage_buffer_range);
+}
+
+std::string case_tensor(const ChainStage* st, const std::string& kernel_tensor) {
+  if (!st) return kernel_tensor;
+  auto it = st->tensors.find(kernel_tensor);
+  return it == st->tensors.end() ? kernel_tensor : it->second;
+}
+
+ExprVars stage_vars(const ChainStage* st, const ExprVars& vars) {
+  if (!st) return vars;
+  ExprVars out = vars;
+  for (const auto& [name, expr] : st->vars) out[name] = eval_expr(expr, vars);
+  return out;
+}
+
+std::string step_name(const std::string& output, const OpCase& c, size_t step) {
+  if (c.steps.empty()) return output;
+  return output + "@" + (c.steps[step].label.empty() ? "step" + std::to_string(step) : c.steps[step].label);
+}
+
+Verdict decide_output(const OutputSpec& spec, const HostTensor& t, const std::vector<double>& truth,
+                      const std::vector<uint32_t>& got) {
+  if (spec.kind == Kind::Indices) {
+    MOE_CHECK(t.type == ElemType::I32 || t.type == ElemType::U32,
+              "output '" << spec.name << "' is decided as indices but its tensor is not i32/u32");
+    std::vector<int32_t> want(truth.size()), found(got.size());
+    for (size_t i = 0; i < truth.size(); ++i) want[i] = int32_t(truth[i]);
+    for (size_t i = 0; i < got.size(); ++i) found[i] = std::bit_cast<int32_t>(got[i]);
+    return decide_indices(spec, want, found, spec.scores, spec.score_bound);
+  }
+  if (t.type == ElemType::U32 || t.type == ElemType::I32) {
+    MOE_CHECK(spec.kind == Kind::Exact, "output '" << spec.name << "' is an integer tensor: decide it exactly");
+    std::vector<uint32_t> want(truth.size());
+    for (size_t i = 0; i < truth.size(); ++i)
+      want[i] = t.type == ElemType::I32 ? std::bit_cast<uint32_t>(int32_t(truth[i])) : uint32_t(truth[i]);
+    return decide_bits(spec, want, got);
+  }
+  std::vector<float> found(got.size());
+  std::memcpy(found.data(), got.data(), got.size() * 4);
+  return decide(spec, truth, found, kPoison);
+}
+
+// Routing weights belong to experts: where the kernel chose the truth's expert set for a row,
+// each found (expert, weight) pair must match the truth's weight OF THAT EXPERT within that
+// slot's bound, so weights written in another slot order than their experts fail (the weights
+// alone, compared as sorted order statistics, cannot see that). Rows whose set differs on a
+// near-tie were judged by the index rule and the order statistics; they are not re-checked.
+void check_pairing(Verdict& v, const OutputSpec& spec, const std::vector<double>& truth_w,
+                   const std::vector<uint32_t>& found_w, const std::vector<double>& truth_i,
+                   const std::vector<uint32_t>& found_i) {
+  if (truth_w.size() != truth_i.size() || found_w.size() != truth_w.size() || found_i.size() != truth_i.size()) return;
+  const size_t n = truth_w.size();
+  MOE_CHECK(spec.row > 0 && n % size_t(spec.row) == 0,
+            "output '" << spec.name << "' is paired with indices but its row length (" << spec.row << ") does not divide "
+                       << n);
+  const size_t K = size_t(spec.row);
+  for (size_t r0 = 0; r0 < n; r0 += K) {
+    std::vector<int32_t> a(K), b(K);
+    for (size_t j = 0; j < K; ++j) a[j] = int32_t(truth_i[r0 + j]), b[j] = std::bit_cast<int32_t>(found_i[r0 + j]);
+    std::vector<int32_t> sa = a, sb = b;
+    std::sort(sa.begin(), sa.end()), std::sort(sb.begin(), sb.end());
+    if (sa != sb) continue;
+    for (size_t j = 0; j < K; ++j) {
+      const size_t k = size_t(std::find(a.begin(), a.end(), b[j]) - a.begin());
+      const float w = std::bit_cast<float>(found_w[r0 + j]);
+      const double t = truth_w[r0 + k];
+      const double bound = spec.bound.empty() ? 0.0 : spec.bound.size() == 1 ? spec.bound[0] : spec.bound[r0 + k];
+      if (std::isnan(t) && std::isnan(w)) continue;
+      if (!(std::fabs(double(w) - t) <= bound)) {
+        if (v.pass) {
+          std::ostringstream os;
+          os << "row " << r0 / K << " slot " << j << ": expert " << b[j] << " has weight " << w
+             << ", the truth gives that expert " << t << " (bound " << bound
+             << "): weights are not paired with their experts";
+          v.reason = os.str() + (v.reason.empty() ? "" : "; " + v.reason);
+          v.worst_index = int64_t(r0 + j), v.expected = t, v.found = w;
+        }
+        v.pass = false, v.warn = false, v.failed |= kElement, ++v.over_budget;
+      }
+    }
+  }
+}
+
+// The kernels that run, and their instances per step: per position the first alternative that
+// accepts the pinned subgroup size and whose limits hold at every step (a chain stage may have
+// several kernels, e.g. matmul_q at 4 and 8 bits). None: `skip` says every alternative's reason.
+struct Picked {
+  std::vector<const KernelEntry*> kernels;
+  std::vector<std::vector<KernelInstance>> inst;  // [step][position]
+  std::string skip;
+};
+
+Picked pick_kernels(const Plan& plan, const std::vector<ExprVars>& step_vars, uint32_t subgroup,
+                    const std::string& where) {
+  Picked out;
+  out.inst.resize(step_vars.size());
+  for (size_t i = 0; i < plan.kernels.size(); ++i) {
+    const std::vector<const KernelEntry*> alts =
+        i < plan.alternatives.size() && !plan.alternatives[i].empty() ? plan.alternatives[i]
+                                                                      : std::vector<const KernelEntry*>{plan.kernels[i]};
+    std::string reasons;
+    const KernelEntry* pick = nullptr;
+    std::vector<KernelInstance> picked;
+    for (const KernelEntry* k : alts) {
+      if (subgroup && !k->subgroup_sizes.empty() &&
+          !std::count(k->subgroup_sizes.begin(), k->subgroup_sizes.end(), subgroup)) {
+        reasons += (reasons.empty() ? "" : "; ") + ("'" + k->name + "' does not run at subgroup size " +
+                                                    std::to_string(subgroup));
+        continue;
+      }
+      std::vector<KernelInstance> per_step;
+      std::string why;
+      for (size_t s = 0; s < step_vars.size() && why.empty(); ++s) {
+        KernelInstance ki = instantiate(*k, stage_vars(plan.stages[i], step_vars[s]), where);
+        if (!ki.skipped.empty()) why = ki.skipped;
+        per_step.push_back(std::move(ki));
+      }
+      if (!why.empty()) {
+        reasons += (reasons.empty() ? "" : "; ") + ("'" + k->name + "': " + why);
+        continue;
+      }
+      pick = k, picked = std::move(per_step);
+      break;
+    }
+    if (!pick) {
+      out.skip = "outside the declared limits of " + reasons;
+      return out;
+    }
+    out.kernels.push_back(pick);
+    for (size_t s = 0; s < step_vars.size(); ++s) out.inst[s].push_back(std::move(picked[s]));
+  }
+  return out;
+}
+
+// The case's buffers: one per distinct layout of the plan's bindings (identical layouts share a
+// buffer, so a chain stage reads what the previous one wrote), and which case tensors each
+// written buffer produces.
+struct CaseBuffers {
+  std::vector<BufferLayout> layouts;
+  std::vector<vk::Buffer> buffers;
+  std::vector<bool> written;                     // bound with access out/inout somewhere
+  std::vector<std::vector<size_t>> of_binding;   // [position][binding index] -> buffer
+  // Case tensor -> the (buffer, view) pairs that hold it as a result after a dispatch.
+  std::map<std::string, std::vector<std::pair<size_t, size_t>>> produced;
+};
+
+// Lays out every binding (at every step: a layout may not change between steps, since buffers
+// and state stay on the device) and checks what can be checked before anything runs.
+CaseBuffers lay_out(vk::Context& ctx, const Plan& plan, const Picked& pk, const OpCase& c, const std::string& where,
+                    std::string* skip) {
+  CaseBuffers cb;
+  std::map<std::string, size_t> by_key;
+  for (size_t i = 0; i < pk.kernels.size(); ++i) {
+    const KernelEntry& k = *pk.kernels[i];
+    auto rename = [&](const std::string& n) { return case_tensor(plan.stages[i], n); };
+    cb.of_binding.emplace_back();
+    for (const ManifestBinding& b : k.bindings) {
+      BufferLayout L = place_binding(k, b, rename, pk.inst[0][i].vars, c, kPoison, where);
+      for (size_t s = 1; s < pk.inst.size(); ++s)
+        MOE_CHECK(place_binding(k, b, rename, pk.inst[s][i].vars, c, kPoison, where).key == L.key,
+                  where << " '" << k.name << "': binding " << b.binding << " has another layout at step " << s
+                        << " than at step 0; buffers stay on the device between steps, so layouts must not move");
+      auto [it, fresh] = by_key.emplace(L.key, cb.layouts.size());
+      if (fresh) {
+        if (L.bytes > ctx.info().max_storage_buffer_range) {
+          *skip = "binding " + std::to_string(b.binding) + " of '" + k.name + "' needs " + std::to_string(L.bytes) +
+                  " bytes, the device's storage buffers hold " + std::to_string(ctx.info().max_storage_buffer_range);
+          return cb;
+        }
+        cb.layouts.push_back(std::move(L));
+        cb.written.push_back(false);
+      }
+      if (b.access != Access::In) cb.written[it->second] = true;
+      cb.of_binding.back().push_back(it->second);
+    }
+  }
+  for (size_t bi = 0; bi < cb.layouts.size(); ++bi) {
+    if (!cb.written[bi]) continue;
+    for (size_t v = 0; v < cb.layouts[bi].views.size(); ++v) {
+      const PlacedView& pv = cb.layouts[bi].views[v];
+      if (pv.tensor.empty()) continue;
+      cb.produced[pv.becomes.empty() ? pv.tensor : pv.becomes].push_back({bi, v});
+    }
+  }
+  // A result read by a later stage through another layout would need a copy the engine never
+  // makes: the harness cannot feed it.
+  for (const auto& [name, holders] : cb.produced)
+    for (size_t bi = 0; bi < cb.layouts.size(); ++bi)
+      for (const PlacedView& pv : cb.layouts[bi].views)
+        if (pv.tensor == name && pv.becomes.empty() &&
+            std::none_of(holders.begin(), holders.end(), [&](const auto& h) { return h.first == bi; }))
+          MOE_FAIL(where << " plan '" << plan.label << "': tensor '" << name
+                         << "' is written through one layout and read through another");
+  for (const BufferLayout& L : cb.layouts) cb.buffers.push_back(ctx.make_buffer(std::max<size_t>(L.bytes, 4)));
+  return cb;
+}
+
+// Every element of every compared output is placed by exactly one written binding (throws).
+void check_coverage(const CaseBuffers& cb, const OpCase& c, const Plan& plan) {
+  std::set<std::string> outputs;
+  for (const auto& [n, spec] : c.outputs) outputs.insert(n);
+  for (const CaseStep& st : c.steps)
+    for (const auto& [n, spec] : st.outputs) outputs.insert(n);
+  for (const std::string& name : outputs) {
+    auto it = cb.produced.find(name);
+    MOE_CHECK(it != cb.produced.end(), "output '" << name << "' of op '" << c.op << "' is written by no binding of '"
+                                                  << plan.label << "'");
+    const HostTensor& t = c.tensors.at(name);
+    std::vector<uint8_t> count(size_t(t.elems), 0);
+    for (const auto& [bi, v] : it->second) {
+      const PlacedView& pv = cb.layouts[bi].views[v];
+      pv.for_each([&](int64_t t, int64_t) { count[size_t(t)] = uint8_t(std::min(count[size_t(t)] + 1, 255)); });
+    }
+    for (size_t e = 0; e < count.size(); ++e)
+      MOE_CHECK(count[e] == 1, "output '" << name << "' of op '" << c.op << "': element " << e << " is placed by "
+                                          << int(count[e]) << " written bindings of '" << plan.label
+                                          << "', expected exactly one");
+  }
+}
+
+// What a view of `name` holds before step s, or nullptr when the device keeps its contents
+// (state from the step before).
+const std::vector<uint32_t>* step_source(const OpCase& c, const CaseStep* step, size_t s, const std::string& name,
+                                         const std::vector<uint32_t>& poison_words) {
+  if (step && step->upload.count(name)) {
+    const HostTensor& up = step->upload.at(name);
+    MOE_CHECK(up.words.size() == c.tensors.at(name).words.size(),
+              "op '" << c.op << "' step " << s << " uploads " << up.words.size() << " words to tensor '" << name
+                     << "' of " << c.tensors.at(name).words.size());
+    return &up.words;
+  }
+  const HostTensor& t = c.tensors.at(name);
+  if (t.output) return &poison_words;
+  if (s == 0) return &t.words;
+  return nullptr;
+}
+
+// Before step s: each buffer gets the inputs that change, poison where outputs go. Returns the
+// bytes uploaded; `expect` receives the image every unwritten buffer must still hold afterwards.
+double upload_step(CaseBuffers& cb, const OpCase& c, size_t s, std::map<size_t, std::vector<uint32_t>>& expect) {
+  const CaseStep* step = c.steps.empty() ? nullptr : &c.steps[s];
+  double bytes = 0;
+  for (size_t bi = 0; bi < cb.layouts.size(); ++bi) {
+    const BufferLayout& L = cb.layouts[bi];
+    vk::Buffer& buf = cb.buffers[bi];
+    if (L.scratch) {
+      buf.fill_u32(kPoison);
+      continue;
+    }
+    std::vector<uint32_t> image;
+    bool changed = false;
+    for (const PlacedView& v : L.views) {
+      if (v.tensor.empty()) {
+        changed = changed || s == 0;
+        continue;
+      }
+      const std::vector<uint32_t> poison(c.tensors.at(v.tensor).output ? c.tensors.at(v.tensor).words.size() : 0,
+                                         kPoison);
+      const std::vector<uint32_t>* src = step_source(c, step, s, v.tensor, poison);
+      if (!src) continue;
+      if (L.plain) {
+        if (src == &poison) {
+          buf.fill_u32(kPoison);
+        } else {
+          buf.upload(src->data(), src->size() * 4);
+          bytes += double(src->size() * 4);
+          if (!cb.written[bi]) expect[bi] = *src;
+        }
+        break;
+      }
+      if (!changed) {
+        image.assign(size_t(L.bytes / 4), L.fill);
+        if (s > 0) buf.download(image.data(), image.size() * 4);
+        changed = true;
+      }
+      write_view(v, src, image);
+    }
+    if (!L.plain && changed) {
+      if (s == 0)
+        for (const PlacedView& v : L.views)
+          if (v.tensor.empty()) write_view(v, nullptr, image);
+      buf.upload(image.data(), image.size() * 4);
+      bytes += double(image.size() * 4);
+      if (!cb.written[bi]) expect[bi] = std::move(image);
+    }
+  }
+  return bytes;
+}
+
+// A buffer in messages: "tensor 'x'", "a scratch buffer", "the buffer viewing 'e', 'w'".
+std::string describe(const BufferLayout& L) {
+  if (L.plain) return "tensor '" + L.views[0].tensor + "'";
+  if (L.scratch) return "a scratch buffer";
+  std::string names;
+  for (const PlacedView& v : L.views)
+    if (!v.tensor.empty() && names.find("'" + v.tensor + "'") == std::string::npos)
+      names += (names.empty() ? "'" : ", '") + v.tensor + "'";
+  return "the buffer viewing " + (names.empty() ? std::string("values") : names);
+}
+
+// After a step: guards, writes outside the views, unchanged inputs. "" or the error.
+std::string check_after_step(const CaseBuffers& cb, const std::map<size_t, std::vector<uint32_t>>& expect,
+                             const std::string& at) {
+  for (size_t bi = 0; bi < cb.layouts.size(); ++bi) {
+    const BufferLayout& L = cb.layouts[bi];
+    const std::string what = describe(L);
+    if (!cb.buffers[bi].guard_intact()) return what + " was written past its end (guard region changed)" + at;
+    if (cb.written[bi] && !L.plain && !L.scratch) {
+      std::vector<uint32_t> image(size_t(L.bytes / 4));
+      cb.buffers[bi].download(image.data(), image.size() * 4);
+      const int64_t w = first_gap_write(L, image);
+      if (w >= 0) {
+        std::ostringstream os;
+        os << what << " was written outside its views (32-bit word " << w
+           << " holds 0x" << std::hex << image[size_t(w)] << ", the fill is 0x" << L.fill << ")" << at;
+        return os.str();
+      }
+    }
+    auto e = expect.find(bi);
+    if (cb.written[bi] || e == expect.end()) continue;
+    std::vector<uint32_t> got(e->second.size());
+    cb.buffers[bi].download(got.data(), got.size() * 4);
+    if (got != e->second) return what + " is an input of every kernel but was changed" + at;
+  }
+  return "";
+}
+
+// The words of case tensor `name` as the written buffers hold it now.
+std::vector<uint32_t> gather(const CaseBuffers& cb, const OpCase& c, const std::string& name,
+                             std::map<size_t, std::vector<uint32_t>>& images) {
+  std::vector<uint32_t> words(c.tensors.at(name).words.size(), kPoison);
+  for (const auto& [bi, v] : cb.produced.at(name)) {
+    auto it = images.find(bi);
+    if (it == images.end()) {
+      std::vector<uint32_t> image(size_t(cb.layouts[bi].bytes / 4));
+      cb.buffers[bi].download(image.data(), image.size() * 4);
+      it = images.emplace(bi, std::move(image)).first;
+    }
+    if (cb.layouts[bi].plain)
+      std::copy(it->second.begin(), it->second.begin() + std::ptrdiff_t(words.size()), words.begin());
+    else
+      read_view(cb.layouts[bi].views[v], it->second, words);
+  }
+  return words;
+}
+
+// The step's outputs decided against its truth (routing weights also paired with their experts).
+void decide_step(CaseResult& r, const CaseBuffers& cb, const OpCase& c, size_t s) {
+  const CaseStep* step = c.steps.empty() ? nullptr : &c.steps[s];
+  const auto& outputs = step ? step->outputs : c.outputs;
+  const auto& truth = step ? step->truth : c.truth;
+  std::map<size_t, std::vector<uint32_t>> images;
+  std::map<std::string, std::vector<uint32_t>> found;
+  for (const auto& [name, spec] : outputs) {
+    found[name] = gather(cb, c, name, images);
+    r.bytes += double(found[name].size() * 4);
+  }
+  for (const auto& [name, spec] : outputs) {
+    Verdict v = decide_output(spec, c.tensors.at(name), truth.at(name), found.at(name));
+    if (!spec.paired_with.empty()) {
+      MOE_CHECK(outputs.count(spec.paired_with), "op '" << c.op << "': output '" << name << "' is paired with '"
+                                                        << spec.paired_with << "', which is not compared");
+      check_pairing(v, spec, truth.at(name), found.at(name), truth.at(spec.paired_with), found.at(spec.paired_with));
+    }
+    v.output = step_name(name, c, s);
+    r.outputs.push_back(std::move(v));
+  }
+}
+
+std::vector<vk::Dispatch> step_sequence(CaseBuffers& cb, const Picked& pk, size_t s, uint32_t subgroup) {
+  std::vector<vk::Dispatch> seq;
+  for (size_t i = 0; i < pk.kernels.size(); ++i) {
+    const KernelEntry& k = *pk.kernels[i];
+    const KernelInstance& ki = pk.inst[s][i];
+    vk::Dispatch d;
+    d.label = k.name, d.spirv = k.spirv, d.entry = k.entry, d.required_subgroup_size = subgroup;
+    for (size_t b = 0; b < k.bindings.size(); ++b)
+      d.bindings.push_back({k.bindings[b].binding, &cb.buffers[cb.of_binding[i][b]], 0, 0});
+    d.push_constants = ki.push_constants;
+    for (const auto& [id, bits] : ki.spec_constants) d.spec_constants.push_back({id, bits});
+    for (int g = 0; g < 3; ++g) d.groups[g] = ki.groups[g];
+    seq.push_back(std::move(d));
+  }
+  return seq;
+}
+
+// --perf: the dispatches again, back to back, after everything was decided (a kernel updating
+// state in place advances it; nothing is compared any more): one run is one sample, and the
+// first run of a pipeline may include the driver's lazy work. The median of at least 4 runs, at
+// most `repeats`, stopping after 100 ms.
+std::string time_repeats(vk::Context& ctx, const std::vector<vk::Dispatch>& seq, int repeats, uint64_t timeout_ms,
+                         double* gpu_ms) {
+  std::vector<double> times;
+  const auto stop = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+  try {
+    while (int(times.size()) < repeats && (times.size() < 4 || std::chrono::steady_clock::now() < stop)) {
+      double ms = 0;
+      for (double t : ctx.run(seq, timeout_ms).gpu_ms) ms += t;
+      times.push_back(ms);
+    }
+  } catch (const Error& e) {
+    return std::string("timing repeat: ") + e.what();
+  }
+  std::sort(times.begin(), times.end());
+  *gpu_ms = times[times.size() / 2];
+  return "";
+}
+
+}  // namespace
+
+CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, const OpCase& c, uint32_t subgroup,
+                         uint64_t timeout_ms, std::map<std::string, std::vector<uint32_t>>* downloads,
+                         int timing_repeats) {
+  CaseResult r;
+  r.op = c.op, r.kernel = plan.label, r.manifest = m.path, r.params = c.params, r.shape = c.shape, r.seed = c.seed;
+  r.subgroup = subgroup, r.flops = c.flops;
+  const size_t nsteps = std::max<size_t>(1, c.steps.size());
+  std::vector<ExprVars> step_vars(nsteps);
+  for (size_t s = 0; s < nsteps; ++s) {
+    step_vars[s] = c.vars;
+    if (!c.steps.empty())
+      for (const auto& [k, v] : c.steps[s].vars) step_vars[s][k] = v;
+    add_device_vars(step_vars[s], ctx.info(), subgroup);
+  }
+  const std::string where = m.path.empty() ? "bundled" : m.path;
+  const Picked pk = pick_kernels(plan, step_vars, subgroup, where);
+  if (!pk.skip.empty()) {
+    r.skipped = true, r.skip_reason = pk.skip;
+    return r;
+  }
+  if (pk.kernels.size() > 1) {
+    r.kernel.clear();
+    for (const KernelEntry* k : pk.kernels) r.kernel += (r.kernel.empty() ? "" : " -> ") + k->name;
+  }
+  // A layout this case cannot hold (a view past its tensor, overlapping elements, an output no
+  // binding writes) fails the case with the reason; the manifest should declare a limit for it.
+  std::string skip;
+  CaseBuffers cb;
+  try {
+    cb = lay_out(ctx, plan, pk, c, where, &skip);
+    if (skip.empty()) check_coverage(cb, c, plan);
+  } catch (const Error& e) {
+    r.error = e.what();
+    return r;
+  }
+  if (!skip.empty()) {
+    r.skipped = true, r.skip_reason = skip;
+    return r;
+  }
+  for (const vk::Buffer& buf : cb.buffers) r.system_memory = r.system_memory || !buf.device_local();
+  r.gpu_ms = 0;
+  std::vector<vk::Dispatch> seq;
+  std::map<size_t, std::vector<uint32_t>> expect;  // per unwritten buffer, its last upload
+  for (size_t s = 0; s < nsteps; ++s) {
+    const std::string at = nsteps > 1 ? " at step " + std::to_string(s) : "";
+    r.bytes += upload_step(cb, c, s, expect);
+    seq = step_sequence(cb, pk, s, subgroup);
+    try {
+      const vk::RunResult rr = ctx.run(seq, timeout_ms);
+      for (double ms : rr.gpu_ms) r.gpu_ms += ms;
+      if (rr.gpu_ms.empty()) r.gpu_ms = -1;
+    } catch (const Error& e) {
+      r.error = (nsteps > 1 ? "step " + std::to_string(s) + ": " : "") + e.what();
+      return r;
+    }
+    r.error = check_after_step(cb, expect, at);
+    if (!r.error.empty()) return r;
+    decide_step(r, cb, c, s);
+  }
+  if (downloads) {
+    std::map<size_t, std::vector<uint32_t>> images;
+    for (const auto& [name, holders] : cb.produced) (*downloads)[name] = gather(cb, c, name, images);
+  }
+  if (timing_repeats > 0 && nsteps == 1 && r.gpu_ms > 0 && r.error.empty())
+    r.error = time_repeats(ctx, seq, timing_repeats, timeout_ms, &r.gpu_ms);
+  return r;
+}
+
+}  // namespace moe::compare
