@@ -5,10 +5,13 @@
 // per (token, head), 128 lanes striding over head_dim:
 //   y = o * rsqrt(mean(o^2) + eps) * w * silu(z)
 // Each subgroup writes its partial to scratch; then every lane adds them up.
-// DEFECT: memoryBarrierBuffer() without barrier(): a memory barrier orders this invocation's own
-// accesses but does not wait for the other subgroups, so the first subgroups read slots the
-// others have not written yet (the harness fills scratch with the NaN poison before every step:
-// caught as NaN wherever a workgroup holds more than one subgroup; on a GPU, a race).
+// DEFECT: no barrier between writing the partials and reading them back: the first subgroups
+// read slots the others have not written yet. The harness fills scratch with its NaN poison
+// before every step, so those rows come out NaN (the poison's payload survives the arithmetic:
+// the verdict sees the poison bits and reports the elements as never written). Caught wherever a
+// workgroup (128 lanes) holds more than one subgroup; on a GPU, a race.
+// (With memoryBarrierBuffer() alone, the other common form of this bug, lavapipe passes: its
+// memory barrier also synchronises the workgroup, so the race cannot show there.)
 #extension GL_KHR_shader_subgroup_arithmetic : require
 
 #define WG 128
@@ -42,7 +45,6 @@ void main() {
     if (subgroupElect()) {
         reduce_scratch[slot + gl_SubgroupID] = ss;
     }
-    memoryBarrierBuffer();
     float total = 0.0;
     for (uint s = 0u; s < gl_NumSubgroups; ++s) {
         total += reduce_scratch[slot + s];
