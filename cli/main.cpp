@@ -1,10 +1,12 @@
 // moeoracle: the CPU ground truth and differential oracle for streaming-MoE engines.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <filesystem>
 
 #include "core/check.h"
 #include "op_registry.h"
 #include "compare/run/driver.h"
+#include "compare/run/isolate.h"
 #include "run.h"
 #include "selfcheck.h"
 
@@ -76,6 +78,19 @@ int main(int argc, char** argv) {
   compare->add_option("--html", co.html, "Write a self-contained HTML report");
   compare->add_option("--timeout-ms", co.timeout_ms, "Per-dispatch timeout")->capture_default_str();
   compare->add_option("--case", co.case_file, "Replay one saved case file (written by bisect) alone");
+  bool no_isolate = false;
+  compare->add_flag("--no-isolate", no_isolate,
+                    "Run every kernel in this process (default: each kernel's cases in a worker process, so a kernel "
+                    "that crashes or hangs the driver fails alone)");
+  compare->add_option("--jobs", co.jobs, "Worker processes at once")->check(CLI::PositiveNumber)->capture_default_str();
+  // The worker side of isolation (compare/run/isolate.h), started by compare itself.
+  moe::compare::WorkerTask task;
+  compare->add_option("--worker-fd", task.fd)->group("");
+  compare->add_option("--worker-op", task.op)->group("");
+  compare->add_option("--worker-plan", task.plan)->group("");
+  compare->add_option("--worker-plan-index", task.plan_index)->group("");
+  compare->add_option("--worker-kernel", task.kernels)->group("");
+  compare->add_option("--worker-resume", task.resume)->group("");
 
   moe::BisectOptions bo;
   auto* bisect = app.add_subcommand("bisect", "Run the whole model on GPU kernels against the CPU truth; name the first op that fails");
@@ -117,7 +132,12 @@ int main(int argc, char** argv) {
     if (*diff) return moe::diff_dumps(dop);
     if (*fixture) return moe::make_fixture(fo);
     if (*devices) return moe::list_devices_command();
-    if (*compare) return moe::compare::run_compare(co);
+    if (*compare) {
+      if (task.fd >= 0) return moe::compare::run_worker(co, task);
+      co.isolate = !no_isolate && co.case_file.empty();
+      co.worker_exe = std::filesystem::read_symlink("/proc/self/exe").string();
+      return moe::compare::run_compare(co);
+    }
     if (*bisect) return moe::run_bisect(bo);
     if (*ops) {
       for (const moe::OpInfo& op : moe::op_registry()) std::printf("%-18s %s\n", op.stem, op.summary);

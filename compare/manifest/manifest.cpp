@@ -565,7 +565,7 @@ const KernelEntry* Manifest::find_op(const std::string& op) const {
   return nullptr;
 }
 
-Manifest load_manifest(const std::string& path) {
+Manifest load_manifest(const std::string& path, const std::set<std::string>* only) {
   std::string text = read_file(path, "manifest");
   json j;
   try {
@@ -586,6 +586,10 @@ Manifest load_manifest(const std::string& path) {
   MOE_CHECK(ks.is_array() && !ks.empty(), path << ": kernels: expected a non-empty array, found " << type_name(ks));
   fs::path dir = fs::absolute(fs::path(path)).parent_path();
   for (size_t i = 0; i < ks.size(); ++i) {
+    // A worker loads only the kernels of its plan (the whole file was checked by the parent).
+    if (only && ks[i].is_object() && ks[i].contains("name") && ks[i]["name"].is_string() &&
+        !only->count(ks[i]["name"].get<std::string>()))
+      continue;
     Ctx kc{path + ": kernel " + std::to_string(i), ""};
     int64_t declared_pc_size = -1;
     KernelEntry k = parse_kernel(ks[i], kc, dir, &declared_pc_size);

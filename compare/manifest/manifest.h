@@ -41,6 +41,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <set>
 #include <span>
 #include <string>
 #include <utility>
@@ -184,7 +185,8 @@ KernelInstance instantiate(const KernelEntry& k, const ExprVars& vars, const std
 // numbers exist and are storage buffers in set 0, push-constant block size and member offsets
 // match, spec constant ids exist, workgroup size read. Any mismatch throws moe::Error naming the
 // file, the kernel, the binding/member and both sides.
-Manifest load_manifest(const std::string& path);
+// `only` (optional): load, compile and check just the kernels of these names.
+Manifest load_manifest(const std::string& path, const std::set<std::string>* only = nullptr);
 // Validates one entry against its SPIR-V (used by load_manifest and for the bundled set) and
 // fills push_constant_size, each spec constant's type, local_size and local_size_spec_id. `where` prefixes every message
 // (the manifest file); messages then name the kernel.

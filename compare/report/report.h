@@ -35,6 +35,13 @@ struct CaseResult {
   // A buffer was not device-local (--perf): gpu_ms includes reads over PCIe.
   bool system_memory = false;
   std::string case_file;  // set when the case was replayed from a case file (--case)
+  // Where the case sits in the run (to order and merge results of isolated workers): its seed's
+  // position in the op's case list, and the plan's position among the op's plans.
+  int64_t case_pos = -1;
+  int plan_index = 0;
+  // The dispatch itself failed (timeout, device lost): the device may be unusable for the next
+  // case, so an isolated worker reports this case and hands over to a fresh one.
+  bool device_fault = false;
 
   enum class Status { Pass, Fail, Skip };
   // Skip if skipped; Fail if error is set, any output failed, or nothing was compared (a case with

@@ -44,7 +44,7 @@ std::vector<std::string> split(const std::string& s) {
 
 // The bundled manifest goes through the same loader and reflection checks as any engine's: its
 // JSON and SPIR-V are written to a private folder and loaded from there.
-Manifest load_bundled_manifest() {
+Manifest load_bundled_manifest(const std::set<std::string>* only) {
   const fs::path dir = fs::temp_directory_path() / ("moeoracle_bundled_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   for (const auto& [name, bytes] : bundled_files()) {
@@ -54,7 +54,7 @@ Manifest load_bundled_manifest() {
   std::ofstream(dir / "bundled.json") << bundled_manifest_json();
   Manifest m;
   try {
-    m = load_manifest((dir / "bundled.json").string());
+    m = load_manifest((dir / "bundled.json").string(), only);
   } catch (...) {
     fs::remove_all(dir);
     throw;
@@ -121,12 +121,11 @@ std::vector<Plan> plans_for(const Manifest& m, const std::string& op, std::strin
   return plans;
 }
 
-Manifest load_kernels(const std::string& path) {
-  return path.empty() || path == "bundled" ? load_bundled_manifest() : load_manifest(path);
+Manifest load_kernels(const std::string& path, const std::set<std::string>* only) {
+  return path.empty() || path == "bundled" ? load_bundled_manifest(only) : load_manifest(path, only);
 }
 
-std::vector<uint32_t> plan_subgroup_sizes(const Plan& plan, const vk::Context& ctx, uint32_t only) {
-  const vk::DeviceInfo& info = ctx.info();
+std::vector<uint32_t> plan_subgroup_sizes(const Plan& plan, const vk::DeviceInfo& info, uint32_t only) {
   std::vector<uint32_t> sizes = info.subgroup_sizes();
   if (!plan.subgroup_sizes.empty()) {
     std::vector<uint32_t> both;
@@ -139,6 +138,92 @@ std::vector<uint32_t> plan_subgroup_sizes(const Plan& plan, const vk::Context& c
   return sizes;
 }
 
+Shard parse_shard(const CompareOptions& opt) {
+  Shard sh;
+  std::string text = opt.shard;
+  if (text.empty() && std::getenv("GTEST_TOTAL_SHARDS") && std::getenv("GTEST_SHARD_INDEX"))
+    text = std::string(std::getenv("GTEST_SHARD_INDEX")) + "/" + std::getenv("GTEST_TOTAL_SHARDS");
+  if (!text.empty())
+    MOE_CHECK(std::sscanf(text.c_str(), "%ld/%ld", &sh.index, &sh.count) == 2 && sh.count > 0 && sh.index >= 0 &&
+                  sh.index < sh.count,
+              "compare: --shard '" << text << "', expected I/N with 0 <= I < N");
+  return sh;
+}
+
+void run_op_cases(vk::Context& ctx, const Manifest& m, const std::string& op, const std::vector<PlanRun>& plans,
+                  const CompareOptions& opt, int64_t resume, const UnitHooks& hooks) {
+  const Shard shard = parse_shard(opt);
+  // Sharding: by seed when there are at least as many seeds as shards (each shard then builds
+  // only its own seeds' cases), else by the case's index within the op. Disjoint and complete.
+  const bool named_shape = opt.shapes != "all" && opt.shapes != "real" && opt.shapes != "remainders";
+  const bool by_seed = shard.count > 1 && opt.seeds >= shard.count;
+  int64_t case_index = 0, unit = 0;
+  for (int s = 0; s < opt.seeds; ++s) {
+    if (by_seed && s % shard.count != shard.index) continue;
+    // Cases are built once per seed (the f64 truth of big cases is the costly part) and run on
+    // every plan, unless every unit of this seed was already run (a resumed worker).
+    const std::vector<OpCase> cases = make_cases(op, named_shape ? "all" : opt.shapes, opt.seed + uint64_t(s));
+    for (size_t pos = 0; pos < cases.size(); ++pos) {
+      const OpCase& c = cases[pos];
+      if (named_shape && c.shape != opt.shapes) continue;
+      if (!by_seed && case_index++ % shard.count != shard.index) continue;
+      for (const PlanRun& pr : plans)
+        for (uint32_t sg : pr.sizes) {
+          if (unit++ < resume) continue;
+          if (hooks.start) {
+            CaseResult proto;
+            proto.op = c.op, proto.kernel = pr.plan->label, proto.manifest = m.path, proto.params = c.params;
+            proto.shape = c.shape, proto.seed = c.seed, proto.subgroup = sg;
+            proto.case_pos = int64_t(pos), proto.plan_index = int(pr.index);
+            hooks.start(unit - 1, proto, int(std::max<size_t>(1, c.steps.size())));
+          }
+          CaseResult r = run_plan_case(ctx, m, *pr.plan, c, sg, opt.timeout_ms, nullptr, opt.perf ? kTimingRepeats : 0);
+          r.case_pos = int64_t(pos), r.plan_index = int(pr.index);
+          hooks.result(std::move(r));
+        }
+    }
+  }
+}
+
+std::vector<CaseResult> merge_results(std::vector<CaseResult> rs, const std::vector<std::string>& ops) {
+  std::map<std::string, size_t> op_order;
+  for (size_t i = 0; i < ops.size(); ++i) op_order.emplace(ops[i], i);
+  auto key = [&](const CaseResult& r) {
+    const auto o = op_order.find(r.op);
+    return std::make_tuple(o == op_order.end() ? ops.size() : o->second, r.seed, r.case_pos);
+  };
+  std::stable_sort(rs.begin(), rs.end(), [&](const CaseResult& a, const CaseResult& b) {
+    return std::make_tuple(key(a), a.plan_index) < std::make_tuple(key(b), b.plan_index);
+  });
+  // Every plan runs a case; a case that some plan ran is not reported as skipped by the others
+  // (an op split over kernels by limits, matmul_q4/matmul_q8); a case that no plan accepts is one
+  // SKIP line with every plan's reason. Plan-level lines (case_pos < 0) stay as they are.
+  std::vector<CaseResult> out;
+  for (size_t i = 0; i < rs.size();) {
+    size_t j = i + 1;
+    while (j < rs.size() && rs[i].case_pos >= 0 && key(rs[j]) == key(rs[i])) ++j;
+    const bool ran = std::any_of(rs.begin() + std::ptrdiff_t(i), rs.begin() + std::ptrdiff_t(j),
+                                 [](const CaseResult& r) { return !r.skipped; });
+    if (ran || j - i == 1) {
+      for (size_t k = i; k < j; ++k)
+        if (!rs[k].skipped || j - i == 1) out.push_back(std::move(rs[k]));
+    } else {
+      CaseResult merged = rs[i];
+      merged.kernel.clear(), merged.skip_reason = "no kernel accepts the case:";
+      std::set<std::string> seen;
+      for (size_t k = i; k < j; ++k)
+        if (seen.insert(rs[k].kernel).second) {
+          merged.kernel += (merged.kernel.empty() ? "" : ", ") + rs[k].kernel;
+          merged.skip_reason += " " + rs[k].skip_reason + ";";
+        }
+      merged.skip_reason.pop_back();
+      out.push_back(std::move(merged));
+    }
+    i = j;
+  }
+  return out;
+}
+
 namespace {
 
 // The ops to compare when --ops is not given: every op with cases that the manifest covers,
@@ -149,10 +234,6 @@ std::vector<std::string> default_ops(const Manifest& m) {
     if (!plans_for(m, op, nullptr).empty()) ops.push_back(op);
   return ops;
 }
-
-}  // namespace
-
-namespace {
 
 // --case FILE: the saved case alone, on the plan that ran it (by label) when the manifest still
 // has it, else on every plan of its op; at every subgroup size.
@@ -174,7 +255,7 @@ std::vector<CaseResult> replay_case(vk::Context& ctx, const CompareOptions& opt)
   }
   std::vector<CaseResult> results;
   for (const Plan& plan : plans)
-    for (uint32_t sg : plan_subgroup_sizes(plan, ctx, opt.subgroup)) {
+    for (uint32_t sg : plan_subgroup_sizes(plan, ctx.info(), opt.subgroup)) {
       results.push_back(run_plan_case(ctx, m, plan, f.c, sg, opt.timeout_ms, nullptr, opt.perf ? kTimingRepeats : 0));
       results.back().case_file = opt.case_file;
     }
@@ -183,98 +264,67 @@ std::vector<CaseResult> replay_case(vk::Context& ctx, const CompareOptions& opt)
 
 }  // namespace
 
-std::vector<CaseResult> compare_cases(const CompareOptions& opt) {
-  // --perf times kernels reading device-local memory; otherwise fast host read-back.
-  vk::Context ctx(opt.device, opt.perf ? vk::Context::Memory::DeviceSpeed : vk::Context::Memory::Readback);
-  if (!opt.case_file.empty()) return replay_case(ctx, opt);
-  const Manifest m = load_kernels(opt.kernels);
+CompareRun prepare_run(const CompareOptions& opt, const vk::DeviceInfo& info) {
+  CompareRun run;
+  run.manifest = load_kernels(opt.kernels);
+  const Manifest& m = run.manifest;
   const std::vector<std::string> with_cases = case_ops();
   const std::set<std::string> known(with_cases.begin(), with_cases.end());
-  std::vector<std::string> ops = opt.ops.empty() ? default_ops(m) : split(opt.ops);
-  MOE_CHECK(!ops.empty(), "compare: the manifest " << (m.path.empty() ? "(bundled)" : m.path)
-                                                    << " has no kernel for any op with comparison cases");
-  int64_t shard_i = 0, shard_n = 1;
-  std::string shard = opt.shard;
-  if (shard.empty() && std::getenv("GTEST_TOTAL_SHARDS") && std::getenv("GTEST_SHARD_INDEX"))
-    shard = std::string(std::getenv("GTEST_SHARD_INDEX")) + "/" + std::getenv("GTEST_TOTAL_SHARDS");
-  if (!shard.empty()) {
-    MOE_CHECK(std::sscanf(shard.c_str(), "%ld/%ld", &shard_i, &shard_n) == 2 && shard_n > 0 && shard_i >= 0 &&
-                  shard_i < shard_n,
-              "compare: --shard '" << shard << "', expected I/N with 0 <= I < N");
-  }
-  const vk::DeviceInfo& info = ctx.info();
-  if (!opt.quiet) {
-    std::printf("device %d: %s (%s), subgroup sizes", info.index, info.name.c_str(), info.driver.c_str());
-    for (uint32_t s : info.subgroup_sizes()) std::printf(" %u", s);
-    std::printf("; kernels: %s\n\n", m.path.empty() ? "bundled" : m.path.c_str());
-  }
-
-  std::vector<CaseResult> results;
-  int64_t index = 0;
-  for (const std::string& op : ops) {
+  run.ops = opt.ops.empty() ? default_ops(m) : split(opt.ops);
+  MOE_CHECK(!run.ops.empty(), "compare: the manifest " << (m.path.empty() ? "(bundled)" : m.path)
+                                                        << " has no kernel for any op with comparison cases");
+  parse_shard(opt);
+  for (const std::string& op : run.ops) {
     if (!known.count(op)) {
       std::string list;
       for (const std::string& o : with_cases) list += (list.empty() ? "" : ", ") + o;
       MOE_FAIL("compare: no comparison cases for op '" << op << "' (ops with cases: " << list << ")");
     }
     std::string why;
-    const std::vector<Plan> plans = plans_for(m, op, &why);
-    MOE_CHECK(!plans.empty(), "compare: the manifest " << (m.path.empty() ? "(bundled)" : m.path) << " has " << why);
-    // Sizes per plan; a plan the device cannot run at any size is reported once as skipped.
-    std::vector<std::vector<uint32_t>> sizes;
-    for (const Plan& plan : plans) {
-      sizes.push_back(plan_subgroup_sizes(plan, ctx, opt.subgroup));
-      if (sizes.back().empty()) {
-        CaseResult r;
-        r.op = op, r.kernel = plan.label, r.manifest = m.path, r.skipped = true;
-        r.skip_reason = "the device offers none of the subgroup sizes the kernel(s) accept";
-        results.push_back(r);
-      }
-    }
-    // Cases are built once per seed (the f64 truth of big stateful cases is the costly part)
-    // and run on every plan.
-    // Sharding: by seed when there are at least as many seeds as shards (each shard then builds
-    // only its own seeds' cases), else by case index. Either way disjoint and complete.
-    const bool named_shape = opt.shapes != "all" && opt.shapes != "real" && opt.shapes != "remainders";
-    const bool by_seed = shard_n > 1 && opt.seeds >= shard_n;
-    for (int s = 0; s < opt.seeds; ++s) {
-      if (by_seed && s % shard_n != shard_i) continue;
-      const std::vector<OpCase> cases = make_cases(op, named_shape ? "all" : opt.shapes, opt.seed + uint64_t(s));
-      for (const OpCase& c : cases) {
-        if (named_shape && c.shape != opt.shapes) continue;
-        // Every plan runs the case; a case that some plan ran is not reported as skipped by the
-        // others (an op split over kernels by limits, matmul_q4/matmul_q8); a case that no plan
-        // accepts is one SKIP line with every plan's reason.
-        std::vector<CaseResult> group;
-        for (size_t p = 0; p < plans.size(); ++p)
-          for (uint32_t sg : sizes[p]) {
-            if (!by_seed && index++ % shard_n != shard_i) continue;
-            group.push_back(run_plan_case(ctx, m, plans[p], c, sg, opt.timeout_ms, nullptr,
-                                          opt.perf ? kTimingRepeats : 0));
-          }
-        if (group.empty()) continue;
-        const bool ran = std::any_of(group.begin(), group.end(), [](const CaseResult& r) { return !r.skipped; });
-        if (ran) {
-          for (CaseResult& r : group)
-            if (!r.skipped) results.push_back(std::move(r));
-        } else {
-          CaseResult merged = group.front();
-          if (group.size() > 1) {
-            merged.kernel.clear(), merged.skip_reason = "no kernel accepts the case:";
-            std::set<std::string> seen;
-            for (const CaseResult& r : group)
-              if (seen.insert(r.kernel).second) {
-                merged.kernel += (merged.kernel.empty() ? "" : ", ") + r.kernel;
-                merged.skip_reason += " " + r.skip_reason + ";";
-              }
-            merged.skip_reason.pop_back();
-          }
-          results.push_back(std::move(merged));
-        }
-      }
-    }
+    run.plans[op] = plans_for(m, op, &why);
+    MOE_CHECK(!run.plans[op].empty(), "compare: the manifest " << (m.path.empty() ? "(bundled)" : m.path) << " has "
+                                                               << why);
   }
-  return results;
+  // Sizes per plan; a plan the device cannot run at any size is reported once as skipped.
+  for (const std::string& op : run.ops)
+    for (size_t p = 0; p < run.plans[op].size(); ++p) {
+      const Plan& plan = run.plans[op][p];
+      std::vector<uint32_t> sizes = plan_subgroup_sizes(plan, info, opt.subgroup);
+      if (!sizes.empty()) {
+        run.work.push_back({op, {p, &plan, sizes}});
+        continue;
+      }
+      CaseResult r;
+      r.op = op, r.kernel = plan.label, r.manifest = m.path, r.skipped = true, r.plan_index = int(p);
+      r.skip_reason = "the device offers none of the subgroup sizes the kernel(s) accept";
+      run.unrunnable.push_back(r);
+    }
+  return run;
+}
+
+void print_header(const CompareOptions& opt, const vk::DeviceInfo& info, const Manifest& m) {
+  if (opt.quiet) return;
+  std::printf("device %d: %s (%s), subgroup sizes", info.index, info.name.c_str(), info.driver.c_str());
+  for (uint32_t s : info.subgroup_sizes()) std::printf(" %u", s);
+  std::printf("; kernels: %s\n\n", m.path.empty() ? "bundled" : m.path.c_str());
+  std::fflush(stdout);
+}
+
+std::vector<CaseResult> compare_cases(const CompareOptions& opt) {
+  if (opt.isolate && opt.case_file.empty()) return compare_isolated(opt);
+  // --perf times kernels reading device-local memory; otherwise fast host read-back.
+  vk::Context ctx(opt.device, opt.perf ? vk::Context::Memory::DeviceSpeed : vk::Context::Memory::Readback);
+  if (!opt.case_file.empty()) return replay_case(ctx, opt);
+  const CompareRun run = prepare_run(opt, ctx.info());
+  print_header(opt, ctx.info(), run.manifest);
+  std::vector<CaseResult> results = run.unrunnable;
+  for (const std::string& op : run.ops) {
+    std::vector<PlanRun> plans;
+    for (const auto& [wop, pr] : run.work)
+      if (wop == op) plans.push_back(pr);
+    run_op_cases(ctx, run.manifest, op, plans, opt, 0, {nullptr, [&](CaseResult&& r) { results.push_back(std::move(r)); }});
+  }
+  return merge_results(std::move(results), run.ops);
 }
 
 namespace {

@@ -3,6 +3,9 @@
 // kernel and device allow, and reports (console, --json, --junit).
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -13,12 +16,14 @@
 
 namespace moe::vk {
 class Context;
+struct DeviceInfo;
 }
 
 namespace moe::compare {
 
 // The bundled manifest ("" or "bundled") or a manifest file, loaded and checked against reflection.
-Manifest load_kernels(const std::string& path);
+// `only` (optional): just the kernels of these names (an isolated worker's plan).
+Manifest load_kernels(const std::string& path, const std::set<std::string>* only = nullptr);
 
 // What runs on an op's cases: one kernel (the op's own, or a fused kernel whose ops are a
 // chain's stages), or a chain's stage kernels back to back.
@@ -37,7 +42,7 @@ struct Plan {
 std::vector<Plan> plans_for(const Manifest& m, const std::string& op, std::string* why_none);
 // The subgroup sizes to run a plan at on this device (0 = the driver's own size, when the device
 // cannot pin sizes); `only` != 0 restricts to that size. Empty: none in common.
-std::vector<uint32_t> plan_subgroup_sizes(const Plan& plan, const vk::Context& ctx, uint32_t only);
+std::vector<uint32_t> plan_subgroup_sizes(const Plan& plan, const vk::DeviceInfo& info, uint32_t only);
 // Runs one case through a plan at one subgroup size (0: the driver's choice) and decides it:
 // buffers by case tensor name kept across the case's steps; per step uploads, poison, the
 // dispatch sequence, guard regions, untouched inputs, then the step's outputs.
@@ -62,7 +67,57 @@ struct CompareOptions {
   uint64_t timeout_ms = 20000;
   bool quiet = false;         // no header line (tests)
   std::string case_file;      // --case: replay one saved case (compare/run/case_file.h) instead of generated cases
+  // Run each plan's cases in a worker process (compare/run/isolate.h), so that a kernel that
+  // crashes or hangs the driver fails alone and the run goes on. Needs `worker_exe`.
+  bool isolate = false;
+  std::string worker_exe;     // the moeoracle executable that serves `compare --worker`
+  int jobs = 1;               // workers at once
 };
+
+// One plan of an op with its position among the op's plans and the sizes it runs at.
+struct PlanRun {
+  size_t index = 0;
+  const Plan* plan = nullptr;
+  std::vector<uint32_t> sizes;
+};
+
+// A loaded manifest, the ops to compare, their plans, and the (op, plan) work items; plans the
+// device cannot run at any size are already results (skipped).
+struct CompareRun {
+  Manifest manifest;
+  std::vector<std::string> ops;
+  std::map<std::string, std::vector<Plan>> plans;
+  std::vector<std::pair<std::string, PlanRun>> work;  // plans point into `plans`: do not copy a CompareRun
+  std::vector<CaseResult> unrunnable;
+  CompareRun() = default;
+  CompareRun(const CompareRun&) = delete;
+  CompareRun(CompareRun&&) = default;
+};
+// Loads the manifest and works out ops and plans; throws moe::Error (exit 2) on bad input.
+CompareRun prepare_run(const CompareOptions& opt, const vk::DeviceInfo& info);
+void print_header(const CompareOptions& opt, const vk::DeviceInfo& info, const Manifest& m);
+
+struct Shard {
+  int64_t index = 0, count = 1;
+};
+Shard parse_shard(const CompareOptions& opt);  // --shard or GTEST_SHARD_INDEX/TOTAL_SHARDS
+
+// Callbacks of run_op_cases: before each (case, plan, subgroup size) unit (optional), and its result.
+struct UnitHooks {
+  // `proto`: the case's result as far as it is known before it runs (no outputs yet).
+  std::function<void(int64_t unit, const CaseResult& proto, int steps)> start;
+  std::function<void(CaseResult&&)> result;
+};
+// Runs the units of `op`: seeds in order (this shard's), each seed's cases in order (built once),
+// each on every plan at every size; units numbered from 0 in that order, those below `resume`
+// left out (a worker resuming after a crash).
+void run_op_cases(vk::Context& ctx, const Manifest& m, const std::string& op, const std::vector<PlanRun>& plans,
+                  const CompareOptions& opt, int64_t resume, const UnitHooks& hooks);
+// Results in report order (ops as given, then seed, case, plan), a case no plan ran merged into
+// one SKIP line with every plan's reason.
+std::vector<CaseResult> merge_results(std::vector<CaseResult> rs, const std::vector<std::string>& ops);
+// compare_cases with every plan in a worker process (compare/run/isolate.cpp).
+std::vector<CaseResult> compare_isolated(const CompareOptions& opt);
 
 // 0 all passed (skips allowed), 1 a case failed. Prints the console report, writes --json/--junit.
 int run_compare(const CompareOptions& opt);

@@ -492,6 +492,7 @@ CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, 
       if (rr.gpu_ms.empty()) r.gpu_ms = -1;
     } catch (const Error& e) {
       r.error = (nsteps > 1 ? "step " + std::to_string(s) + ": " : "") + e.what();
+      r.device_fault = true;
       return r;
     }
     r.error = check_after_step(cb, expect, at);
@@ -502,8 +503,10 @@ CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, 
     std::map<size_t, std::vector<uint32_t>> images;
     for (const auto& [name, holders] : cb.produced) (*downloads)[name] = gather(cb, c, name, images);
   }
-  if (timing_repeats > 0 && nsteps == 1 && r.gpu_ms > 0 && r.error.empty())
+  if (timing_repeats > 0 && nsteps == 1 && r.gpu_ms > 0 && r.error.empty()) {
     r.error = time_repeats(ctx, seq, timing_repeats, timeout_ms, &r.gpu_ms);
+    r.device_fault = !r.error.empty();
+  }
   return r;
 }
 

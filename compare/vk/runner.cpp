@@ -189,9 +189,7 @@ struct Context::Impl {
   void retire_abandoned(uint64_t timeout_ms);
 };
 
-Context::Context(const std::string& device, Memory memory) : impl_(std::make_unique<Impl>()) {
-  impl_->memory = memory;
-  const std::vector<DeviceInfo> devs = list_devices();
+int choose_device(const std::vector<DeviceInfo>& devs, const std::string& device) {
   MOE_CHECK(!devs.empty(), "vulkan: " << device_list(devs));
   int chosen = -1;
   if (device.empty()) {
@@ -217,6 +215,13 @@ Context::Context(const std::string& device, Memory memory) : impl_(std::make_uni
   MOE_CHECK(devs[chosen].api_version >= VK_API_VERSION_1_1,
             "vulkan: device " << chosen << " (" << devs[chosen].name << ") supports Vulkan "
                               << version_string(devs[chosen].api_version) << ", the runner needs 1.1 or newer");
+  return chosen;
+}
+
+Context::Context(const std::string& device, Memory memory) : impl_(std::make_unique<Impl>()) {
+  impl_->memory = memory;
+  const std::vector<DeviceInfo> devs = list_devices();
+  const int chosen = choose_device(devs, device);
 
   try {
     auto core = std::make_shared<Core>();

@@ -54,6 +54,9 @@ struct DeviceInfo {
 
 // Every physical device the loader reports (empty if there is no Vulkan at all).
 std::vector<DeviceInfo> list_devices();
+// The index Context(device) opens: "" the first (a discrete GPU before a CPU driver), an index,
+// or a case-insensitive name substring. Throws moe::Error listing the devices when none matches.
+int choose_device(const std::vector<DeviceInfo>& devs, const std::string& device);
 
 class Context;
 

@@ -1,0 +1,42 @@
+// Kernels from elsewhere run isolated (design.md): each plan's cases run in a worker process,
+// `moeoracle compare --worker-fd N ...`, which streams one JSON line per message to the parent:
+//   {"start": <the case, as a CaseResult without outputs>, "unit": U, "steps": S}  before a case
+//   {"result": <CaseResult>}                                                         after it
+//   {"error": "<message>"}   bad input (a manifest or case error that ends the whole run, exit 2)
+//   {"done": true}           the plan's cases are done
+// On a CPU driver (lavapipe) a kernel's shared memory, buffers and loops live in the process that
+// runs it: a kernel writing its shared array out of bounds corrupts that process's heap. The
+// parent therefore turns a worker that dies (a signal, an abort, an unexpected exit) or stops
+// answering into a FAIL of the case it was running — the signal, its last lines on stderr, the
+// reproduction line — and starts a new worker at the plan's next case. A worker whose dispatch
+// timed out or lost the device reports that case and exits with kExitRestart (the device may be
+// unusable); a new worker takes the next case. After kMaxWorkerDeaths deaths or restarts of one
+// plan, its remaining cases are one FAIL line, not run.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compare/run/driver.h"
+
+namespace moe::compare {
+
+inline constexpr int kExitRestart = 3;
+inline constexpr int kMaxWorkerDeaths = 3;
+
+// What a worker runs: one plan of one op, from unit `resume` on.
+struct WorkerTask {
+  int fd = -1;                       // where to write the JSON lines
+  std::string op;
+  std::string plan;                  // the plan's label, to find it again
+  size_t plan_index = 0;             // its position among the op's plans (for the report order)
+  std::vector<std::string> kernels;  // the kernels the plan uses: only these are loaded
+  int64_t resume = 0;
+};
+
+// The worker's side: runs the task with `opt` (kernels, seeds, shapes, device, shard, subgroup,
+// perf, timeout) and returns its exit code (0 done, 2 bad input, kExitRestart after a device
+// fault; the latter leaves at once through _exit, skipping the wait for a hung kernel).
+int run_worker(const CompareOptions& opt, const WorkerTask& task);
+
+}  // namespace moe::compare

@@ -1,0 +1,71 @@
+// Isolated workers (compare/run/isolate.h) on the default Vulkan device: a kernel that kills the
+// process running it (a shared-memory write far out of bounds: on lavapipe that memory is the
+// process's) fails the case it was running with the signal, and every other case of it and of
+// the other kernels is still reported; a kernel too slow for the dispatch timeout fails that case
+// and its next cases run on a fresh worker; a kernel that crashes on every case stops after
+// kMaxWorkerDeaths deaths with one line for the rest.
+#include "compare/run/isolate.h"
+#include "compare_test_util.h"
+
+namespace moe::compare {
+namespace {
+
+const std::string kIsolation = test::kData + "isolation/isolation.json";
+
+std::vector<CaseResult> run_isolated(const std::string& ops, uint64_t timeout_ms) {
+  CompareOptions o;
+  o.kernels = kIsolation, o.ops = ops, o.shapes = "remainders", o.seeds = 1, o.quiet = true;
+  o.isolate = true, o.worker_exe = MOE_CLI, o.timeout_ms = timeout_ms;
+  return compare_cases(o);
+}
+
+TEST(isolation, ACrashFailsItsCaseAndTheRunGoesOn) {
+  if (!test::have_device()) GTEST_SKIP() << "no Vulkan device";
+  const std::vector<CaseResult> rs = run_isolated("residual_add", 3000);
+  std::map<std::string, int> passed;
+  int crashed = 0, slow = 0, stopped = 0;
+  for (const CaseResult& r : rs) {
+    if (r.status() == CaseResult::Status::Pass) ++passed[r.kernel];
+    if (r.kernel == "residual_add_crashes_at_31" && r.status() == CaseResult::Status::Fail) {
+      EXPECT_EQ(r.shape, "remainder n 31");
+      EXPECT_NE(r.error.find("the worker running this case was killed by signal"), std::string::npos) << r.error;
+      EXPECT_NE(repro_command(r).find("--shapes 'remainder n 31'"), std::string::npos);
+      ++crashed;
+    }
+    if (r.kernel == "residual_add_slow_at_31" && r.status() == CaseResult::Status::Fail) {
+      EXPECT_EQ(r.shape, "remainder n 31");
+      EXPECT_NE(r.error.find("hung or too slow"), std::string::npos) << r.error;
+      ++slow;
+    }
+    if (r.kernel == "residual_add_crashes_always" && r.status() == CaseResult::Status::Fail)
+      stopped += r.error.find("were not run: its worker died or lost the device 3 times") != std::string::npos;
+  }
+  EXPECT_EQ(crashed, 1);
+  EXPECT_EQ(slow, 1);
+  // The remainder cases are n = 1, 31, 255, 257, 4099: all but n = 31 pass, after the crash too.
+  EXPECT_EQ(passed["residual_add_crashes_at_31"], 4);
+  EXPECT_EQ(passed["residual_add_slow_at_31"], 4);
+  EXPECT_EQ(passed["residual_add_crashes_always"], 0);
+  EXPECT_EQ(stopped, 1);
+}
+
+// The same verdicts in one process and in workers (the bundled kernels of a few ops).
+TEST(isolation, SameVerdictsInProcessAndInWorkers) {
+  if (!test::have_device()) GTEST_SKIP() << "no Vulkan device";
+  CompareOptions o;
+  o.ops = "rmsnorm,matvec_q,router_topk", o.shapes = "remainders", o.seeds = 1, o.quiet = true;
+  const std::vector<CaseResult> in_process = compare_cases(o);
+  o.isolate = true, o.worker_exe = MOE_CLI;
+  const std::vector<CaseResult> isolated = compare_cases(o);
+  ASSERT_EQ(in_process.size(), isolated.size());
+  for (size_t i = 0; i < isolated.size(); ++i) {
+    EXPECT_EQ(case_line(in_process[i]).substr(0, 60), case_line(isolated[i]).substr(0, 60));
+    EXPECT_EQ(in_process[i].status(), isolated[i].status()) << case_line(isolated[i]);
+    ASSERT_EQ(in_process[i].outputs.size(), isolated[i].outputs.size());
+    for (size_t k = 0; k < isolated[i].outputs.size(); ++k)
+      EXPECT_EQ(in_process[i].outputs[k].budget_used, isolated[i].outputs[k].budget_used);
+  }
+}
+
+}  // namespace
+}  // namespace moe::compare
