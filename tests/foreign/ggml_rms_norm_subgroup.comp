@@ -6,8 +6,9 @@
 // DEFECT: the shared array and its indices assume 32-wide subgroups. With subgroups of 16, 8 or
 // 4 lanes, 2, 4 or 8 subgroups share one `tid / 32` slot: they overwrite each other's partial
 // (only one survives), and at size 4 the first subgroup's lanes cannot read all the slots
-// either. Every row misses part of its sum of squares: caught by the per-element bound at every
-// subgroup size below 32, correct at 32 and above.
+// either; with 64-wide subgroups each subgroup holds two "warps" whose lane 0 both store the
+// subgroup's whole sum, counted twice. Every row's sum of squares is wrong at every subgroup
+// size but 32: caught by the per-element bound.
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 

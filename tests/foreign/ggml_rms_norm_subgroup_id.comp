@@ -6,8 +6,9 @@
 // DEFECT: the array is sized for 32-wide subgroups. Below 32 there are more subgroups than
 // slots: the extra partials are written past the end of the array (undefined behaviour; on
 // lavapipe shared memory is the process's heap, and the write may kill the worker running the
-// case) and never added. Every row misses part of its sum of squares: caught by the per-element
-// bound (or by the crash) at every subgroup size below 32; correct at 32 and above.
+// case) and never added; above 32 there are fewer, and the combine adds slots nobody wrote.
+// Every row's sum of squares is wrong at every subgroup size but 32: caught by the per-element
+// bound (or by the crash).
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 

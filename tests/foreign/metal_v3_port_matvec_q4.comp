@@ -1,8 +1,9 @@
 #version 450
-// Idiom: a straight port of a Metal "v3" 4-bit dequant matvec (8 SIMD groups of 32, one row each,
-// the whole x vector staged in threadgroup memory `x_shared[4096]`, sized for the 4096 hidden
-// size; zero-padded so the staging loop has a fixed trip count), MLX affine 4-bit, group 64,
-// the FMA term acc += fma(q, s * x, b * x).
+// Idiom: a port of a Metal "v3" 4-bit dequant matvec (256 threads, 8 rows per threadgroup: one
+// per SIMD group of 32 in Metal; here the subgroups take the 8 rows in turn, whatever their
+// width), the whole x vector staged in threadgroup memory `x_shared[4096]`, sized for the 4096
+// hidden size and zero-padded so the staging loop has a fixed trip count; MLX affine 4-bit,
+// group 64, the FMA term acc += fma(q, s * x, b * x).
 // DEFECT: in the Metal engine the host picks this kernel only for in_dim <= 4096; the port is
 // called for every matvec and its manifest forgets that limit. For in_dim > 4096 (the A17B
 // o_proj, 8192 columns) the dot product reads x_shared past its 4096 slots: the upper half of
@@ -37,28 +38,28 @@ void main() {
     barrier();
 
     const uint simd_lane = gl_SubgroupInvocationID;
-    const uint simd_group = tid / gl_SubgroupSize;
-    const uint row = gl_WorkGroupID.x * ROWS_PER_TG + simd_group;
-    if (simd_group >= ROWS_PER_TG || row >= args.out_dim) {
-        return;
-    }
     const uint packed_cols = args.in_dim / 8u;
     const uint num_groups = args.in_dim / 64u;
-
-    float acc = 0.0;
-    for (uint col = simd_lane; col < packed_cols; col += gl_SubgroupSize) {
-        const uint g = row * num_groups + col / 8u;
-        const float scale = unpack_bf16(W_s[g / 2u], g);
-        const float bias = unpack_bf16(W_b[g / 2u], g);
-        const uint packed = W_q[row * packed_cols + col];
-        const uint x_base = col * 8u;
-        for (uint n = 0u; n < 8u; ++n) {
-            const float xn = x_shared[x_base + n];
-            acc += fma(float((packed >> (4u * n)) & 0xfu), scale * xn, bias * xn);
+    for (uint r = gl_SubgroupID; r < ROWS_PER_TG; r += gl_NumSubgroups) {
+        const uint row = gl_WorkGroupID.x * ROWS_PER_TG + r;
+        if (row >= args.out_dim) {
+            break;
         }
-    }
-    acc = subgroupAdd(acc);
-    if (simd_lane == 0u) {
-        out_y[row] = acc;
+        float acc = 0.0;
+        for (uint col = simd_lane; col < packed_cols; col += gl_SubgroupSize) {
+            const uint g = row * num_groups + col / 8u;
+            const float scale = unpack_bf16(W_s[g / 2u], g);
+            const float bias = unpack_bf16(W_b[g / 2u], g);
+            const uint packed = W_q[row * packed_cols + col];
+            const uint x_base = col * 8u;
+            for (uint n = 0u; n < 8u; ++n) {
+                const float xn = x_shared[x_base + n];
+                acc += fma(float((packed >> (4u * n)) & 0xfu), scale * xn, bias * xn);
+            }
+        }
+        acc = subgroupAdd(acc);
+        if (simd_lane == 0u) {
+            out_y[row] = acc;
+        }
     }
 }

@@ -125,14 +125,16 @@ TEST(foreign_corpus, GgmlKernels) {
   // remainder case has add_one = 1, which ggml does not implement: skipped by its limit).
   expect_correct(rs, "ggml_rms_norm_mul", 8);
   expect_skip(rs, "ggml_rms_norm_mul", "add_one == 0 (add_one = 1)");
-  // Warp-32 partials: wrong below 32 lanes, right at 32 and above.
-  const Pred below_32 = [](const CaseResult& r) { return subgroup_of(r) < 32; };
-  expect_defect(rs, "ggml_rms_norm_subgroup", below_32, by_element, sg < 32 ? 8 : 0);
+  // Warp-32 partials: right only where subgroups are 32 wide (below, partials overwrite each
+  // other; at 64, each subgroup's sum is stored twice).
+  const Pred not_32 = [](const CaseResult& r) { return subgroup_of(r) != 32; };
+  expect_defect(rs, "ggml_rms_norm_subgroup", not_32, by_element, sg != 32 ? 8 : 0);
   // partial[256 / 32] indexed by gl_SubgroupID: below 32 the extra partials go past the array,
-  // which on lavapipe may kill the worker (subgroups of 4 and 8) or just lose them (16).
+  // which on lavapipe may kill the worker (subgroups of 4 and 8) or just lose them (16); above
+  // 32 the combine adds slots nobody wrote.
   expect_defect(
-      rs, "ggml_rms_norm_subgroup_id", below_32, [](const CaseResult& r) { return by_element(r) || by_crash(r); },
-      sg < 32 ? 1 : 0);
+      rs, "ggml_rms_norm_subgroup_id", not_32, [](const CaseResult& r) { return by_element(r) || by_crash(r); },
+      sg != 32 ? 1 : 0);
 
   // NeoX rope: every case with an even head_dim (odd ones skipped: ggml asserts it).
   expect_correct(rs, "ggml_rope_neox", 2 * 6);
@@ -171,7 +173,7 @@ TEST(foreign_corpus, HandRolledEngineKernels) {
   expect_skip(rs, "vk_router_topk_512experts", "k <= 16 (k = 33)");
 }
 
-// ---- A Metal kernel ported as is. Its defect reads shared memory it never wrote, and on
+// ---- A Metal kernel ported to Vulkan. Its defect reads shared memory it never wrote, and on
 // lavapipe shared memory keeps what earlier dispatches of the same process left there: run in
 // one process after vk_dequant_matvec_q4 on the same case (which stages that very x in its
 // 8192-float array), its out-of-bounds reads find exactly the right values and it passes. In its
