@@ -7,8 +7,8 @@
 // DEFECT: the host allocates the caches for 8192 positions per head (its max_seq), but this
 // shader still says MAX_SEQ 2048 (the context length was raised on the host only). Head 0 is
 // written correctly; head h > 0 lands at h * 2048 rows, inside head 0's unused rows: written
-// outside the cache's views (caught by the fill check), and head h's own rows keep their old
-// contents (caught by the exact comparison of the cache). Correct when there is one kv head.
+// outside the cache's views (caught by the fill check; head h's own rows also keep their old
+// contents). Correct when there is one kv head.
 #define MAX_SEQ 2048
 
 layout(local_size_x_id = 0, local_size_x = 256) in;  // the host picks 256, or less where a workgroup cannot hold 256 lanes
