@@ -135,6 +135,7 @@ void emit(int fd, const json& msg) {
 // a mutant may have left it in any state).
 [[noreturn]] void run_child(Manifest& m, size_t kernel, const Job& job, const CaseSets& cases,
                             const std::vector<std::string>& ops, const MutateOptions& opt, int fd) {
+  poison_fresh_memory();
   try {
     if (!job.spirv.empty()) m.kernels[kernel].spirv = job.spirv;
     const KernelEntry* k = &m.kernels[kernel];
