@@ -7,6 +7,7 @@
 #include "op_registry.h"
 #include "compare/run/driver.h"
 #include "compare/run/isolate.h"
+#include "compare/mutate/mutate.h"
 #include "run.h"
 #include "selfcheck.h"
 
@@ -92,6 +93,29 @@ int main(int argc, char** argv) {
   compare->add_option("--worker-kernel", task.kernels)->group("");
   compare->add_option("--worker-resume", task.resume)->group("");
 
+  moe::compare::MutateOptions mo;
+  auto* mutate = app.add_subcommand("mutate", "Plant single-site bugs in a manifest's GLSL kernels: which does the gate catch, and how?");
+  mutate->add_option("--kernels", mo.kernels, "Kernel manifest JSON (default: the bundled kernels' GLSL)");
+  mutate->add_option("--ops", mo.ops, "Only kernels of these ops (comma-separated)");
+  mutate->add_option("--kernel", mo.only_kernels, "Only these kernels (comma-separated names)");
+  mutate->add_option("--rules", mo.rules, "Only these rules (comma-separated; see compare/mutate/rules.def)");
+  mutate->add_option("--shapes", mo.shapes, "remainders, real or all")->check(CLI::IsMember({"remainders", "real", "all"}))
+      ->capture_default_str();
+  mutate->add_option("--seed", mo.seed, "First seed")->capture_default_str();
+  mutate->add_option("--seeds", mo.seeds, "Seeds per case")->check(CLI::PositiveNumber)->capture_default_str();
+  mutate->add_option("--device", mo.device, "Vulkan device index or name substring");
+  mutate->add_option("--subgroup", mo.subgroup, "Only this subgroup size (default: every size the device offers)");
+  mutate->add_option("--timeout-ms", mo.timeout_ms, "Per-dispatch timeout")->capture_default_str();
+  mutate->add_option("--max-per-kernel", mo.max_per_kernel, "Sample at most this many mutants per kernel (0: all)")
+      ->capture_default_str();
+  mutate->add_option("--sample-seed", mo.sample_seed, "Seed of the sample")->capture_default_str();
+  mutate->add_option("--equivalent", mo.equivalent, "JSON of equivalence claims [{kernel, mutant, why}]");
+  mutate->add_option("--jobs", mo.jobs, "Mutants run at once")->check(CLI::PositiveNumber)->capture_default_str();
+  mutate->add_option("--min-kill-rate", mo.min_kill_rate, "Exit 1 when the kill rate is below this (0..1)")
+      ->capture_default_str();
+  mutate->add_option("--json", mo.json, "Write a JSON report");
+  mutate->add_option("--html", mo.html, "Write a self-contained HTML report");
+
   moe::BisectOptions bo;
   auto* bisect = app.add_subcommand("bisect", "Run the whole model on GPU kernels against the CPU truth; name the first op that fails");
   bisect->add_option("--model", bo.model, "MLX checkpoint directory or moeflux artifacts directory")->required();
@@ -139,6 +163,7 @@ int main(int argc, char** argv) {
       return moe::compare::run_compare(co);
     }
     if (*bisect) return moe::run_bisect(bo);
+    if (*mutate) return moe::compare::mutate_command(mo);
     if (*ops) {
       for (const moe::OpInfo& op : moe::op_registry()) std::printf("%-18s %s\n", op.stem, op.summary);
       return 0;

@@ -412,6 +412,7 @@ KernelEntry parse_kernel(const json& j, const Ctx& c, const fs::path& dir, int64
   std::string rel = get_string(j[key], kc.sub(key));
   fs::path p = fs::path(rel).is_absolute() ? fs::path(rel) : dir / rel;
   k.source_path = fs::absolute(p).lexically_normal().string();
+  k.from_glsl = has_glsl;
   try {
     if (has_spv) k.spirv = read_spirv(k.source_path);
     else k.spirv = compile_glsl(read_file(k.source_path, "glsl"), k.source_path, k);
@@ -474,7 +475,8 @@ std::vector<uint32_t> read_spirv(const std::string& path) {
   return words;
 }
 
-std::vector<uint32_t> compile_glsl(const std::string& source, const std::string& path, const KernelEntry& k) {
+std::vector<uint32_t> compile_glsl(const std::string& source, const std::string& path, const KernelEntry& k,
+                                   bool optimize) {
   shaderc::Compiler compiler;
   MOE_CHECK(compiler.IsValid(), "'" << path << "': shaderc compiler could not be created");
   shaderc::CompileOptions opt;
@@ -482,7 +484,7 @@ std::vector<uint32_t> compile_glsl(const std::string& source, const std::string&
                            k.glsl_target == "vulkan1.3" ? shaderc_env_version_vulkan_1_3 : shaderc_env_version_vulkan_1_2);
   // No optimization: spirv-opt strips the names push constants are matched by, and the driver
   // optimizes anyway; the module stays the kernel as written.
-  opt.SetOptimizationLevel(shaderc_optimization_level_zero);
+  opt.SetOptimizationLevel(optimize ? shaderc_optimization_level_performance : shaderc_optimization_level_zero);
   for (const auto& [name, value] : k.defines) opt.AddMacroDefinition(name, value);
   opt.SetIncluder(std::make_unique<FileIncluder>(fs::path(path).parent_path()));
   // GLSL's entry is always main(); k.entry names the SPIR-V entry point, so a GLSL kernel

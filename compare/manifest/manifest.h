@@ -111,6 +111,7 @@ struct KernelEntry {
   std::string name;
   std::vector<std::string> ops;
   std::string source_path;          // absolute path of the .spv or .comp, "" for embedded kernels
+  bool from_glsl = false;           // source_path is GLSL (compiled at load), not SPIR-V
   std::vector<uint32_t> spirv;      // loaded / compiled / embedded SPIR-V words
   std::string glsl_target = "vulkan1.2";         // glsl only
   std::map<std::string, std::string> defines;    // glsl only
@@ -194,7 +195,10 @@ void reflect_and_check(KernelEntry& k, const std::string& where);
 // Compiles GLSL compute source with shaderc for k.glsl_target with k.defines; #include "..."
 // resolves relative to the including file. `path` names the source in messages and includes.
 // No optimization, so member names (push constants are matched by name) survive.
-std::vector<uint32_t> compile_glsl(const std::string& source, const std::string& path, const KernelEntry& k);
+// `optimize`: spirv-opt's performance passes (names stripped): for telling equivalent modules
+// apart (mutate), never for loading a manifest.
+std::vector<uint32_t> compile_glsl(const std::string& source, const std::string& path, const KernelEntry& k,
+                                   bool optimize = false);
 // Reads a .spv file: non-empty, size a multiple of 4, SPIR-V magic 0x07230203 (a byte-swapped
 // magic is reported as such).
 std::vector<uint32_t> read_spirv(const std::string& path);

@@ -75,6 +75,7 @@ ModelCompareResult run_model_compare(const ModelCompareOptions& opt) {
     MOE_CHECK(t >= 0 && t < model->config().vocab,
               "bisect: token " << t << " is outside the vocabulary [0, " << model->config().vocab << ")");
   vk::Context ctx(opt.device);
+  if (ctx.info().type == "cpu") poison_fresh_memory();  // uninitialised shared memory shows (driver.h)
   const Manifest m = load_kernels(opt.kernels);
   ModelCompareResult res;
   res.model = opt.model, res.kernels = opt.kernels.empty() ? "bundled" : opt.kernels;

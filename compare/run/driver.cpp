@@ -314,6 +314,7 @@ std::vector<CaseResult> compare_cases(const CompareOptions& opt) {
   if (opt.isolate && opt.case_file.empty()) return compare_isolated(opt);
   // --perf times kernels reading device-local memory; otherwise fast host read-back.
   vk::Context ctx(opt.device, opt.perf ? vk::Context::Memory::DeviceSpeed : vk::Context::Memory::Readback);
+  if (ctx.info().type == "cpu") poison_fresh_memory();
   if (!opt.case_file.empty()) return replay_case(ctx, opt);
   const CompareRun run = prepare_run(opt, ctx.info());
   print_header(opt, ctx.info(), run.manifest);

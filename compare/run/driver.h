@@ -53,6 +53,11 @@ CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, 
                          uint64_t timeout_ms, std::map<std::string, std::vector<uint32_t>>* downloads = nullptr,
                          int timing_repeats = 0);
 
+// From now on every malloc'ed block of this process starts as bytes 0xFE instead of whatever
+// was there (often zeros). On a CPU driver a dispatch's shared memory is malloc'ed, so a kernel
+// reading shared memory it never wrote computes with -1.7e38 and fails visibly.
+void poison_fresh_memory();
+
 struct CompareOptions {
   std::string kernels;        // manifest path; "" = the bundled kernels
   std::string ops;            // comma-separated; "" = every op the manifest has cases for

@@ -47,6 +47,7 @@ void emit(int fd, const json& msg) {
 }  // namespace
 
 int run_worker(const CompareOptions& opt, const WorkerTask& task) {
+  poison_fresh_memory();
   try {
     const std::set<std::string> only(task.kernels.begin(), task.kernels.end());
     const Manifest m = load_kernels(opt.kernels, &only);

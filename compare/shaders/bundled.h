@@ -8,7 +8,8 @@
 
 namespace moe::compare {
 
-const std::map<std::string, std::vector<uint8_t>>& bundled_files();  // "rmsnorm.spv" -> SPIR-V bytes
+// "rmsnorm.spv" -> SPIR-V bytes, "rmsnorm.comp" -> its GLSL source
+const std::map<std::string, std::vector<uint8_t>>& bundled_files();
 std::string bundled_manifest_json();
 
 }  // namespace moe::compare

@@ -1,7 +1,7 @@
 # Writes OUT (a .cpp) holding the bundled manifest — {"name", "version", "kernels": [every
-# shaders/<kernel>.json entry]} — and every listed SPIR-V file as bytes, with a table
+# shaders/<kernel>.json entry]} — and every listed SPIR-V and GLSL file as bytes, with a table
 # `moe::compare::bundled_files()` mapping file name -> bytes.
-# cmake -DOUT=... -DENTRIES=a.json,b.json -DSPV=a.spv,b.spv -P embed.cmake
+# cmake -DOUT=... -DENTRIES=a.json,b.json -DSPV=a.spv,b.spv -DSRC=a.comp,b.comp -P embed.cmake
 string(REPLACE "," ";" ENTRIES "${ENTRIES}")
 set(kernels "")
 foreach(e ${ENTRIES})
@@ -19,6 +19,9 @@ string(LENGTH "${json_hex}" n)
 string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," json_bytes "${json_hex}")
 string(APPEND src "const unsigned char kManifest[] = {${json_bytes}};\n")
 string(REPLACE "," ";" SPV "${SPV}")
+# The GLSL sources travel too: `moeoracle mutate` plants its bugs in them.
+string(REPLACE "," ";" SRC "${SRC}")
+list(APPEND SPV ${SRC})
 set(table "")
 set(i 0)
 foreach(spv ${SPV})

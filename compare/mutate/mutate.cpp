@@ -1,0 +1,435 @@
+// `moeoracle mutate` (mutate.h): mutants made and compiled in the parent, cases built once per op
+// in the parent, each mutant run in a forked child against them.
+#include "compare/mutate/mutate.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "compare/report/result_codec.h"
+#include "compare/run/driver.h"
+#include "compare/shaders/bundled.h"
+#include "compare/vk/runner.h"
+#include "core/check.h"
+
+namespace moe::compare {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  MOE_CHECK(f, "mutate: cannot read '" << path << "'");
+  std::ostringstream os;
+  os << f.rdbuf();
+  return os.str();
+}
+
+// The bundled kernels as GLSL (the sources travel in the binary): a folder with every .comp and a
+// manifest whose entries compile them instead of loading the embedded SPIR-V.
+std::string write_bundled_glsl(const fs::path& dir) {
+  fs::create_directories(dir);
+  for (const auto& [name, bytes] : bundled_files())
+    if (name.size() > 5 && name.ends_with(".comp"))
+      std::ofstream(dir / name, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                                        std::streamsize(bytes.size()));
+  json m = json::parse(bundled_manifest_json());
+  for (json& k : m["kernels"]) {
+    const std::string spv = k["spirv"].get<std::string>();
+    k.erase("spirv");
+    k["glsl"] = spv.substr(0, spv.size() - 4) + ".comp";
+  }
+  const fs::path path = dir / "bundled_glsl.json";
+  std::ofstream(path) << m.dump(1);
+  return path.string();
+}
+
+// The ops whose plans use kernel `k` (its own op, a chain it is a stage of, a fused op).
+std::vector<std::string> ops_of(const Manifest& m, const KernelEntry& k) {
+  std::vector<std::string> out;
+  for (const std::string& op : case_ops())
+    for (const Plan& p : plans_for(m, op, nullptr)) {
+      bool uses = std::count(p.kernels.begin(), p.kernels.end(), &k) > 0;
+      for (const auto& alts : p.alternatives) uses = uses || std::count(alts.begin(), alts.end(), &k) > 0;
+      if (uses && std::find(out.begin(), out.end(), op) == out.end()) out.push_back(op);
+    }
+  return out;
+}
+
+std::string criterion_of(const CaseResult& r) {
+  const std::string& e = r.error;
+  if (!e.empty()) {
+    if (e.find("killed by signal") != std::string::npos || e.find("exited with code") != std::string::npos) return "crash";
+    if (e.find("hung") != std::string::npos || e.find("did not finish") != std::string::npos) return "timeout";
+    if (e.find("past its end") != std::string::npos) return "guard";
+    if (e.find("outside its views") != std::string::npos) return "view";
+    if (e.find("was changed") != std::string::npos) return "input_changed";
+    if (e.find("vulkan:") != std::string::npos) return "pipeline";
+    return "error";
+  }
+  static const std::pair<uint32_t, const char*> kBits[] = {
+      {kUnwritten, "unwritten"}, {kSpecial, "nan_inf"},   {kElement, "element"},       {kCosine, "cosine"},
+      {kNormRatio, "norm_ratio"}, {kMaxAbs, "max_abs_rel"}, {kIndexSet, "index_set"}};
+  for (const Verdict& v : r.outputs)
+    if (!v.pass)
+      for (auto [bit, name] : kBits)
+        if (v.failed & bit) return name;
+  return r.outputs.empty() ? "no_output" : "error";
+}
+
+std::string first_reason(const CaseResult& r) {
+  std::string line = case_line(r);
+  if (!r.error.empty()) return line + " | " + r.error;
+  for (const Verdict& v : r.outputs)
+    if (!v.pass) return line + " | " + v.reason;
+  return line;
+}
+
+// What a child runs: kernel `kernel` of the manifest (its SPIR-V replaced by `spirv` when given)
+// on every case of its ops, through every plan that uses it, at every subgroup size.
+struct Job {
+  size_t result = 0;                  // index into MutateReport::mutants; SIZE_MAX: the baseline
+  std::vector<uint32_t> spirv;        // empty: the kernel as loaded
+};
+
+using CaseSets = std::map<std::string, std::vector<OpCase>>;
+
+void emit(int fd, const json& msg) {
+  const std::string line = msg.dump() + "\n";
+  for (size_t done = 0; done < line.size();) {
+    const ssize_t n = ::write(fd, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) ::_exit(2);
+    done += size_t(n);
+  }
+}
+
+// The child: writes {"start": proto} before each case, then {"fail": result} at the first failure
+// or {"pass": cases} after the last, and leaves with _exit (nothing of its driver is cleaned up:
+// a mutant may have left it in any state).
+[[noreturn]] void run_child(Manifest& m, size_t kernel, const Job& job, const CaseSets& cases,
+                            const std::vector<std::string>& ops, const MutateOptions& opt, int fd) {
+  poison_fresh_memory();
+  try {
+    if (!job.spirv.empty()) m.kernels[kernel].spirv = job.spirv;
+    const KernelEntry* k = &m.kernels[kernel];
+    vk::Context ctx(opt.device, vk::Context::Memory::Readback);
+    int64_t ran = 0;
+    for (const std::string& op : ops)
+      for (const Plan& plan : plans_for(m, op, nullptr)) {
+        bool uses = std::count(plan.kernels.begin(), plan.kernels.end(), k) > 0;
+        for (const auto& alts : plan.alternatives) uses = uses || std::count(alts.begin(), alts.end(), k) > 0;
+        if (!uses) continue;
+        for (uint32_t sg : plan_subgroup_sizes(plan, ctx.info(), opt.subgroup))
+          for (const OpCase& c : cases.at(op)) {
+            CaseResult proto;
+            proto.op = c.op, proto.kernel = plan.label, proto.manifest = m.path, proto.params = c.params;
+            proto.shape = c.shape, proto.seed = c.seed, proto.subgroup = sg;
+            emit(fd, {{"start", result_to_json(proto)}, {"steps", std::max<size_t>(1, c.steps.size())}});
+            const CaseResult r = run_plan_case(ctx, m, plan, c, sg, opt.timeout_ms);
+            if (r.status() == CaseResult::Status::Fail) {
+              emit(fd, {{"fail", result_to_json(r)}, {"cases", ran + 1}});
+              ::_exit(0);
+            }
+            ran += r.status() == CaseResult::Status::Pass;
+          }
+      }
+    emit(fd, {{"pass", ran}});
+  } catch (const std::exception& e) {
+    emit(fd, {{"error", e.what()}});
+  }
+  ::_exit(0);
+}
+
+struct Child {
+  pid_t pid = -1;
+  int fd = -1;
+  Job job;
+  std::string buf;
+  bool in_case = false, hung = false, finished = false;
+  CaseResult current;
+  int steps = 1;
+  Clock::time_point since;
+  json last;  // the fail/pass/error message
+};
+
+Child start_child(Manifest& m, size_t kernel, Job job, const CaseSets& cases, const std::vector<std::string>& ops,
+                  const MutateOptions& opt) {
+  int p[2];
+  MOE_CHECK(::pipe2(p, O_CLOEXEC) == 0, "mutate: cannot create a pipe: " << std::strerror(errno));
+  std::cout.flush(), std::cerr.flush();
+  const pid_t pid = ::fork();
+  MOE_CHECK(pid >= 0, "mutate: cannot fork: " << std::strerror(errno));
+  if (pid == 0) {
+    ::close(p[0]);
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1), ::dup2(null, 2);
+    run_child(m, kernel, job, cases, ops, opt, p[1]);
+  }
+  ::close(p[1]);
+  Child c;
+  c.pid = pid, c.fd = p[0], c.job = std::move(job);
+  return c;
+}
+
+// Reads a child's messages; false at end of file.
+bool read_child(Child& c) {
+  char buf[65536];
+  const ssize_t n = ::read(c.fd, buf, sizeof buf);
+  if (n < 0) return errno == EINTR || errno == EAGAIN;
+  if (n == 0) return false;
+  c.buf.append(buf, size_t(n));
+  for (size_t nl; (nl = c.buf.find('\n')) != std::string::npos;) {
+    const json j = json::parse(c.buf.substr(0, nl));
+    c.buf.erase(0, nl + 1);
+    if (j.contains("start")) {
+      c.current = result_from_json(j["start"]), c.steps = j["steps"].get<int>();
+      c.in_case = true, c.since = Clock::now();
+    } else {
+      c.last = j, c.in_case = false, c.finished = true;
+    }
+  }
+  return true;
+}
+
+// A finished child's outcome, as the failing case's result (Fail) or nothing (all passed).
+struct Outcome {
+  bool failed = false;
+  CaseResult failure;
+  int cases = 0;
+  std::string error;  // the child could not run at all (bad input)
+};
+
+Outcome outcome_of(const Child& c, int status) {
+  Outcome o;
+  if (c.finished && c.last.contains("pass")) {
+    o.cases = c.last["pass"].get<int>();
+    return o;
+  }
+  if (c.finished && c.last.contains("fail")) {
+    o.failed = true, o.failure = result_from_json(c.last["fail"]), o.cases = c.last["cases"].get<int>();
+    return o;
+  }
+  if (c.finished && c.last.contains("error")) {
+    o.error = c.last["error"].get<std::string>();
+    return o;
+  }
+  o.failed = true, o.failure = c.current;
+  if (c.hung) {
+    o.failure.error = "hung: no result within the case's time limit; the child was killed";
+  } else if (WIFSIGNALED(status)) {
+    o.failure.error = "the child running this case was killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
+                      strsignal(WTERMSIG(status)) + ")";
+  } else {
+    o.failure.error = "the child running this case exited with code " + std::to_string(WEXITSTATUS(status));
+  }
+  if (!c.in_case) o.failure.error = "outside any case: " + o.failure.error;
+  return o;
+}
+
+void apply(MutantResult& mr, const Outcome& o) {
+  mr.cases = o.cases;
+  if (!o.failed) {
+    mr.status = MutantStatus::Survived;
+    return;
+  }
+  mr.criterion = criterion_of(o.failure);
+  mr.status = mr.criterion == "timeout" ? MutantStatus::TimedOut : MutantStatus::Killed;
+  mr.evidence = first_reason(o.failure);
+}
+
+// Runs the jobs of one kernel, `jobs` children at a time. The baseline (result SIZE_MAX) must pass.
+void run_jobs(Manifest& m, size_t kernel, std::deque<Job> queue, const CaseSets& cases,
+              const std::vector<std::string>& ops, const MutateOptions& opt, MutateReport& rep) {
+  std::vector<Child> active;
+  while (!queue.empty() || !active.empty()) {
+    while (int(active.size()) < std::max(1, opt.jobs) && !queue.empty()) {
+      active.push_back(start_child(m, kernel, std::move(queue.front()), cases, ops, opt));
+      queue.pop_front();
+    }
+    std::vector<pollfd> fds;
+    for (const Child& c : active) fds.push_back({c.fd, POLLIN, 0});
+    ::poll(fds.data(), fds.size(), 500);
+    for (size_t i = active.size(); i-- > 0;) {
+      Child& c = active[i];
+      bool open = true;
+      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) open = read_child(c);
+      const auto limit = std::chrono::milliseconds(int64_t(opt.timeout_ms) * c.steps + 60000);
+      if (c.in_case && !c.hung && Clock::now() - c.since > limit) ::kill(c.pid, SIGKILL), c.hung = true;
+      if (open) continue;
+      ::close(c.fd);
+      int status = 0;
+      while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      const Outcome o = outcome_of(c, status);
+      if (c.job.result == SIZE_MAX) {
+        MOE_CHECK(o.error.empty(), "mutate: kernel '" << m.kernels[kernel].name << "': " << o.error);
+        MOE_CHECK(!o.failed, "mutate: the unmutated kernel '" << m.kernels[kernel].name
+                                                              << "' fails a case, so no kill would mean anything: "
+                                                              << first_reason(o.failure));
+        rep.baseline_cases += o.cases;
+      } else {
+        MOE_CHECK(o.error.empty(), "mutate: kernel '" << m.kernels[kernel].name << "': " << o.error);
+        apply(rep.mutants[c.job.result], o);
+      }
+      active.erase(active.begin() + std::ptrdiff_t(i));
+    }
+  }
+}
+
+// Compiles the kernel's mutants; drops those that do not compile or reflect, and those whose
+// optimized SPIR-V equals the original's or an earlier mutant's. Returns the jobs to run.
+std::deque<Job> compile_mutants(const KernelEntry& k, const std::string& source, std::vector<Mutant> mutants,
+                                MutateReport& rep) {
+  std::deque<Job> jobs;
+  std::map<std::vector<uint32_t>, std::string> seen;  // optimized SPIR-V -> who had it
+  seen[compile_glsl(source, k.source_path, k, true)] = "the original";
+  for (Mutant& mu : mutants) {
+    MutantResult mr;
+    mr.kernel = k.name, mr.mutant = std::move(mu);
+    std::vector<uint32_t> spirv;
+    try {
+      spirv = compile_glsl(mr.mutant.source, k.source_path, k);
+      KernelEntry check = k;
+      check.spirv = spirv;
+      reflect_and_check(check, "mutant");
+      const std::vector<uint32_t> opt = compile_glsl(mr.mutant.source, k.source_path, k, true);
+      auto [it, fresh] = seen.emplace(opt, mr.mutant.id());
+      if (!fresh) {
+        mr.status = it->second == "the original" ? MutantStatus::Identical : MutantStatus::Duplicate;
+        mr.evidence = "optimized SPIR-V equals " + it->second;
+      }
+    } catch (const Error& e) {
+      mr.status = MutantStatus::NotCompiled;
+      mr.evidence = e.what();
+      mr.evidence = mr.evidence.substr(0, 300);
+    }
+    const bool run = mr.status == MutantStatus::Survived;  // not dropped
+    rep.mutants.push_back(std::move(mr));
+    if (run) jobs.push_back({rep.mutants.size() - 1, std::move(spirv)});
+  }
+  return jobs;
+}
+
+// Equivalence claims: {"kernel", "mutant" (its id), "why"} each.
+void apply_claims(const std::string& path, MutateReport& rep) {
+  if (path.empty()) return;
+  json claims;
+  try {
+    claims = json::parse(read_text(path), nullptr, true, true);
+  } catch (const json::exception& e) {
+    MOE_FAIL(path << ": malformed JSON: " << e.what());
+  }
+  MOE_CHECK(claims.is_array(), path << ": expected an array of {kernel, mutant, why}");
+  for (const json& c : claims) {
+    MOE_CHECK(c.is_object() && c.contains("kernel") && c.contains("mutant") && c.contains("why"),
+              path << ": every claim needs \"kernel\", \"mutant\" and \"why\"; found " << c.dump());
+    const std::string kernel = c["kernel"], id = c["mutant"], why = c["why"];
+    auto it = std::find_if(rep.mutants.begin(), rep.mutants.end(),
+                           [&](const MutantResult& r) { return r.kernel == kernel && r.mutant.id() == id; });
+    if (it == rep.mutants.end()) continue;  // not generated in this run (sampled out, or another rule set)
+    if (it->status == MutantStatus::Survived) {
+      it->status = MutantStatus::Equivalent, it->why = why;
+    } else if (it->status == MutantStatus::Killed || it->status == MutantStatus::TimedOut) {
+      rep.wrong_claims.push_back(kernel + " " + id + ": claimed equivalent (" + why + ") but killed by " + it->criterion);
+    }
+  }
+}
+
+}  // namespace
+
+MutateReport run_mutate(const MutateOptions& opt) {
+  const fs::path tmp = fs::temp_directory_path() / ("moeoracle_mutate_" + std::to_string(::getpid()));
+  const bool bundled = opt.kernels.empty() || opt.kernels == "bundled";
+  struct Cleanup {
+    fs::path p;
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(p, ec);
+    }
+  } cleanup{tmp};
+  Manifest m = load_manifest(bundled ? write_bundled_glsl(tmp) : opt.kernels);
+  if (bundled) m.path = "";
+  const std::vector<std::string> want_ops = split(opt.ops), want_kernels = split(opt.only_kernels);
+  MutateReport rep;
+  CaseSets cases;
+  CompareOptions co;
+  co.shapes = opt.shapes, co.seed = opt.seed, co.seeds = opt.seeds;
+  for (size_t ki = 0; ki < m.kernels.size(); ++ki) {
+    const KernelEntry& k = m.kernels[ki];
+    if (!want_kernels.empty() && std::find(want_kernels.begin(), want_kernels.end(), k.name) == want_kernels.end())
+      continue;
+    const std::vector<std::string> ops = ops_of(m, k);
+    if (!want_ops.empty() && std::none_of(ops.begin(), ops.end(), [&](const std::string& o) {
+          return std::find(want_ops.begin(), want_ops.end(), o) != want_ops.end();
+        }))
+      continue;
+    if (!k.from_glsl) {
+      rep.no_source.push_back(k.name);
+      continue;
+    }
+    if (ops.empty()) continue;  // no op with cases uses it
+    // Cases once per op, kept while the next kernels use them.
+    for (auto it = cases.begin(); it != cases.end();)
+      it = std::count(ops.begin(), ops.end(), it->first) ? std::next(it) : cases.erase(it);
+    for (const std::string& op : ops)
+      if (!cases.count(op))
+        for (int s = 0; s < opt.seeds; ++s)
+          for (OpCase& c : make_cases(op, opt.shapes, opt.seed + uint64_t(s))) cases[op].push_back(std::move(c));
+    const std::string source = read_text(k.source_path);
+    std::vector<std::string> rules = split(opt.rules);
+    std::deque<Job> jobs = compile_mutants(
+        k, source, sample_mutants(make_mutants(source, rules), opt.max_per_kernel, opt.sample_seed + ki), rep);
+    jobs.push_front({SIZE_MAX, {}});  // the unmutated kernel first: it must pass
+    if (!opt.quiet) std::cerr << "mutate: " << k.name << ": " << jobs.size() - 1 << " mutants to run\n";
+    run_jobs(m, ki, std::move(jobs), cases, ops, opt, rep);
+  }
+  apply_claims(opt.equivalent, rep);
+  return rep;
+}
+
+int mutate_command(const MutateOptions& opt) {
+  const MutateReport rep = run_mutate(opt);
+  write_mutate_console(std::cout, rep);
+  if (!opt.json.empty()) {
+    std::ofstream f(opt.json);
+    MOE_CHECK(f, "mutate: cannot write '" << opt.json << "'");
+    write_mutate_json(f, rep);
+  }
+  if (!opt.html.empty()) {
+    std::ofstream f(opt.html);
+    MOE_CHECK(f, "mutate: cannot write '" << opt.html << "'");
+    write_mutate_html(f, rep);
+  }
+  const auto stats = kill_stats(rep);
+  const auto all = stats.find("all");
+  return all != stats.end() && all->second.kill_rate() < opt.min_kill_rate ? 1 : 0;
+}
+
+}  // namespace moe::compare

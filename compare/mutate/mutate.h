@@ -1,0 +1,88 @@
+// `moeoracle mutate`: how strong is the gate on a kernel set? Every GLSL kernel of a manifest
+// gets single-site mutants (mutants.h); each is compiled, those whose optimized SPIR-V equals the
+// original's or an earlier mutant's are dropped (equivalent by construction), and the rest run
+// the compare suite of the kernel's ops — each in a forked child process, so a mutant that
+// crashes the driver or hangs is one result, not the end of the run. A mutant is killed when any
+// case fails (the first failing case names the criterion), survives when every case passes, and
+// times out when it hangs. Equivalence claims (a mutant that cannot change any output, argued in
+// one line) come from a JSON file and are not counted as kills.
+//
+// The parent never opens a Vulkan device (it builds the cases, once per op, and compiles the
+// mutants); each child opens its own, so nothing of a crashed driver survives into the next.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compare/mutate/mutants.h"
+#include "compare/report/report.h"
+
+namespace moe::compare {
+
+struct MutateOptions {
+  std::string kernels;           // manifest; "" or "bundled": the bundled kernels' GLSL sources
+  std::string ops;               // only kernels of these ops (comma-separated); "" = all
+  std::string only_kernels;      // only these kernels (comma-separated); "" = all with GLSL
+  std::string rules;             // only these rules (comma-separated); "" = all
+  std::string shapes = "all";
+  uint64_t seed = 1;
+  int seeds = 2;
+  std::string device;
+  uint32_t subgroup = 0;
+  uint64_t timeout_ms = 20000;
+  size_t max_per_kernel = 0;     // sample at most this many mutants per kernel (0: all)
+  uint64_t sample_seed = 1;
+  std::string equivalent;        // JSON: [{"kernel", "mutant" (Mutant::id), "why"}]
+  int jobs = 1;                  // mutants run at once
+  std::string json, html;
+  double min_kill_rate = 0;      // mutate_command exits 1 when the overall kill rate is below it
+  bool quiet = false;
+};
+
+enum class MutantStatus { Killed, Survived, TimedOut, Equivalent, Identical, Duplicate, NotCompiled };
+const char* mutant_status_name(MutantStatus s);
+
+struct MutantResult {
+  std::string kernel;
+  Mutant mutant;
+  MutantStatus status = MutantStatus::Survived;
+  std::string criterion;  // Killed/TimedOut: unwritten, nan_inf, element, cosine, norm_ratio, max_abs_rel,
+                          // index_set, guard, view, input_changed, crash, timeout, pipeline, error
+  std::string evidence;   // the first failing case: its line and first reason; or why it was dropped
+  std::string why;        // Equivalent: the claim's argument
+  int cases = 0;          // cases run (a killed mutant stops at its first failure)
+};
+
+struct MutateReport {
+  std::vector<MutantResult> mutants;
+  std::vector<std::string> no_source;  // kernels without GLSL (SPIR-V only): not mutated
+  std::vector<std::string> wrong_claims;  // equivalence claims whose mutant was killed or not found
+  int64_t baseline_cases = 0;          // cases the unmutated kernels passed
+};
+
+// Per kernel (and "all"): counts by status and the kill rate killed / (run - equivalent), run =
+// killed + survived + timed out + equivalent; timed-out mutants count as killed (a hang fails the gate).
+struct KillStats {
+  int64_t generated = 0, identical = 0, duplicate = 0, not_compiled = 0, killed = 0, survived = 0, timed_out = 0,
+          equivalent = 0;
+  double kill_rate() const;
+};
+std::map<std::string, KillStats> kill_stats(const MutateReport& r, bool by_rule = false);
+
+// Runs the whole thing. Throws moe::Error (exit 2) on bad input, and when the unmutated kernels
+// fail a case (every kill would then be meaningless): the message names the case.
+MutateReport run_mutate(const MutateOptions& opt);
+
+// Console: a table per kernel (generated, dropped, killed by criterion, survived, timed out,
+// equivalent, kill rate), every survivor with its diff, the claims that did not hold, the total.
+void write_mutate_console(std::ostream& os, const MutateReport& r);
+void write_mutate_json(std::ostream& os, const MutateReport& r);
+// One self-contained page: kill rate per kernel and per rule, survivors with diffs.
+void write_mutate_html(std::ostream& os, const MutateReport& r);
+
+// The CLI command: runs, prints, writes --json/--html; 1 when the overall kill rate is below
+// opt.min_kill_rate, else 0.
+int mutate_command(const MutateOptions& opt);
+
+}  // namespace moe::compare
