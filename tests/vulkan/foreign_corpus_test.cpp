@@ -176,8 +176,9 @@ TEST(foreign_corpus, HandRolledEngineKernels) {
 // ---- A Metal kernel ported to Vulkan. Its defect reads shared memory it never wrote, and on
 // lavapipe shared memory keeps what earlier dispatches of the same process left there: run in
 // one process after vk_dequant_matvec_q4 on the same case (which stages that very x in its
-// 8192-float array), its out-of-bounds reads find exactly the right values and it passes. In its
-// own worker (isolated plans, as compare runs by default) nothing else wrote there.
+// 8192-float array), its out-of-bounds reads find exactly the right values and it passes (also
+// with the malloc perturb of compare/run/run_case.cpp: observed with --no-isolate). In its own
+// worker (isolated plans, as compare runs by default) nothing else wrote there.
 
 TEST(foreign_corpus, MetalPortKernels) {
   if (!have_device()) GTEST_SKIP() << "no Vulkan device";
