@@ -86,8 +86,9 @@ OpCase buckets_case(const std::string& label, int64_t tokens, int64_t k, int64_t
 std::vector<OpCase> expert_buckets_cases(bool rem, bool real, uint64_t seed) {
   std::vector<OpCase> out;
   if (rem) {
-    // One expert, one slot; K = E (every token in every bucket); odd E and K; a chunk of
-    // 256 / K whole tokens that does not divide T; more experts than the 256 lanes, with runs.
+    // One expert, one slot; K = E (every token in every bucket); odd E and K; rows that do not
+    // fill the last chunk of a workgroup's lanes; more experts than a workgroup has lanes, with
+    // runs.
     out.push_back(buckets_case("remainder T 1 K 1 E 1", 1, 1, 1, false, seed + 1));
     out.push_back(buckets_case("remainder T 5 K 3 E 3", 5, 3, 3, true, seed + 2));
     out.push_back(buckets_case("remainder T 33 K 3 E 7", 33, 3, 7, true, seed + 3));
