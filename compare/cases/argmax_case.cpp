@@ -80,6 +80,9 @@ std::vector<OpCase> argmax_cases(bool rem, bool real, uint64_t seed) {
     // n around the 256-wide workgroup and the subgroup sizes; 6 rows: every edge kind once.
     for (int64_t n : {1, 2, 7, 31, 33, 67, 255, 256, 257, 4099})
       out.push_back(argmax_case("remainder n " + std::to_string(n), 6, n, seed + uint64_t(n)));
+    // Rows past the 8192 and 16384 floats engines may stage in shared memory; decode (1 row).
+    out.push_back(argmax_case("remainder n 8257", 6, 8257, seed + 8257));
+    out.push_back(argmax_case("remainder T 1 n 16411", 1, 16411, seed + 16411));
   }
   if (real) {
     // The A17B / A3B lm_head vocabulary: decode (1 row: plain logits), 4 rows (kinds 0-3) and
@@ -87,6 +90,8 @@ std::vector<OpCase> argmax_cases(bool rem, bool real, uint64_t seed) {
     out.push_back(argmax_case("vocab 248320 decode", 1, 248320, seed));
     out.push_back(argmax_case("vocab 248320 4 rows", 4, 248320, seed + 1));
     out.push_back(argmax_case("vocab 248320 16 rows", 16, 248320, seed + 2));
+    // Qwen3-Next's vocabulary (spec §1: its config's value), decode.
+    out.push_back(argmax_case("Qwen3-Next vocab 151936 decode T 1", 1, 151936, seed + 3));
   }
   return out;
 }

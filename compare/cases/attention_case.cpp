@@ -353,49 +353,61 @@ std::vector<float> slice(const std::vector<float>& x, int64_t i, int64_t n) {
   return std::vector<float>(x.begin() + i * n, x.begin() + (i + 1) * n);
 }
 
-// Decode: `steps` consecutive one-token calls on caches that stay on the device (uploaded once
-// with `past0` earlier rows). Step s uploads token s's q, gate, k, v, runs with past = past0 + s
-// and decides o and both whole caches (the rows appended so far, the junk after them).
-OpCase decode_case(const Shape& sh, int64_t steps, uint64_t seed) {
+// Multi-step cases of the whole op ("attention") or of its stateful stage ("kv_append"):
+// `steps` consecutive calls of sh.T tokens each (T = 1: decode, one token per dispatch; T > 1:
+// a prefill in chunks) on caches that stay on the device, uploaded once with sh.past earlier
+// rows. Step s uploads its tokens' k, v (and q, gate), runs with past = sh.past + s T and
+// decides both whole caches (the rows appended so far, the junk after them; a row appended by an
+// earlier step and lost or moved fails here) and, for the whole op, o.
+OpCase steps_case(const std::string& op, const Shape& sh, int64_t steps, uint64_t seed) {
   Shape all = sh;
-  all.T = steps;
-  const AttentionParams pa = params_of(all);  // capacity past0 + steps + 2; inputs for every step
+  all.T = steps * sh.T;
+  const AttentionParams pa = params_of(all);  // capacity past0 + steps T + 2; inputs for every step
   const Inputs in = make_inputs(pa, seed);
+  const bool whole = op == "attention";
+  MOE_CHECK(whole || op == "kv_append", "attention cases: no multi-step cases for '" << op << "'");
   AttentionParams p = pa;
-  p.tokens = 1;
-  OpCase c = new_case("attention", sh.label, seed);
+  p.tokens = sh.T;
+  OpCase c = new_case(op, sh.label, seed);
   set_vars(c, p);
-  const int64_t HD = p.q_heads * p.head_dim, row = p.kv_heads * p.head_dim;
-  c.tensors["q"] = f32_tensor(slice(in.q, 0, HD)), c.tensors["gate"] = f32_tensor(slice(in.gate, 0, HD));
+  c.params += " steps=" + std::to_string(steps);
+  const int64_t HD = p.tokens * p.q_heads * p.head_dim, row = p.tokens * p.kv_heads * p.head_dim;
   c.tensors["k"] = f32_tensor(slice(in.k, 0, row)), c.tensors["v"] = f32_tensor(slice(in.v, 0, row));
   c.tensors["k_cache"] = f32_tensor(in.k_cache), c.tensors["v_cache"] = f32_tensor(in.v_cache);
-  c.tensors["o"] = output_f32(HD);
-  add_chain_scratch(c, p, pa.past + steps);
+  if (whole) {
+    c.tensors["q"] = f32_tensor(slice(in.q, 0, HD)), c.tensors["gate"] = f32_tensor(slice(in.gate, 0, HD));
+    c.tensors["o"] = output_f32(HD);
+    add_chain_scratch(c, p, pa.past + steps * sh.T);
+  }
   std::vector<float> kc = in.k_cache, vc = in.v_cache;  // the host's mirror of the device caches
   for (int64_t s = 0; s < steps; ++s) {
-    p.past = pa.past + s;
+    p.past = pa.past + s * sh.T;
     CaseStep st;
     st.label = "t" + std::to_string(p.past);
     const std::vector<float> q = slice(in.q, s, HD), g = slice(in.gate, s, HD);
     const std::vector<float> k = slice(in.k, s, row), v = slice(in.v, s, row);
-    st.upload["q"] = f32_tensor(q), st.upload["gate"] = f32_tensor(g);
     st.upload["k"] = f32_tensor(k), st.upload["v"] = f32_tensor(v);
     st.vars["past"] = double(p.past);
     std::vector<float> o(static_cast<size_t>(HD));
-    attention_ref<double>(p, q, g, k, v, kc, vc, o);
-    OutputSpec so;
-    so.name = "o", so.kind = Kind::Reduction, so.bound = o_bound(p, q, g, kc, vc, o);
-    st.outputs["o"] = so;
-    st.truth["o"] = widen(o);
+    attention_ref<double>(p, q, g, k, v, kc, vc, o);  // appends to the mirror
+    if (whole) {
+      st.upload["q"] = f32_tensor(q), st.upload["gate"] = f32_tensor(g);
+      OutputSpec so;
+      so.name = "o", so.kind = Kind::Reduction, so.bound = o_bound(p, q, g, kc, vc, o);
+      st.outputs["o"] = so;
+      st.truth["o"] = widen(o);
+      c.flops += attention_flops(p);
+    }
     OutputSpec ex;
     ex.kind = Kind::Exact;
     ex.name = "k_cache", st.outputs["k_cache"] = ex, st.truth["k_cache"] = widen(kc);
     ex.name = "v_cache", st.outputs["v_cache"] = ex, st.truth["v_cache"] = widen(vc);
-    c.flops += attention_flops(p);
     c.steps.push_back(std::move(st));
   }
   return c;
 }
+
+OpCase decode_case(const Shape& sh, int64_t steps, uint64_t seed) { return steps_case("attention", sh, steps, seed); }
 
 // Shapes. Remainders: head_dim 1, 31, 33, 64, 67 around the kernels' 32/64/256 blocks, GQA
 // groups of 1 to 4, kv lengths crossing 8/32/64/256 and prefills of 3 to 64 tokens (the causal
@@ -406,6 +418,15 @@ std::vector<Shape> remainder_shapes() {
   return {{"T 1 past 0 G2 D64", 4, 2, 64, 0, 1},         {"T 1 past 32 G3 D33", 3, 1, 33, 32, 1},
           {"T 3 past 30 G1 D31", 2, 2, 31, 30, 3},       {"T 64 past 0 G4 D67", 8, 2, 67, 0, 64},
           {"T 33 past 257 G3 D1", 3, 1, 1, 257, 33},     {"T 5 past 300 G2 D64 large scores", 4, 2, 64, 300, 5, 4.0f}};
+}
+// Past the limits engines size for: head_dim 512 and 520 (shared q/k rows of 256), 130 q heads
+// (more than 64 or 128), and a kv length past 8192 (the VK FA_MAX_SEQ_LEN and Metal's GPU KV
+// capacity; a score row cached in shared memory). Cheap: few heads or a short head.
+std::vector<Shape> limit_shapes() {
+  return {{"T 1 past 40 G2 D512", 4, 2, 512, 40, 1},
+          {"T 3 past 5 G1 D520", 2, 2, 520, 5, 3},
+          {"T 1 past 20 H130 G65 D64", 130, 2, 64, 20, 1},
+          {"T 1 past 8200 G2 D64", 4, 2, 64, 8200, 1}};
 }
 std::vector<Shape> real_stage_shapes() {
   return {{"A17B decode past 4095", 32, 2, 256, 4095, 1},
@@ -421,6 +442,25 @@ std::vector<OpCase> stage_cases(const std::string& op, bool rem, bool real, uint
     for (const Shape& sh : remainder_shapes()) out.push_back(stage_case(op, sh, seed + 31 * ++k));
   if (real)
     for (const Shape& sh : real_stage_shapes()) out.push_back(stage_case(op, sh, seed + 31 * ++k));
+  if (rem)
+    for (const Shape& sh : limit_shapes()) out.push_back(stage_case(op, sh, seed + 31 * ++k));
+  return out;
+}
+
+// Appends kept on the device over several calls: one token per call (decode) and chunks.
+std::vector<OpCase> kv_append_steps_cases(bool rem, bool real, uint64_t seed) {
+  std::vector<OpCase> out;
+  uint64_t k = 100;
+  if (rem) {
+    out.push_back(steps_case("kv_append", {"decode 16 steps from past 0 G2 D33", 4, 2, 33, 0, 1}, 16, seed + 31 * ++k));
+    out.push_back(steps_case("kv_append", {"prefill 3 chunks of 5 from past 2 G3 D67", 3, 1, 67, 2, 5}, 3, seed + 31 * ++k));
+  }
+  if (real) {
+    out.push_back(steps_case("kv_append", {"A17B decode T 1, 16 steps from past 1", 32, 2, 256, 1, 1}, 16, seed + 31 * ++k));
+    out.push_back(steps_case("kv_append", {"A3B decode T 1, 16 steps from past 100", 16, 2, 256, 100, 1}, 16, seed + 31 * ++k));
+    out.push_back(steps_case("kv_append", {"A17B prefill 2 chunks of 8 from past 0", 32, 2, 256, 0, 8}, 2, seed + 31 * ++k));
+    out.push_back(steps_case("kv_append", {"A3B prefill 2 chunks of 16 from past 100", 16, 2, 256, 100, 16}, 2, seed + 31 * ++k));
+  }
   return out;
 }
 
@@ -451,7 +491,11 @@ OpCase attention_instance(const std::string& label, uint64_t seed, const Attenti
   return c;
 }
 
-std::vector<OpCase> kv_append_cases(bool rem, bool real, uint64_t seed) { return stage_cases("kv_append", rem, real, seed); }
+std::vector<OpCase> kv_append_cases(bool rem, bool real, uint64_t seed) {
+  std::vector<OpCase> out = stage_cases("kv_append", rem, real, seed);
+  for (OpCase& c : kv_append_steps_cases(rem, real, seed)) out.push_back(std::move(c));
+  return out;
+}
 std::vector<OpCase> attention_scores_cases(bool rem, bool real, uint64_t seed) {
   return stage_cases("attention_scores", rem, real, seed);
 }
@@ -480,6 +524,13 @@ std::vector<OpCase> attention_cases(bool rem, bool real, uint64_t seed) {
     out.push_back(decode_case({"A17B decode 16 steps from past 1", 32, 2, 256, 1, 1}, 16, seed + 31 * ++k));
     // The 4095 context once per seed as a single step above: 16 steps of it cost lavapipe ~10 s.
     out.push_back(decode_case({"A3B decode 16 steps from past 100", 16, 2, 256, 100, 1}, 16, seed + 31 * ++k));
+    // A prefill in chunks: T > 1 per dispatch on caches carried over from the previous chunk.
+    out.push_back(decode_case({"A17B prefill 2 chunks of 8 from past 0", 32, 2, 256, 0, 8}, 2, seed + 31 * ++k));
+    out.push_back(decode_case({"A3B prefill 2 chunks of 16 from past 100", 16, 2, 256, 100, 16}, 2, seed + 31 * ++k));
+  }
+  if (rem) {
+    for (const Shape& sh : limit_shapes()) out.push_back(prefill_case(sh, seed + 31 * ++k));
+    out.push_back(decode_case({"prefill 3 chunks of 5 from past 2 G3 D67", 3, 1, 67, 2, 5}, 3, seed + 31 * ++k));
   }
   return out;
 }

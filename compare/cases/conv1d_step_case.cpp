@@ -186,6 +186,9 @@ std::vector<OpCase> conv1d_step_cases(bool rem, bool real, uint64_t seed) {
     // |acc| up to ~200: silu's exp overflows for acc < -88.7 (y = -0 in the engines' form).
     out.push_back(conv_decode_case("|acc| up to ~200 (silu exp overflow), 4 steps", 4, 1031, 4, false, 40.0f, seed + 4));
     out.push_back(conv_prefill_case("remainder prefill 17 tokens, channels 67", 17, 67, 4, seed + 5));
+    // Channels past 16384 (engines size buffers for the models' 8192 and 12288), both ways.
+    out.push_back(conv_decode_case("remainder channels 16411, 4 steps", 4, 16411, 4, false, 1.0f, seed + 6));
+    out.push_back(conv_prefill_case("remainder prefill 5 tokens, channels 16411", 5, 16411, 4, seed + 7));
   }
   if (real) {
     // C = 2*Hk*dk + Hv*dv: A17B 2*16*128 + 64*128 = 12288; A3B 2*16*128 + 32*128 = 8192.

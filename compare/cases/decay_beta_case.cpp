@@ -120,6 +120,9 @@ std::vector<OpCase> decay_beta_cases(bool rem, bool real, uint64_t seed) {
     // Heads around the 64-wide workgroups.
     for (int64_t H : {1, 31, 65})
       out.push_back(decay_beta_case("remainder heads " + std::to_string(H), 3, H, realistic, seed + uint64_t(H)));
+    // More heads than the 64 or 128 a kernel may hard-wire, and than 512, one token (decode).
+    for (int64_t H : {129, 513})
+      out.push_back(decay_beta_case("remainder T 1 heads " + std::to_string(H), 1, H, realistic, seed + uint64_t(H)));
     // u in [-60, 80] with A down to 1e-4: both saturations, g from 1 down to 0 (and subnormal).
     out.push_back(decay_beta_case("wide a in [-60, 80]", 64, 64, {-60.0, 80.0, true, 1e-4, 16.0, 30.0}, seed + 1));
     // u < -16.6: the engines' softplus is 0 and g = 1, the truth 1 - A e^u.
@@ -133,6 +136,7 @@ std::vector<OpCase> decay_beta_cases(bool rem, bool real, uint64_t seed) {
   }
   if (real) {
     out.push_back(decay_beta_case("A17B decode", 1, 64, realistic, seed + 10));
+    out.push_back(decay_beta_case("A3B decode T 1", 1, 32, realistic, seed + 14));
     out.push_back(decay_beta_case("A17B 16 tokens", 16, 64, realistic, seed + 11));
     out.push_back(decay_beta_case("A3B 16 tokens", 16, 32, realistic, seed + 12));
     out.push_back(decay_beta_case("A3B prefill 64 tokens", 64, 32, realistic, seed + 13));

@@ -250,6 +250,10 @@ std::vector<OpCase> delta_net_cases(bool rem, bool real, uint64_t seed) {
     out.push_back(decode_case("remainder dk 67, dv 5, special gates, 16 steps", params(16, 3, 3, 67, 5), seed + 4, true));
     out.push_back(decode_case("remainder dk 257, dv 17, 16 steps", params(16, 1, 1, 257, 17), seed + 5, false));
     out.push_back(prefill_case("remainder prefill 9 tokens, dk 67, dv 35, r 2", params(9, 2, 4, 67, 35), seed + 6, true));
+    // Past the limits engines size for, one token per dispatch: 130 v heads (more than 64 or
+    // 128) at the models' head size, and heads wider than 512 (dk 520, dv 259).
+    out.push_back(decode_case("remainder Hv 130 Hk 65, dk 128, dv 128, 3 steps", params(3, 65, 130, 128, 128), seed + 7, false));
+    out.push_back(decode_case("remainder dk 520, dv 259, r 2, 3 steps", params(3, 1, 2, 520, 259), seed + 8, false));
   }
   if (real) {
     // A17B: Hk 16, Hv 64; A3B: Hk 16, Hv 32; dk = dv = 128 (spec §1).
@@ -257,6 +261,7 @@ std::vector<OpCase> delta_net_cases(bool rem, bool real, uint64_t seed) {
     out.push_back(decode_case("A3B 16 decode steps", params(16, 16, 32, 128, 128), seed + 11, false));
     out.push_back(decode_case("A17B 8 decode steps, g=0 / beta 0,1", params(8, 16, 64, 128, 128), seed + 12, true));
     out.push_back(prefill_case("A3B prefill 32 tokens", params(32, 16, 32, 128, 128), seed + 13, false));
+    out.push_back(prefill_case("A17B prefill 16 tokens", params(16, 16, 64, 128, 128), seed + 14, false));
   }
   return out;
 }

@@ -45,6 +45,9 @@ std::vector<OpCase> dequant_cases(bool rem, bool real, uint64_t seed) {
       for (int gs : {32, 128})
         out.push_back(dequant_case("remainder G=" + std::to_string(gs) + " " + std::to_string(bits) + "-bit", 33, 4 * 128,
                                    bits, gs, seed + ++k));
+    // One row past 8192 and 16384 columns (the widths engines size shared buffers for).
+    for (int64_t cols : {8192 + 64, 16384 + 64})
+      out.push_back(dequant_case("remainder 4-bit 1x" + std::to_string(cols), 1, cols, 4, 64, seed + ++k));
   }
   if (real) {
     out.push_back(dequant_case("A17B embedding row", 1, 4096, 4, 64, seed));
@@ -52,6 +55,12 @@ std::vector<OpCase> dequant_cases(bool rem, bool real, uint64_t seed) {
     out.push_back(dequant_case("A3B expert gate/up", 512, 2048, 4, 64, seed + 2));
     out.push_back(dequant_case("A3B mlp.gate 8-bit", 256, 2048, 8, 64, seed + 3));
     out.push_back(dequant_case("A3B shared_expert_gate 8-bit", 1, 2048, 8, 64, seed + 4));
+    // The same tensors at the other model's shape: a token's embedding row (decode), the
+    // experts at the other bit width, the 4-bit A17B gate.
+    out.push_back(dequant_case("A3B decode T 1 embedding row", 1, 2048, 4, 64, seed + 5));
+    out.push_back(dequant_case("A17B expert gate/up 4-bit", 1024, 4096, 4, 64, seed + 6));
+    out.push_back(dequant_case("A3B expert gate/up 2-bit", 512, 2048, 2, 64, seed + 7));
+    out.push_back(dequant_case("A17B shared_expert_gate 4-bit", 1, 4096, 4, 64, seed + 8));
   }
   return out;
 }

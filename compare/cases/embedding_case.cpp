@@ -65,6 +65,12 @@ std::vector<OpCase> embedding_cases(bool rem, bool real, uint64_t seed) {
           out.push_back(embedding_case("remainder " + std::to_string(bits) + "-bit " + std::to_string(tokens) +
                                            " tokens dim " + std::to_string(dim),
                                        tokens, 999, dim, bits, seed + ++k));
+    // Rows past the 8192- and 16384-wide buffers engines size for, one token (decode); a small
+    // table keeps them cheap.
+    for (int64_t dim : {8192 + 64, 16384 + 64})
+      for (int bits : {4, 8})
+        out.push_back(embedding_case("remainder " + std::to_string(bits) + "-bit T 1 dim " + std::to_string(dim), 1, 67,
+                                     dim, bits, seed + ++k));
   }
   if (real) {
     // The real tables are 248320 rows (0.5-1 GB at the real dims): the real dims with a 1024-row

@@ -86,19 +86,23 @@ OpCase buckets_case(const std::string& label, int64_t tokens, int64_t k, int64_t
 std::vector<OpCase> expert_buckets_cases(bool rem, bool real, uint64_t seed) {
   std::vector<OpCase> out;
   if (rem) {
-    // One expert, one slot; K = E (every token in every bucket); odd E and K; a chunk of
-    // 256 / K whole tokens that does not divide T; more experts than the 256 lanes, with runs.
+    // One expert, one slot; K = E (every token in every bucket); odd E and K; rows that do not
+    // fill the last chunk of a workgroup's lanes; more experts than a workgroup has lanes, with
+    // runs.
     out.push_back(buckets_case("remainder T 1 K 1 E 1", 1, 1, 1, false, seed + 1));
     out.push_back(buckets_case("remainder T 5 K 3 E 3", 5, 3, 3, true, seed + 2));
     out.push_back(buckets_case("remainder T 33 K 3 E 7", 33, 3, 7, true, seed + 3));
     out.push_back(buckets_case("remainder T 67 K 5 E 67", 67, 5, 67, true, seed + 4));
     out.push_back(buckets_case("remainder T 100 K 7 E 1031", 100, 7, 1031, true, seed + 5));
     out.push_back(buckets_case("remainder T 2 K 200 E 257", 2, 200, 257, false, seed + 6));
+    // One token (decode) with more experts than 512 and K above the models' 10 and Metal's 16.
+    out.push_back(buckets_case("remainder T 1 K 17 E 1031", 1, 17, 1031, true, seed + 7));
   }
   if (real) {
     out.push_back(buckets_case("A17B decode K 10", 1, 10, 512, false, seed));
     out.push_back(buckets_case("A17B prefill 64 K 10", 64, 10, 512, false, seed + 1));
     out.push_back(buckets_case("A17B prefill 64 engine K 4", 64, 4, 512, false, seed + 2));
+    out.push_back(buckets_case("A3B decode T 1 K 8", 1, 8, 256, false, seed + 5));
     out.push_back(buckets_case("A3B prefill 64 K 8", 64, 8, 256, false, seed + 3));
     out.push_back(buckets_case("A3B prefill 1024 K 8", 1024, 8, 256, false, seed + 4));
   }

@@ -137,6 +137,10 @@ std::vector<OpCase> expert_gate_up_cases(bool rem, bool real, uint64_t seed) {
     add("remainder", 9, 64, 17, 2, seed + 9);
     // |g| up to ~1000: exp(-g) overflows (silu -> -0) and vanishes (silu -> g).
     add("edge exp overflow (x * 300)", 4, 64, 67, 4, seed + 10, 300.0f);
+    // Hidden sizes past the 8192 and 16384 floats engines stage x in, one token (decode).
+    add("remainder", 1, 8256, 5, 4, seed + 11);
+    add("remainder", 1, 16448, 3, 4, seed + 12);
+    add("remainder", 1, 8256, 3, 8, seed + 13);
   }
   if (real) {
     // Routed and shared experts have the same shapes (spec/ops.md §12.2): A17B [1024, 4096], A3B [512, 2048].
@@ -145,6 +149,7 @@ std::vector<OpCase> expert_gate_up_cases(bool rem, bool real, uint64_t seed) {
     add("A17B expert (requantised)", 1, 4096, 1024, 2, seed + 22);
     add("A3B expert", 1, 2048, 512, 4, seed + 23);
     add("A3B expert", 16, 2048, 512, 4, seed + 24);
+    add("A3B expert (requantised)", 1, 2048, 512, 2, seed + 25);
   }
   return out;
 }

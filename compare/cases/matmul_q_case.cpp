@@ -4,6 +4,7 @@
 #include "compare/cases/act_model.h"
 #include "compare/cases/case_util.h"
 #include "compare/cases/instances.h"
+#include "compare/cases/real_shapes.h"
 #include "core/rng.h"
 #include "core/test_data.h"
 #include "ops/matmul_q.h"
@@ -106,7 +107,16 @@ std::vector<OpCase> matmul_q_cases(bool rem, bool real, uint64_t seed) {
     for (int64_t T : {1, 2, 7, 16, 64})
       for (int64_t rows : {1, 33, 67})
         add("remainder rows " + std::to_string(rows), T, rows, 64 * ((rows + T) % 5 + 1), 4, seed + uint64_t(100 * T + rows));
-    add("remainder rows 3 cols 8256", 3, 3, 8256, 4, seed + 7);  // in > 8192 (the VK staging limit), 129 groups
+    // Past the input caches engines size for the shapes they expect (in = 8192 is the VK staging
+    // limit): 8192 + one group (129 groups, odd) and 16384 + one group, one token and a partial
+    // tile; 8-bit at 8192 + one group, and 8192 + one group of 32.
+    add("remainder rows 3 cols 8256", 3, 3, 8256, 4, seed + 7);
+    add("remainder rows 3 cols 8256", 1, 3, 8256, 4, seed + 10);
+    add("remainder rows 5 cols 16448", 1, 5, 16448, 4, seed + 11);
+    add("remainder rows 5 cols 16448", 9, 5, 16448, 4, seed + 12);
+    add("remainder 8-bit rows 3 cols 8256", 1, 3, 8256, 8, seed + 13);
+    add("remainder 2-bit rows 3 cols 8256", 1, 3, 8256, 2, seed + 14);
+    add("remainder G=32 8-bit rows 3 cols 8224", 1, 3, 8224, 8, seed + 15, 32);
     add("remainder partial tile rows 5", 67, 5, 192, 4, seed + 8);
     for (int64_t T : {1, 7, 64})
       for (int64_t rows : {3, 67})
@@ -120,20 +130,13 @@ std::vector<OpCase> matmul_q_cases(bool rem, bool real, uint64_t seed) {
     add("remainder 2-bit rows 33", 16, 33, 192, 2, seed + 9);
   }
   if (real) {
-    // Every projection of the forward at decode (T = 1) and a prefill chunk (T = 16); spec/ops.md
-    // §12.2 (out x in). Left out to keep the CPU truth fast on CI (the case list is built once per
-    // kernel of the op): lm_head (248320 rows, beyond lavapipe's 128 MiB buffers), the A17B
-    // linear in_proj_qkv [12288, 4096] and A3B o_proj [2048, 4096] (the kernel path of q_proj and
-    // o_proj), and the expert shapes at T = 16 beyond A3B's (swiglu_expert runs A17B's through
-    // this kernel: down [4096, 1024] at T = 16).
-    add("A17B q_proj (+gate)", 1, 16384, 4096, 4, seed + 10);
-    add("A17B o_proj", 1, 4096, 8192, 4, seed + 11);
-    add("A17B linear in_proj_b", 1, 64, 4096, 4, seed + 13);
-    add("A17B shared_expert_gate", 1, 1, 4096, 4, seed + 14);
-    add("A3B in_proj_qkv", 1, 8192, 2048, 4, seed + 15);
-    add("A3B linear in_proj_a", 1, 32, 2048, 4, seed + 17);
-    add("A3B router mlp.gate 8-bit", 1, 256, 2048, 8, seed + 18);
-    add("A3B shared_expert_gate 8-bit", 1, 1, 2048, 8, seed + 19);
+    // Every projection of both models at decode (T = 1; real_shapes.h), and prefill chunks
+    // (T = 16) of the A17B k/v and the A3B expert and router shapes. lm_head is left out
+    // (248320 rows, beyond lavapipe's 128 MiB buffers); the expert shapes at T = 16 beyond A3B's
+    // are covered by swiglu_expert (A17B down [4096, 1024] at T = 16 through this kernel).
+    uint64_t k = 100;
+    for (const Projection& pr : real_projections())
+      out.push_back(matmul_q_case(decode_label(pr), 1, pr.rows, pr.cols, pr.bits, seed + ++k));
     add("A17B k/v_proj", 16, 512, 4096, 4, seed + 20);
     add("A3B expert gate/up", 16, 512, 2048, 4, seed + 23);
     add("A3B expert down", 16, 2048, 512, 4, seed + 24);

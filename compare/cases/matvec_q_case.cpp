@@ -2,6 +2,7 @@
 #include <string>
 
 #include "compare/cases/case_util.h"
+#include "compare/cases/real_shapes.h"
 #include "core/rng.h"
 #include "core/test_data.h"
 #include "ops/matvec_q.h"
@@ -53,10 +54,11 @@ std::vector<OpCase> matvec_q_cases(bool rem, bool real, uint64_t seed) {
     for (int64_t rows : {1, 3, 31, 33, 67})
       out.push_back(matvec_q_case(("remainder rows " + std::to_string(rows)).c_str(), rows, 64 * (rows % 5 + 1), 4, seed + rows));
   if (real) {
-    out.push_back(matvec_q_case("A17B k/v_proj", 512, 4096, 4, seed));
-    out.push_back(matvec_q_case("A17B o_proj", 4096, 8192, 4, seed + 1));
-    out.push_back(matvec_q_case("A3B in_proj_qkv", 8192, 2048, 4, seed + 2));
-    out.push_back(matvec_q_case("A3B expert down", 2048, 512, 4, seed + 3));
+    // Every projection of both models (real_shapes.h): a matvec is one decode token.
+    uint64_t k = 100;
+    for (const Projection& pr : real_projections())
+      out.push_back(matvec_q_case(decode_label(pr).c_str(), pr.rows, pr.cols, pr.bits, seed + ++k));
+    // The 4-bit kernel at a single A3B-wide row (the checkpoint's gate is 8-bit, above).
     out.push_back(matvec_q_case("A3B shared_expert_gate", 1, 2048, 4, seed + 4));
   }
   // 8-bit (matvec_q8: the A3B router mlp.gate and shared_expert_gate) and 2-bit (matvec_q2: the
@@ -73,14 +75,15 @@ std::vector<OpCase> matvec_q_cases(bool rem, bool real, uint64_t seed) {
       out.push_back(matvec_q_case(("remainder G=32" + b).c_str(), 33, 96, bits, seed + 1000 + uint64_t(bits), 32));
       out.push_back(matvec_q_case(("remainder G=128" + b).c_str(), 33, 384, bits, seed + 2000 + uint64_t(bits), 128));
     }
-  }
-  if (real) {
-    out.push_back(matvec_q_case("A3B router mlp.gate 8-bit", 256, 2048, 8, seed + 5));
-    out.push_back(matvec_q_case("A3B shared_expert_gate 8-bit", 1, 2048, 8, seed + 6));
-    out.push_back(matvec_q_case("A17B expert gate/up 2-bit", 1024, 4096, 2, seed + 7));
-    out.push_back(matvec_q_case("A17B expert down 2-bit", 4096, 1024, 2, seed + 8));
-    out.push_back(matvec_q_case("A3B expert gate/up 2-bit", 512, 2048, 2, seed + 9));
-    out.push_back(matvec_q_case("A3B expert down 2-bit", 2048, 512, 2, seed + 10));
+    // Past the shared-memory input caches engines size for the shapes they expect (spec §12.2:
+    // in = 8192 is the VK staging limit): 8192 + one group (an odd group count), 16384 + one
+    // group, and at G = 32 8192 + one group of 32 (257 groups). Few rows, so cheap.
+    for (int bits : {4, 8, 2}) {
+      const std::string b = " " + std::to_string(bits) + "-bit";
+      out.push_back(matvec_q_case(("remainder rows 3 cols 8256" + b).c_str(), 3, 8256, bits, seed + 3000 + uint64_t(bits)));
+      out.push_back(matvec_q_case(("remainder rows 5 cols 16448" + b).c_str(), 5, 16448, bits, seed + 3100 + uint64_t(bits)));
+      out.push_back(matvec_q_case(("remainder G=32 rows 3 cols 8224" + b).c_str(), 3, 8224, bits, seed + 3200 + uint64_t(bits), 32));
+    }
   }
   return out;
 }

@@ -91,6 +91,12 @@ std::vector<OpCase> moe_combine_cases(bool rem, bool real, uint64_t seed) {
       out.push_back(moe_combine_case(d + " K 3 ungated", 3, dim, 3, false, seed + uint64_t(dim) + 2));
     }
     out.push_back(moe_combine_case("no routed experts (K 0)", 2, 33, 0, true, seed + 3));
+    // Past the limits engines size for, one token (decode): K above the models' 10 and the
+    // Metal capacity 16 (17, 33), and rows past 8192 and 16384 at the A17B K 10.
+    out.push_back(moe_combine_case("remainder T 1 dim 257 K 17", 1, 257, 17, true, seed + 17));
+    out.push_back(moe_combine_case("remainder T 1 dim 67 K 33 ungated", 1, 67, 33, false, seed + 33));
+    out.push_back(moe_combine_case("remainder T 1 dim 8257 K 10", 1, 8257, 10, true, seed + 8257));
+    out.push_back(moe_combine_case("remainder T 1 dim 16411 K 10", 1, 16411, 10, true, seed + 16411));
   }
   if (real) {
     out.push_back(moe_combine_case("A17B K 10", 1, 4096, 10, true, seed));

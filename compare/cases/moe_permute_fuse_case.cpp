@@ -261,6 +261,11 @@ std::vector<OpCase> cases_of(Which which, bool rem, bool real, uint64_t seed) {
     add("edge same experts", 19, 4, 8, 4, 64, 128, 4, seed + 8);
     // |g| up to ~1000: exp(-g) overflows (silu -> -0) and vanishes (silu -> g).
     add("edge exp overflow (x * 300)", 3, 2, 8, 8, 64, 64, 4, seed + 9, 300.0f);
+    // Past the limits engines size for: K 17 (above the models' 10 and Metal's 16 slots per
+    // token), and one token (decode) with d or I past the 8192 floats of a staged row.
+    add("remainder", 3, 17, 64, 40, 64, 64, 4, seed + 10);
+    add("remainder decode", 1, 2, 8, 8, 8256, 64, 4, seed + 11);
+    add("remainder decode", 1, 2, 8, 8, 64, 8256, 4, seed + 12);
   }
   if (real) {
     // spec/ops.md §12.2: A3B 256 experts top-8, d 2048 I 512; A17B 512 experts top-10, d 4096
@@ -268,6 +273,7 @@ std::vector<OpCase> cases_of(Which which, bool rem, bool real, uint64_t seed) {
     add("A3B experts", 1, 8, 256, 256, 2048, 512, 4, seed + 20);
     add("A3B experts", 16, 8, 256, 16, 2048, 512, 4, seed + 21);
     add("A17B experts", 3, 10, 512, 16, 4096, 1024, 4, seed + 22);
+    add("A17B experts", 1, 10, 512, 512, 4096, 1024, 4, seed + 23);
   }
   return out;
 }

@@ -69,6 +69,12 @@ std::vector<OpCase> qk_norm_cases(bool rem, bool real, uint64_t seed) {
   if (rem)
     for (int64_t dk : {1, 31, 33, 67, 129, 4099})
       out.push_back(qk_norm_case(("remainder dk " + std::to_string(dk)).c_str(), 2, 3, dk, seed + dk));
+  // Past the limits engines size for: a head wider than 8192, and more heads (129) than the
+  // 64 or 128 a kernel may hold per workgroup or hard-wire; one token (decode).
+  if (rem) {
+    out.push_back(qk_norm_case("remainder T 1 dk 8257", 1, 2, 8257, seed + 8257));
+    out.push_back(qk_norm_case("remainder T 1 heads 129 dk 128", 1, 129, 128, seed + 129 * 128));
+  }
   if (real) {
     // Linear attention of both A17B and A3B: Hk = 16, dk = 128.
     out.push_back(qk_norm_case("A17B/A3B decode", 1, 16, 128, seed));

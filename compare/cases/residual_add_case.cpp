@@ -35,9 +35,11 @@ OpCase residual_add_case(const char* label, int64_t n, uint64_t seed) {
 std::vector<OpCase> residual_add_cases(bool rem, bool real, uint64_t seed) {
   std::vector<OpCase> out;
   if (rem)
-    for (int64_t n : {1, 31, 255, 257, 4099}) out.push_back(residual_add_case(("remainder n " + std::to_string(n)).c_str(), n, seed + n));
+    for (int64_t n : {1, 31, 255, 257, 4099, 8257, 16411})
+      out.push_back(residual_add_case(("remainder n " + std::to_string(n)).c_str(), n, seed + n));
   if (real) {
     out.push_back(residual_add_case("A17B hidden", 4096, seed));
+    out.push_back(residual_add_case("A3B decode T 1 hidden", 2048, seed + 2));
     out.push_back(residual_add_case("A3B prefill 64", 64 * 2048, seed + 1));
   }
   return out;

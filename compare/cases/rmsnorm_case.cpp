@@ -49,12 +49,19 @@ std::vector<OpCase> rmsnorm_cases(bool rem, bool real, uint64_t seed) {
   if (rem)
     for (int64_t dim : {1, 31, 33, 67, 4099})
       out.push_back(rmsnorm_case(("remainder dim " + std::to_string(dim)).c_str(), 3, dim, dim % 2 == 1, seed + dim));
+  // Past the 4096- and 8192-wide rows engines cache in shared memory: one row (decode) each.
+  if (rem)
+    for (int64_t dim : {8257, 16411})
+      out.push_back(rmsnorm_case(("remainder T 1 dim " + std::to_string(dim)).c_str(), 1, dim, dim % 4 == 1, seed + dim));
   if (real) {
     out.push_back(rmsnorm_case("A17B hidden", 1, 4096, false, seed));
     out.push_back(rmsnorm_case("A17B q heads", 32, 256, false, seed + 1));
     out.push_back(rmsnorm_case("A3B hidden", 1, 2048, false, seed + 2));
     out.push_back(rmsnorm_case("A3B prefill 16", 16, 2048, false, seed + 3));
     out.push_back(rmsnorm_case("HF checkpoint (1+w)", 2, 2048, true, seed + 4));
+    // Decode (T = 1) at every per-head norm of both models: q_norm rows = q heads, k_norm rows = kv heads.
+    out.push_back(rmsnorm_case("A3B decode T 1 q_norm (16 heads)", 16, 256, false, seed + 5));
+    out.push_back(rmsnorm_case("A17B/A3B decode T 1 k_norm (2 kv heads)", 2, 256, false, seed + 6));
   }
   return out;
 }

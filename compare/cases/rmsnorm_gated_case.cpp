@@ -85,6 +85,12 @@ std::vector<OpCase> rmsnorm_gated_cases(bool rem, bool real, uint64_t seed) {
   if (rem)
     for (int64_t dv : {1, 31, 33, 67, 129, 4099})
       out.push_back(rmsnorm_gated_case(("remainder dv " + std::to_string(dv)).c_str(), 2, 3, dv, seed + dv));
+  // Past the limits engines size for: a head wider than 8192, and more v heads (129) than the
+  // 64 or 128 a kernel may hold or hard-wire; one token (decode).
+  if (rem) {
+    out.push_back(rmsnorm_gated_case("remainder T 1 dv 8257", 1, 2, 8257, seed + 8257));
+    out.push_back(rmsnorm_gated_case("remainder T 1 heads 129 dv 128", 1, 129, 128, seed + 129 * 128));
+  }
   if (real) {
     out.push_back(rmsnorm_gated_case("A17B decode (Hv 64)", 1, 64, 128, seed));
     out.push_back(rmsnorm_gated_case("A3B decode (Hv 32)", 1, 32, 128, seed + 1));

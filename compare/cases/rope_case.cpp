@@ -113,6 +113,9 @@ std::vector<int64_t> decode_positions(uint64_t seed) {
   return pos;
 }
 
+// One decode token's position, drawn from the seed in [0, 10^6].
+std::vector<int64_t> one_position(uint64_t seed) { return {int64_t(Rng(seed).fork(7).below(1000001))}; }
+
 }  // namespace
 
 std::vector<OpCase> rope_cases(bool rem, bool real, uint64_t seed) {
@@ -130,6 +133,12 @@ std::vector<OpCase> rope_cases(bool rem, bool real, uint64_t seed) {
       const std::string label = "remainder D " + std::to_string(sh.D) + " R " + std::to_string(sh.R);
       out.push_back(rope_case(label.c_str(), 3, sh.D, sh.R, sh.theta, decode_positions(s), s));
     }
+    // Past the limits engines size for, one token (decode): head_dim 512 (twice the models'),
+    // with the models' quarter rotary and fully rotary (256 pairs), and 129 heads (more than the
+    // 64 or 128 a kernel may hard-wire).
+    out.push_back(rope_case("remainder T 1 D 512 R 128", 3, 512, 128, 1e7f, one_position(seed + 512), seed + 512));
+    out.push_back(rope_case("remainder T 1 D 512 R 512", 2, 512, 512, 1e7f, one_position(seed + 513), seed + 513));
+    out.push_back(rope_case("remainder T 1 heads 129 D 256 R 64", 129, 256, 64, 1e7f, one_position(seed + 514), seed + 514));
   }
   if (real) {
     // Full attention of A17B (32 q heads, 2 kv heads) and A3B (16 / 2): D 256, R 64, theta 1e7.
@@ -141,6 +150,10 @@ std::vector<OpCase> rope_cases(bool rem, bool real, uint64_t seed) {
     std::vector<int64_t> chunk(64);
     for (int64_t t = 0; t < 64; ++t) chunk[size_t(t)] = start + t;
     out.push_back(rope_case("A17B q prefill 64", 32, 256, 64, 1e7f, chunk, seed + 3));
+    // Decode: one token per dispatch, at every head count of both models.
+    out.push_back(rope_case("A17B decode T 1 q (32 heads)", 32, 256, 64, 1e7f, one_position(seed + 4), seed + 4));
+    out.push_back(rope_case("A3B decode T 1 q (16 heads)", 16, 256, 64, 1e7f, one_position(seed + 5), seed + 5));
+    out.push_back(rope_case("A17B/A3B decode T 1 k (2 heads)", 2, 256, 64, 1e7f, one_position(seed + 6), seed + 6));
   }
   return out;
 }

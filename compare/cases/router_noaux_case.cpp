@@ -250,6 +250,11 @@ std::vector<OpCase> router_noaux_cases(bool rem, bool real, uint64_t seed) {
       out.push_back(noaux_case(l + " ties", 5, s.E, s.K, s.NG, s.TG, 1.0f, s.K % 2 == 0, Data::Ties, sd + 1));
     }
     out.push_back(noaux_case("remainder E 32 NaN/inf tokens", 4, 32, 4, 4, 2, 2.5f, true, Data::NonFinite, seed + 9));
+    // More experts than 256 and 512 (groups of 129) and K above 10 and 16: the shared arrays
+    // and top-K registers engines size for DeepSeek-V3; one token (decode) and five.
+    out.push_back(noaux_case("remainder E 1032 K 17 groups 8/4", 5, 1032, 17, 8, 4, 2.5f, true, Data::Gaussian, seed + 10));
+    out.push_back(noaux_case("remainder T 1 E 1032 K 17 groups 8/4", 1, 1032, 17, 8, 4, 2.5f, true, Data::Gaussian, seed + 11));
+    out.push_back(noaux_case("remainder T 1 E 2048 K 12 groups 16/5 ties", 1, 2048, 12, 16, 5, 1.0f, false, Data::Ties, seed + 12));
   }
   if (real) {
     // DeepSeek-V3 / Cogito-V2: 256 experts, 8 groups, 4 kept, top-8, scaling 2.5.

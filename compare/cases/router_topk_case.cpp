@@ -184,6 +184,16 @@ std::vector<OpCase> router_topk_cases(bool rem, bool real, uint64_t seed) {
       out.push_back(topk_case(l + " ties", 5, s.E, s.K, s.K % 2 == 0, Data::Ties, sd + 1));
     }
     out.push_back(topk_case("remainder E 33 K 5 NaN/inf tokens", 6, 33, 5, true, Data::NonFinite, seed + 7));
+    // More experts than 512 (and 1024, 2048) and K above the models' 10 and Metal's 16: engines
+    // size their shared score arrays and top-K registers for the models they expect.
+    for (const Shape s : {Shape{1031, 11}, Shape{2053, 17}}) {
+      const std::string l = "remainder E " + std::to_string(s.E) + " K " + std::to_string(s.K);
+      const uint64_t sd = seed + uint64_t(100 * s.E + s.K);
+      out.push_back(topk_case(l, 5, s.E, s.K, true, Data::Gaussian, sd));
+      out.push_back(topk_case(l + " ties", 5, s.E, s.K, false, Data::Ties, sd + 1));
+      out.push_back(topk_case("remainder T 1 E " + std::to_string(s.E) + " K " + std::to_string(s.K), 1, s.E, s.K, true,
+                              Data::Gaussian, sd + 2));
+    }
   }
   if (real) {
     // Qwen3.5-397B-A17B: 512 experts, top-10; Qwen3.6-35B-A3B: 256, top-8; the engines' K = 4.

@@ -90,6 +90,10 @@ std::vector<OpCase> swiglu_expert_cases(bool rem, bool real, uint64_t seed) {
     // Other widths, for engines' kernels (the bundled chain's matmul_q4 skips them).
     add("remainder", 3, 128, 192, 8, seed + 6);
     add("remainder", 3, 128, 192, 2, seed + 7);
+    // Past the 8192-float staging of x (gate/up's cols = d) and of act (down's cols = I), one
+    // token (decode).
+    add("remainder", 1, 8256, 64, 4, seed + 8);
+    add("remainder", 1, 128, 8256, 4, seed + 9);
   }
   if (real) {
     // Routed and shared experts share their shapes (spec/ops.md §12.2): A17B d 4096 I 1024, A3B d 2048 I 512.

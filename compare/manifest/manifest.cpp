@@ -193,7 +193,7 @@ ViewSpec parse_part(const json& j, const Ctx& c, Access access) {
 
 ManifestBinding parse_binding(const json& j, const Ctx& c) {
   only_keys(j, {"binding", "tensor", "access", "type", "from", "shape", "strides", "tensor_strides", "offset", "becomes",
-                "pack", "scratch", "size", "fill"},
+                "pack", "scratch", "name", "size", "fill"},
             c);
   ManifestBinding b;
   // Vulkan allows larger binding numbers, but no compute kernel needs 1024 descriptors; a
@@ -213,9 +213,11 @@ ManifestBinding parse_binding(const json& j, const Ctx& c) {
       MOE_CHECK(!j.contains(k), c.str() << ": \"" << k << "\" does not apply to a scratch buffer");
     MOE_CHECK(b.access != Access::In, c.str() << ": a scratch buffer is written by the kernel: access \"out\" or \"inout\"");
     b.scratch = get_expr(j["scratch"], c.sub("scratch"));
-    b.tensor = "scratch";
+    if (j.contains("name")) b.scratch_name = get_string(j["name"], c.sub("name"));
+    b.tensor = b.scratch_name.empty() ? "scratch" : "scratch " + b.scratch_name;
     return b;
   }
+  MOE_CHECK(!j.contains("name"), c.str() << ": \"name\" applies only to a scratch buffer");
   if (j.contains("pack")) {
     for (const char* k : {"from", "shape", "strides", "tensor_strides", "offset", "becomes"})
       MOE_CHECK(!j.contains(k), c.str() << ": \"" << k << "\" belongs in a pack part, not on the pack binding");
@@ -567,6 +569,44 @@ const KernelEntry* Manifest::find_op(const std::string& op) const {
   return nullptr;
 }
 
+namespace {
+
+// "sequences": each names an op and the kernels that compute it in order. `filtered`: the
+// manifest was loaded for some kernels only, so sequences of others are left out.
+std::vector<KernelSequence> parse_sequences(const json& j, const Ctx& top, const Manifest& m, bool filtered) {
+  const Ctx c = top.sub("sequences");
+  MOE_CHECK(j.is_array(), c.str() << ": expected an array, found " << type_name(j));
+  std::vector<KernelSequence> out;
+  std::set<std::string> used;
+  for (size_t i = 0; i < j.size(); ++i) {
+    const Ctx sc = c.sub(idx(i));
+    only_keys(j[i], {"name", "op", "kernels"}, sc);
+    KernelSequence s;
+    s.name = get_string(need(j[i], "name", sc), sc.sub("name"));
+    s.op = get_string(need(j[i], "op", sc), sc.sub("op"));
+    MOE_CHECK(known_ops().count(s.op), sc.sub("op").str() << ": unknown op \"" << s.op << "\"");
+    s.kernels = parse_array<std::string>(j[i], "kernels", sc, [](const json& k, const Ctx& kc) { return get_string(k, kc); });
+    MOE_CHECK(s.kernels.size() >= 2, sc.sub("kernels").str() << ": a sequence needs at least two kernels");
+    bool all_loaded = true;
+    for (const std::string& name : s.kernels) {
+      const auto k = std::find_if(m.kernels.begin(), m.kernels.end(), [&](const KernelEntry& e) { return e.name == name; });
+      if (k == m.kernels.end() && filtered) {
+        all_loaded = false;
+        continue;
+      }
+      MOE_CHECK(k != m.kernels.end(), sc.sub("kernels").str() << ": no kernel named \"" << name << "\"");
+      MOE_CHECK(k->ops == std::vector<std::string>{s.op}, sc.sub("kernels").str() << ": kernel \"" << name
+                                                          << "\" must have \"ops\": [\"" << s.op << "\"]");
+      MOE_CHECK(used.insert(name).second, sc.sub("kernels").str() << ": kernel \"" << name
+                                                                  << "\" is in two sequences (or twice in one)");
+    }
+    if (all_loaded) out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace
+
 Manifest load_manifest(const std::string& path, const std::set<std::string>* only) {
   std::string text = read_file(path, "manifest");
   json j;
@@ -577,7 +617,7 @@ Manifest load_manifest(const std::string& path, const std::set<std::string>* onl
     MOE_FAIL(path << ": malformed JSON: " << e.what());
   }
   Ctx top{path, ""};
-  only_keys(j, {"name", "version", "kernels"}, top);
+  only_keys(j, {"name", "version", "kernels", "sequences"}, top);
   Manifest m;
   m.path = path;
   m.name = get_string(need(j, "name", top), top.sub("name"));
@@ -604,7 +644,14 @@ Manifest load_manifest(const std::string& path, const std::set<std::string>* onl
                     << " bytes, the shader's push-constant block is " << k.push_constant_size << " bytes");
     m.kernels.push_back(std::move(k));
   }
+  if (j.contains("sequences")) m.sequences = parse_sequences(j["sequences"], top, m, only != nullptr);
   return m;
+}
+
+const KernelSequence* Manifest::sequence_of(const std::string& kernel) const {
+  for (const KernelSequence& s : sequences)
+    if (std::count(s.kernels.begin(), s.kernels.end(), kernel)) return &s;
+  return nullptr;
 }
 
 }  // namespace moe::compare

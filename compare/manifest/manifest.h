@@ -82,6 +82,7 @@ struct ManifestBinding {
   std::vector<ViewSpec> parts;  // one for a tensor binding, several for a pack, none for scratch
   bool pack = false;
   std::string scratch;          // scratch buffers: elements (expression); "" otherwise
+  std::string scratch_name;     // a named scratch buffer is shared by the kernels of a sequence
   std::string size;             // buffer elements of `type` (expression); "" = just past the last view
   bool fill_zero = false;       // what no view covers: zeros instead of the poison pattern
   // A one-tensor binding in the tensor's own layout: one buffer per tensor, as the op defines it.
@@ -133,10 +134,23 @@ struct KernelEntry {
   uint32_t local_size_spec_id[3] = {kNoSpecId, kNoSpecId, kNoSpecId};
 };
 
+// Several kernels that compute one op together, dispatched in order on the same buffers (a
+// split reduction and its final pass: partial argmax per block, then the argmax of the
+// partials): "sequences": [{"name": "argmax_two_pass", "op": "argmax", "kernels": ["a", "b"]}].
+// Each kernel's "ops" is [op]; the kernels of a sequence are not plans of their own. Named
+// scratch buffers ("scratch" with "name") carry what one pass leaves for the next.
+struct KernelSequence {
+  std::string name, op;
+  std::vector<std::string> kernels;
+};
+
 struct Manifest {
   std::string name;
   std::string path;  // the JSON file ("<bundled>" for the embedded set)
   std::vector<KernelEntry> kernels;
+  std::vector<KernelSequence> sequences;
+  // The sequence kernel `k` belongs to, or nullptr.
+  const KernelSequence* sequence_of(const std::string& kernel) const;
   const KernelEntry* find_op(const std::string& op) const;  // first kernel whose ops == {op}
 };
 

@@ -69,6 +69,7 @@ Manifest load_bundled_manifest(const std::set<std::string>* only) {
 std::vector<Plan> plans_for(const Manifest& m, const std::string& op, std::string* why_none) {
   std::vector<Plan> plans;
   for (const KernelEntry& k : m.kernels) {
+    if (m.sequence_of(k.name)) continue;  // a pass of a sequence, not a plan of its own
     bool match = k.ops.size() == 1 && k.ops[0] == op;
     if (!match && k.ops.size() > 1)
       if (const Chain* ch = find_chain(op); ch && ch->stages.size() == k.ops.size()) {
@@ -76,6 +77,25 @@ std::vector<Plan> plans_for(const Manifest& m, const std::string& op, std::strin
         for (size_t i = 0; i < k.ops.size(); ++i) match = match && k.ops[i] == ch->stages[i].op;
       }
     if (match) plans.push_back({op, k.name, {&k}, {nullptr}, k.subgroup_sizes, {}});
+  }
+  for (const KernelSequence& seq : m.sequences) {
+    if (seq.op != op) continue;
+    Plan p{op, "", {}, {}, {}, {}};
+    std::optional<std::vector<uint32_t>> sizes;  // the sizes every kernel accepts (unset: any)
+    for (const std::string& name : seq.kernels) {
+      const KernelEntry* k = nullptr;
+      for (const KernelEntry& e : m.kernels)
+        if (e.name == name) k = &e;
+      p.label += (p.label.empty() ? "" : " -> ") + name;
+      p.kernels.push_back(k), p.stages.push_back(nullptr);
+      if (k->subgroup_sizes.empty()) continue;
+      std::vector<uint32_t> both;
+      for (uint32_t s : k->subgroup_sizes)
+        if (!sizes || std::count(sizes->begin(), sizes->end(), s)) both.push_back(s);
+      sizes = both;
+    }
+    if (sizes) p.subgroup_sizes = sizes->empty() ? std::vector<uint32_t>{0xffffffffu} : *sizes;
+    plans.push_back(std::move(p));
   }
   if (const Chain* ch = find_chain(op)) {
     Plan p{op, "", {}, {}, {}, {}};

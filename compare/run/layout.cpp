@@ -146,7 +146,9 @@ BufferLayout place_binding(const KernelEntry& k, const ManifestBinding& b,
     const int64_t n = eval_count(b.scratch, vars, what + " scratch");
     MOE_CHECK(n >= 1, what << " scratch (" << b.scratch << ") = 0 elements");
     L.scratch = true, L.bytes = uint64_t(n) * elem_bytes(b.type);
-    L.key = "scratch " + k.name + " " + std::to_string(b.binding);
+    // A named scratch buffer is the same buffer for every kernel of a sequence that names it.
+    L.key = b.scratch_name.empty() ? "scratch " + k.name + " " + std::to_string(b.binding)
+                                   : "scratch named " + b.scratch_name;
     return L;
   }
   int64_t end_bytes = 0;  // just past the last placed element

@@ -194,6 +194,10 @@ CaseBuffers lay_out(vk::Context& ctx, const Plan& plan, const Picked& pk, const 
                   where << " '" << k.name << "': binding " << b.binding << " has another layout at step " << s
                         << " than at step 0; buffers stay on the device between steps, so layouts must not move");
       auto [it, fresh] = by_key.emplace(L.key, cb.layouts.size());
+      MOE_CHECK(fresh || cb.layouts[it->second].bytes == L.bytes,
+                where << " '" << k.name << "': binding " << b.binding << ": scratch '" << b.scratch_name << "' of "
+                      << L.bytes << " bytes, another kernel of the plan declares it with "
+                      << cb.layouts[it->second].bytes);
       if (fresh) {
         if (L.bytes > ctx.info().max_storage_buffer_range) {
           *skip = "binding " + std::to_string(b.binding) + " of '" + k.name + "' needs " + std::to_string(L.bytes) +

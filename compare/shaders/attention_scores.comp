@@ -11,11 +11,13 @@
 // Grid: x = blocks of 64 positions, y = (t, h) rows. Each subgroup takes one position at a time
 // (positions strided over the workgroup's subgroups); its lanes read the key row's head_dim
 // floats consecutively (coalesced), fma their partial dots and subgroupAdd them. Correct for
-// every subgroup size; an invocation loops at most 64/num_subgroups * ceil(head_dim/subgroup)
-// <= head_dim/4 times (subgroups of 4 to 64 in 256 lanes): far below lavapipe's 65535 cut.
+// every subgroup and workgroup size; an invocation loops ceil(64/num_subgroups) *
+// ceil(head_dim/subgroup) times, about 64 head_dim / WG (head_dim/2 at WG 128): far below
+// lavapipe's 65535 cut.
+// Workgroup: WG = min(256, invocations the device allows at the subgroup size), spec id 10.
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
-layout(local_size_x = 256) in;
+layout(local_size_x = 256, local_size_x_id = 10) in;
 layout(std430, set = 0, binding = 0) readonly buffer Q { float q[]; };
 layout(std430, set = 0, binding = 1) readonly buffer KC { float k_cache[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer S { float scores[]; };

@@ -3,11 +3,12 @@
 //   g = exp(-exp(A_log[h]) * softplus(a + dt_bias[h])),  beta = 1 / (1 + exp(-b)).
 // Shape contract: a, b, g, beta [tokens, heads] f32; A_log [heads] f32; dt_bias [heads] bf16
 // (two per uint, element 0 in the low half). One invocation per element, dispatch
-// (ceil_div(heads, 64), tokens, 1). softplus in the overflow-free form
+// (ceil_div(heads, WG), tokens, 1). softplus in the overflow-free form
 // max(u, 0) + log(1 + exp(-|u|)): the engines' log(1 + exp(u)) is inf past u = 88.7 (g = 0
 // however small A is) and loses e^u below u = -16.6; this form is accurate on both sides.
 // No subgroup operations: any subgroup size.
-layout(local_size_x = 64) in;
+// Workgroup: WG = min(64, invocations the device allows at the subgroup size), spec id 10.
+layout(local_size_x = 64, local_size_x_id = 10) in;
 layout(std430, set = 0, binding = 0) readonly buffer A { float a[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B { float b[]; };
 layout(std430, set = 0, binding = 2) readonly buffer AL { float A_log[]; };

@@ -10,12 +10,13 @@
 // state element is read and written by one lane only (in place, race-free, no barriers; also
 // across the tokens of a prefill call). The second pass re-reads the row from cache rather than
 // keeping it in registers, so key_dim is not limited. Any subgroup size (gl_SubgroupSize,
-// gl_NumSubgroups; 128 is a multiple of every power of two up to 128).
+// gl_NumSubgroups) and any workgroup size.
 // Order: s = g * S (rounded), kv = fma(s, k, kv) per lane then subgroupAdd, S1 = fma(k, delta, s),
 // o = fma(S1, q, o) per lane then subgroupAdd.
+// Workgroup: WG = min(128, invocations the device allows at the subgroup size), spec id 10.
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
-layout(local_size_x = 128) in;
+layout(local_size_x = 128, local_size_x_id = 10) in;
 layout(std430, set = 0, binding = 0) readonly buffer Q { float q[]; };
 layout(std430, set = 0, binding = 1) readonly buffer K { float k[]; };
 layout(std430, set = 0, binding = 2) readonly buffer V { float v[]; };

@@ -6,8 +6,9 @@
 // and biases [rows, cols/G] bf16 (two per uint, element 0 in the low half), y [rows, cols] f32
 // row-major; bits in {2, 4, 8}, G = group_size a multiple of 32/bits dividing cols.
 // One invocation per packed word: it writes the word's 32/bits consecutive outputs. Dispatch
-// (ceil_div(cols*bits/32, 64), rows, 1). No subgroup operations: any subgroup size.
-layout(local_size_x = 64) in;
+// (ceil_div(cols*bits/32, WG), rows, 1). No subgroup operations: any subgroup size.
+// Workgroup: WG = min(64, invocations the device allows at the subgroup size), spec id 10.
+layout(local_size_x = 64, local_size_x_id = 10) in;
 layout(std430, set = 0, binding = 0) readonly buffer Wq { uint wq[]; };
 layout(std430, set = 0, binding = 1) readonly buffer S { uint scales[]; };
 layout(std430, set = 0, binding = 2) readonly buffer Bi { uint biases[]; };

@@ -9,8 +9,9 @@
 // address the table: its row of y is written NaN (the CPU ops reject such ids; this kernel
 // makes the error visible instead of reading out of bounds).
 // One invocation per packed word of the row: it writes the word's 32/bits consecutive outputs.
-// Dispatch (ceil_div(dim*bits/32, 64), tokens, 1). No subgroup operations: any subgroup size.
-layout(local_size_x = 64) in;
+// Dispatch (ceil_div(dim*bits/32, WG), tokens, 1). No subgroup operations: any subgroup size.
+// Workgroup: WG = min(64, invocations the device allows at the subgroup size), spec id 10.
+layout(local_size_x = 64, local_size_x_id = 10) in;
 layout(std430, set = 0, binding = 0) readonly buffer Wq { uint wq[]; };
 layout(std430, set = 0, binding = 1) readonly buffer S { uint scales[]; };
 layout(std430, set = 0, binding = 2) readonly buffer Bi { uint biases[]; };

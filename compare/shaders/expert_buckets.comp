@@ -10,21 +10,22 @@
 //             (its expert_ids are the e with a non-empty range), weights copied bit for bit.
 // Deterministic without ordered atomics: one workgroup; (1) per-expert counts in shared memory
 // (atomic increments: the totals do not depend on their order); (2) an exclusive prefix sum
-// over the experts (a contiguous run of experts per lane, then a Hillis-Steele scan of the 256
-// run totals); (3) rows placed chunk by chunk in row order (t, then slot): a row's place is its
-// expert's cursor plus the number of earlier rows of the chunk with the same expert (a token's
-// experts are distinct, so these are earlier tokens); the cursors advance after each chunk.
-// No subgroup operations: any subgroup size. Limits: experts <= 4096 (the shared counts),
-// k <= 256 (a chunk holds whole tokens), tokens * k <= 16384 (each lane's loop trip count, at
-// most 2 tokens * k in phase 3, stays far below lavapipe's 65535).
-layout(local_size_x = 256) in;
+// over the experts (a contiguous run of experts per lane, then a Hillis-Steele scan of the WG
+// run totals); (3) rows placed in row order (t, then slot), WG consecutive rows per chunk: a
+// row's place is its expert's cursor plus the number of earlier rows of the chunk with the same
+// expert (a token's experts are distinct, so these are earlier tokens); the cursors advance
+// after each chunk. No subgroup operations: any subgroup size, any k. Limits: experts <= 4096
+// (the shared counts), tokens * k <= 16384 (each lane's loop trip count, about tokens * k + WG
+// in phase 3, stays far below lavapipe's 65535).
+// Workgroup: WG = min(256, invocations the device allows at the subgroup size), spec id 10.
+layout(local_size_x = 256, local_size_x_id = 10) in;
 layout(std430, set = 0, binding = 0) readonly buffer Idx { int idx[]; };
 layout(std430, set = 0, binding = 1) readonly buffer Wt { float w[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer Off { uint offsets[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer Tok { int token_idx[]; };
 layout(std430, set = 0, binding = 4) writeonly buffer Wo { float weights[]; };
 layout(push_constant) uniform Push { uint tokens; uint k; uint experts; } pc;
-const uint WG = 256u;
+const uint WG = gl_WorkGroupSize.x;
 const uint MAX_EXPERTS = 4096u;
 shared uint cursor[MAX_EXPERTS];  // counts, then each expert's next free row
 shared uint part[WG];
@@ -61,11 +62,10 @@ void main() {
   if (l == 0u) offsets[pc.experts] = rows;
   barrier();
 
-  // Placement, whole tokens per chunk, in row order.
-  const uint chunk_tokens = WG / pc.k, chunk_rows = chunk_tokens * pc.k;
-  for (uint t0 = 0u; t0 < pc.tokens; t0 += chunk_tokens) {
-    const uint r = t0 * pc.k + l;
-    const bool live = l < chunk_rows && r < rows;
+  // Placement, WG rows per chunk, in row order.
+  for (uint r0 = 0u; r0 < rows; r0 += WG) {
+    const uint r = r0 + l;
+    const bool live = r < rows;
     const uint e = live ? uint(idx[r]) : 0xFFFFFFFFu;
     chunk_e[l] = e;
     barrier();

@@ -11,9 +11,10 @@
 // TILE_T = min(8, tokens); both words are dequantised once and used for TILE_T tokens; two
 // subgroupAdds per token. Terms are fma(q, s, b) * x, the reference's. For g < -88, exp(-g) is
 // +inf and silu gives -0 (the truth is below 1e-36 in magnitude), never NaN.
+// Workgroup: WG = min(128, invocations the device allows at the subgroup size), spec id 10.
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_EXT_control_flow_attributes : require
-layout(local_size_x = 128) in;
+layout(local_size_x = 128, local_size_x_id = 10) in;
 layout(constant_id = 0) const uint ROWS_PER_WG = 4;
 layout(constant_id = 1) const uint TILE_T = 8;
 layout(constant_id = 2) const uint BITS = 4;

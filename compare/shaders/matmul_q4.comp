@@ -4,15 +4,16 @@
 // [rows, cols/64] bf16 (two per uint, element 0 in the low half), X [tokens, cols] f32 row-major,
 // Y [tokens, rows] f32 row-major; cols % 64 == 0, tokens >= 1.
 // Grid: x = ceil_div(rows, ROWS_PER_WG), y = ceil_div(tokens, TILE_T). A workgroup's subgroups
-// take its rows in turn (correct for every subgroup size; ROWS_PER_WG = 128 / subgroup_size only
+// take its rows in turn (correct for every subgroup size; ROWS_PER_WG = WG / subgroup_size only
 // sizes the grid so that no subgroup idles); a subgroup's lanes stride over the row's words
 // (coalesced), dequantise each word once and use it for the TILE_T tokens of the workgroup, then
 // subgroupAdd per token. TILE_T = min(8, tokens): decode (T = 1) does no wasted work, prefill
 // reads each weight word ceil(T / 8) times instead of T times. Each term is fma(q, s, b) * x, the
 // reference's term. Per-invocation loop trips: words / subgroup_size (lavapipe ends loops at 65535).
+// Workgroup: WG = min(128, invocations the device allows at the subgroup size), spec id 10.
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_EXT_control_flow_attributes : require
-layout(local_size_x = 128) in;
+layout(local_size_x = 128, local_size_x_id = 10) in;
 layout(constant_id = 0) const uint ROWS_PER_WG = 4;
 layout(constant_id = 1) const uint TILE_T = 8;
 layout(std430, set = 0, binding = 0) readonly buffer Wq { uint wq[]; };

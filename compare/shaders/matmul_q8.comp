@@ -8,9 +8,10 @@
 // turn, lanes stride over words), y = ceil_div(tokens, TILE_T); a dequantised word serves the
 // workgroup's TILE_T = min(8, tokens) tokens; subgroupAdd per token. Each term is
 // fma(q, s, b) * x, the reference's term.
+// Workgroup: WG = min(128, invocations the device allows at the subgroup size), spec id 10.
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_EXT_control_flow_attributes : require
-layout(local_size_x = 128) in;
+layout(local_size_x = 128, local_size_x_id = 10) in;
 layout(constant_id = 0) const uint ROWS_PER_WG = 4;
 layout(constant_id = 1) const uint TILE_T = 8;
 layout(std430, set = 0, binding = 0) readonly buffer Wq { uint wq[]; };

@@ -8,8 +8,9 @@
 // the rows in turn, a subgroup's lanes stride over the row's columns (adjacent lanes read
 // adjacent elements), acc = fma(w, x, acc) per lane, then subgroupAdd: correct for every
 // subgroup size. bf16 -> f32 widening is exact (the high half of the f32).
+// Workgroup: WG = min(128, invocations the device allows at the subgroup size), spec id 10.
 #extension GL_KHR_shader_subgroup_arithmetic : require
-layout(local_size_x = 128) in;
+layout(local_size_x = 128, local_size_x_id = 10) in;
 layout(constant_id = 0) const uint ROWS_PER_WG = 4;
 layout(std430, set = 0, binding = 0) readonly buffer W { uint w[]; };
 layout(std430, set = 0, binding = 1) readonly buffer X { float x[]; };

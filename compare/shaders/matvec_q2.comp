@@ -8,8 +8,9 @@
 // the rows in turn and a subgroup's lanes stride over the row's words, then subgroupAdd: correct
 // for every subgroup size. Each term is fma(q, s, b) * x, the reference's term (q*s is exact, so
 // fma(q, s, b) is the dequantised weight with its one rounding, fused or not).
+// Workgroup: WG = min(128, invocations the device allows at the subgroup size), spec id 10.
 #extension GL_KHR_shader_subgroup_arithmetic : require
-layout(local_size_x = 128) in;
+layout(local_size_x = 128, local_size_x_id = 10) in;
 layout(constant_id = 0) const uint ROWS_PER_WG = 4;
 layout(std430, set = 0, binding = 0) readonly buffer Wq { uint wq[]; };
 layout(std430, set = 0, binding = 1) readonly buffer S { uint scales[]; };

@@ -10,8 +10,9 @@
 // one-row-per-subgroup form). Then one subgroupAdd per row: correct for every subgroup size. The
 // last block's rows past the end are clamped to the last row (loads stay in bounds) and not
 // stored. Each term is fma(q, s, b) * x, the reference's term.
+// Workgroup: WG = min(128, invocations the device allows at the subgroup size), spec id 10.
 #extension GL_KHR_shader_subgroup_arithmetic : require
-layout(local_size_x = 128) in;
+layout(local_size_x = 128, local_size_x_id = 10) in;
 layout(constant_id = 0) const uint ROWS_PER_WG = 16;
 const uint R = 4u;
 layout(std430, set = 0, binding = 0) readonly buffer Wq { uint wq[]; };

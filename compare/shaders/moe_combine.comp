@@ -6,9 +6,10 @@
 // logit (read only when gated), out [tokens, dim] f32. Any k (0 allowed: no routed experts).
 // Order as CPU-C: moe = 0, moe = fma(w_k, e_k, moe) for k ascending, shg = sh * sigmoid(gamma)
 // with sigmoid = 1 / (1 + exp(-gamma)), out = (h_mid + moe) + shg.
-// One invocation per element; dispatch (ceil_div(dim, 256), tokens, 1). No subgroup
+// One invocation per element; dispatch (ceil_div(dim, WG), tokens, 1). No subgroup
 // operations: any subgroup size.
-layout(local_size_x = 256) in;
+// Workgroup: WG = min(256, invocations the device allows at the subgroup size), spec id 10.
+layout(local_size_x = 256, local_size_x_id = 10) in;
 layout(std430, set = 0, binding = 0) readonly buffer H { float h_mid[]; };
 layout(std430, set = 0, binding = 1) readonly buffer E { float e[]; };
 layout(std430, set = 0, binding = 2) readonly buffer Wt { float w[]; };

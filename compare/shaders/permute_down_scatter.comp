@@ -13,14 +13,15 @@
 // order, not the set), so the sum order is fixed; (3) per down row, a subgroup takes the dot
 // with each listed row's act (lanes stride over the words: coalesced, one subgroupAdd) and
 // accumulates w * dot; the out element is read and written by one lane.
+// Workgroup: WG = min(128, invocations the device allows at the subgroup size), spec id 10.
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_EXT_control_flow_attributes : require
-layout(local_size_x = 128) in;
+layout(local_size_x = 128, local_size_x_id = 10) in;
+const uint WG = gl_WorkGroupSize.x;
 layout(constant_id = 0) const uint ROWS_PER_WG = 4;
 layout(constant_id = 1) const uint BITS = 4;
 const uint CODES = 32u / BITS;
 const uint MASK = (1u << BITS) - 1u;
-const uint WG = 128u;
 const uint MAX_K = 64u;
 layout(std430, set = 0, binding = 0) readonly buffer Dw { uint dw[]; };
 layout(std430, set = 0, binding = 1) readonly buffer Ds { uint ds[]; };
@@ -49,8 +50,8 @@ void main() {
     }
   barrier();
   const uint n = min(found_n, MAX_K);
-  if (l < n) {
-    const uint r = found[l];
+  for (uint m = l; m < n; m += WG) {  // a token's rows may outnumber the lanes
+    const uint r = found[m];
     uint rank = 0u;
     for (uint j = 0u; j < n; ++j) rank += found[j] < r ? 1u : 0u;
     uint b = 0u;  // the bucket of r: the last b with bucket_offsets[b] <= r (binary search)

@@ -17,9 +17,10 @@
 // (a tile of TILE_T = min(8, tokens) of the bucket's rows; tiles past the bucket's end exit).
 // Weights are dequantised once per tile; terms fma(q, s, b) * x as the reference; two
 // subgroupAdds per row. g < -88: exp(-g) = +inf, silu = -0 (truth below 1e-36), never NaN.
+// Workgroup: WG = min(128, invocations the device allows at the subgroup size), spec id 10.
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_EXT_control_flow_attributes : require
-layout(local_size_x = 128) in;
+layout(local_size_x = 128, local_size_x_id = 10) in;
 layout(constant_id = 0) const uint ROWS_PER_WG = 4;
 layout(constant_id = 1) const uint TILE_T = 8;
 layout(constant_id = 2) const uint BITS = 4;

@@ -6,15 +6,17 @@
 // distinct from q and k: the harness binds four buffers); one workgroup per (head, token):
 // dispatch (heads, tokens, 1); head_dim any size (lanes stride over it). Correct for every
 // subgroup size: lanes sum strided squares of q and k (a vec2), subgroupAdd per subgroup, then
-// subgroup 0 adds the per-subgroup partials (at most 128 of them, for subgroups of 1).
+// subgroup 0 adds the per-subgroup partials (at most WG of them, for subgroups of 1).
+// Workgroup: WG = min(128, invocations the device allows at the subgroup size), spec id 10.
 #extension GL_KHR_shader_subgroup_arithmetic : require
-layout(local_size_x = 128) in;
+layout(local_size_x = 128, local_size_x_id = 10) in;
+const uint WG = gl_WorkGroupSize.x;
 layout(std430, set = 0, binding = 0) readonly buffer Q { float q[]; };
 layout(std430, set = 0, binding = 1) readonly buffer K { float k[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer QO { float q_out[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer KO { float k_out[]; };
 layout(push_constant) uniform Push { uint head_dim; float eps; } pc;
-shared vec2 partial[128];
+shared vec2 partial[WG];
 
 void main() {
   const uint row = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;  // token * heads + head

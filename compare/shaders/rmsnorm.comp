@@ -3,14 +3,16 @@
 // Shape contract: x [rows, dim] f32, w [dim] bf16 (two per uint, element 0 in the low half),
 // y [rows, dim] f32; one workgroup per row; dim any size. Correct for every subgroup size:
 // lanes sum strided squares, subgroupAdd per subgroup, then subgroup 0 adds the per-subgroup
-// partials (at most 256 of them, for subgroups of 1).
+// partials (at most WG of them, for subgroups of 1).
+// Workgroup: WG = min(256, invocations the device allows at the subgroup size), spec id 10.
 #extension GL_KHR_shader_subgroup_arithmetic : require
-layout(local_size_x = 256) in;
+layout(local_size_x = 256, local_size_x_id = 10) in;
+const uint WG = gl_WorkGroupSize.x;
 layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
 layout(std430, set = 0, binding = 1) readonly buffer W { uint w[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer Y { float y[]; };
 layout(push_constant) uniform Push { uint dim; float eps; uint add_one; } pc;
-shared float partial[256];
+shared float partial[WG];
 
 float weight(uint i) {
   const uint word = w[i >> 1];

@@ -9,15 +9,17 @@
 // w [head_dim] bf16 (two per uint, element 0 in the low half; used as is, no +1); one
 // workgroup per (head, token): dispatch (heads, tokens, 1); head_dim any size. Correct for
 // every subgroup size: lanes sum strided squares, subgroupAdd per subgroup, then subgroup 0
-// adds the per-subgroup partials (at most 128 of them, for subgroups of 1).
+// adds the per-subgroup partials (at most WG of them, for subgroups of 1).
+// Workgroup: WG = min(128, invocations the device allows at the subgroup size), spec id 10.
 #extension GL_KHR_shader_subgroup_arithmetic : require
-layout(local_size_x = 128) in;
+layout(local_size_x = 128, local_size_x_id = 10) in;
+const uint WG = gl_WorkGroupSize.x;
 layout(std430, set = 0, binding = 0) readonly buffer O { float o[]; };
 layout(std430, set = 0, binding = 1) readonly buffer Z { float z[]; };
 layout(std430, set = 0, binding = 2) readonly buffer W { uint w[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer Y { float y[]; };
 layout(push_constant) uniform Push { uint head_dim; float eps; } pc;
-shared float partial[128];
+shared float partial[WG];
 
 float weight(uint i) {
   const uint word = w[i >> 1];

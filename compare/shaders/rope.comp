@@ -13,7 +13,8 @@
 // row-major (y distinct from x); push constants D = head_dim, R = rotary_dim (even,
 // 0 < R <= D), theta; one workgroup per (head, token): dispatch (heads, tokens, 1); lanes stride
 // over the R/2 pairs, then over the tail. No subgroup operations (any subgroup size).
-layout(local_size_x = 64) in;
+// Workgroup: WG = min(64, invocations the device allows at the subgroup size), spec id 10.
+layout(local_size_x = 64, local_size_x_id = 10) in;
 layout(std430, set = 0, binding = 0) readonly buffer P { uint positions[]; };
 layout(std430, set = 0, binding = 1) readonly buffer X { uint x[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer Y { uint y[]; };

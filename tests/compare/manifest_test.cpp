@@ -409,6 +409,26 @@ TEST(Manifest, LayoutErrors) {
                     {"let: \"2x\" is not a name"});
 }
 
+TEST(Manifest, SequenceErrors) {
+  auto seq = [](json& j, json kernels) {
+    j["sequences"] = json::array({{{"name", "two"}, {"op", "rmsnorm"}, {"kernels", kernels}}});
+  };
+  expect_load_error("valid_spirv.json", [&](json& j) { seq(j, {"rmsnorm_f32"}); },
+                    {"sequences[0].kernels: a sequence needs at least two kernels"});
+  expect_load_error("valid_spirv.json", [&](json& j) { seq(j, {"rmsnorm_f32", "nope"}); },
+                    {"sequences[0].kernels: no kernel named \"nope\""});
+  expect_load_error("valid_spirv.json", [&](json& j) { seq(j, {"rmsnorm_f32", "rmsnorm_f32"}); },
+                    {"kernel \"rmsnorm_f32\" is in two sequences (or twice in one)"});
+  expect_load_error("valid_spirv.json",
+                    [&](json& j) {
+                      seq(j, {"rmsnorm_f32", "rmsnorm_f32"});
+                      j["sequences"][0]["op"] = "argmax";
+                    },
+                    {"kernel \"rmsnorm_f32\" must have \"ops\": [\"argmax\"]"});
+  expect_load_error("valid_spirv.json", [&](json& j) { kernel0(j)["bindings"][0]["name"] = "p"; },
+                    {"bindings[0]: \"name\" applies only to a scratch buffer"});
+}
+
 TEST(Manifest, LetsAreOrderedAndEvaluated) {
   json j = read_json("valid_spirv.json");
   kernel0(j)["let"] = {{"stride", "dim + pad"}, {"pad", "4"}};

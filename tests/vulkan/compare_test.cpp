@@ -5,6 +5,7 @@
 
 #include "compare/run/driver.h"
 #include "compare/vk/runner.h"
+#include "compare_test_util.h"
 #include "test_util.h"
 
 namespace moe::compare {
@@ -52,14 +53,22 @@ TEST(compare, PlantedBugsAreCaught) {
   for (const CaseResult* r : of_kernel(a, "residual_add_misses_last"))
     for (const Verdict& v : r->outputs) unwritten |= v.unwritten > 0 && !v.pass;
   EXPECT_TRUE(unwritten);
-  // A 32-wide subgroup assumed: wrong at every smaller subgroup size (every case has more than 8
-  // words per row, so lanes skip words), right at 32 and above.
+  // A 32-wide subgroup assumed for the lane stride: at a smaller subgroup, words [sg, 32) of
+  // every 32 are skipped; at a larger one, words are summed twice. Wrong exactly when the row has
+  // more words (cols / 8) than min(sg, 32), e.g. every case at subgroup 4 and 8, but at 16 only
+  // rows of more than 128 columns; right otherwise.
+  int64_t wrong_here = 0;
   for (const CaseResult* r : of_kernel(a, "matvec_q4_assumes_sg32")) {
-    const uint32_t sg = r->subgroup ? r->subgroup : vk::Context("").info().subgroup_size;
-    if (sg < 32) {
-      EXPECT_EQ(r->status(), CaseResult::Status::Fail) << case_line(*r);
+    const int64_t sg = r->subgroup ? r->subgroup : vk::Context("").info().subgroup_size;
+    const int64_t words = test::param(*r, "cols") / 8;
+    if (sg != 32 && words > std::min<int64_t>(sg, 32)) {
+      ++wrong_here;
+      EXPECT_EQ(r->status(), CaseResult::Status::Fail) << case_line(*r) << " (subgroup " << sg << ")";
+    } else {
+      EXPECT_EQ(r->status(), CaseResult::Status::Pass) << case_line(*r) << " (subgroup " << sg << ")";
     }
   }
+  if (vk::Context("").info().min_subgroup_size < 32) EXPECT_GT(wrong_here, 0);
   // A 0.1 % scale error: within no element's bound at real sizes (the norm ratio fails too).
   EXPECT_GT(failed(of_kernel(b, "rmsnorm_scaled")), 0);
   // The last group's bias dropped: every row is off by b * sum(x of that group).
@@ -74,7 +83,7 @@ TEST(compare, UnknownOpAndShapeErrors) {
   if (!have_device()) GTEST_SKIP() << "no Vulkan device";
   CompareOptions o;
   o.ops = "no_such_op", o.quiet = true;
-  test::expect_error([&] { compare_cases(o); }, "no comparison cases for op 'no_such_op' (ops with cases: rmsnorm");
+  moe::test::expect_error([&] { compare_cases(o); }, "no comparison cases for op 'no_such_op' (ops with cases: rmsnorm");
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // of each kind is caught by the criterion that exists for it; a layout a case cannot hold fails
 // that case with the reason.
 #include <fstream>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -22,8 +23,11 @@ int count(const std::vector<const CaseResult*>& rs, CaseResult::Status s) {
 
 TEST(layouts, CorrectKernelsPass) {
   if (!have_device()) GTEST_SKIP() << "no Vulkan device";
-  const std::vector<CaseResult> rs = test::run(kLayouts, "residual_add,rmsnorm,moe_combine", "all", 2);
-  for (const char* k : {"residual_add_inplace", "rmsnorm_padded", "moe_combine_slots"}) {
+  const std::vector<CaseResult> rs = test::run(kLayouts, "residual_add,rmsnorm,moe_combine,argmax", "all", 2);
+  // The two argmax passes run as one plan (a sequence) over a named scratch buffer; neither
+  // runs alone.
+  for (const CaseResult& r : rs) EXPECT_NE(r.kernel, "argmax_pass1") << case_line(r);
+  for (const char* k : {"residual_add_inplace", "rmsnorm_padded", "moe_combine_slots", "argmax_pass1 -> argmax_pass2"}) {
     const auto ran = of_kernel(rs, k);
     EXPECT_EQ(count(ran, CaseResult::Status::Fail), 0) << k;
     EXPECT_GE(count(ran, CaseResult::Status::Pass), 4) << k;
@@ -54,11 +58,18 @@ TEST(layouts, PlantedBugsAreCaught) {
 std::string variant(const std::string& name, const std::function<void(nlohmann::json&)>& edit) {
   std::ifstream f(kLayouts);
   nlohmann::json j = nlohmann::json::parse(f);
+  // The kernel, and the other kernels of its sequence (if any).
+  std::set<std::string> names = {name};
+  for (const auto& seq : j.value("sequences", nlohmann::json::array()))
+    for (const auto& k : seq["kernels"])
+      if (k == name) names.insert(seq["kernels"].begin(), seq["kernels"].end());
   nlohmann::json keep = nlohmann::json::array();
   for (auto& k : j["kernels"])
-    if (k["name"] == name) keep.push_back(k);
+    if (names.count(k["name"])) keep.push_back(k);
   j["kernels"] = keep;
-  edit(j["kernels"][0]);
+  if (names.size() == 1) j.erase("sequences");
+  for (auto& k : j["kernels"])
+    if (k["name"] == name) edit(k);
   const std::string path = test::kData + "layouts/variant_" + std::to_string(::getpid()) + ".json";
   std::ofstream(path) << j.dump(1);
   return path;
@@ -92,6 +103,10 @@ TEST(layouts, LayoutsACaseCannotHoldFailWithTheReason) {
   ASSERT_FALSE(rs.empty());
   for (const CaseResult& r : rs)
     EXPECT_NE(r.error.find("output 'y' of op 'residual_add' is written by no binding"), std::string::npos) << r.error;
+  // A named scratch buffer declared with two sizes.
+  rs = run_variant(variant("argmax_pass2", [](nlohmann::json& k) { k["bindings"][1]["scratch"] = "rows"; }), "argmax");
+  ASSERT_FALSE(rs.empty());
+  EXPECT_NE(rs[0].error.find("scratch 'partials' of"), std::string::npos) << rs[0].error;
   // A tensor the op does not have, named with the op's tensors.
   rs = run_variant(variant("residual_add_inplace", [](nlohmann::json& k) { k["bindings"][1]["tensor"] = "bb"; }),
                    "residual_add");

@@ -5,7 +5,8 @@
 // head_dim] f32, read-write; past + tokens <= capacity. One invocation per copied element
 // (consecutive invocations copy consecutive words: coalesced), any size (the tail is guarded).
 // Words are moved as uint so no float conversion can touch their bits (the stage is Exact).
-layout(local_size_x = 256) in;
+// Workgroup: WG = min(256, invocations the device allows at the subgroup size), spec id 10.
+layout(local_size_x = 256, local_size_x_id = 10) in;
 layout(std430, set = 0, binding = 0) readonly buffer K { uint k[]; };
 layout(std430, set = 0, binding = 1) readonly buffer V { uint v[]; };
 layout(std430, set = 0, binding = 2) buffer KC { uint k_cache[]; };

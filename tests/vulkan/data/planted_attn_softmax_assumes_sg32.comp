@@ -3,19 +3,21 @@
 // p < len = past + t + 1, m = max_{i < len} s[i] (max-subtracted: no overflow for any finite
 // scores); probs = 0 for len <= p < L. Masked scores (p >= len) are not read.
 // Shape contract: scores, probs [tokens, q_heads, L] f32, L = past + tokens (row-major, the
-// scores stage's layout). One workgroup per (t, h) row; its 256 lanes stride over the row
-// (coalesced; ceil(L/256) iterations per pass, far below lavapipe's 65535 cut for any context
-// a 128 MiB buffer holds). Three passes: max, then e = exp(s - m) stored into probs while
-// summing, then probs *= 1/sum (each lane re-reads only what it wrote). Workgroup reductions:
-// subgroupMax/subgroupAdd, then subgroup 0 combines the per-subgroup partials from shared
-// memory: correct for every subgroup size.
+// scores stage's layout). One workgroup per (t, h) row; its WG lanes stride over the row
+// (coalesced; ceil(L/WG) iterations per pass; the manifest declares ceil(L/WG) <= 16384, so
+// the three passes stay under lavapipe's 65535 cut). The passes: max, then e = exp(s - m)
+// stored into probs while summing, then probs *= 1/sum (each lane re-reads only what it
+// wrote). Workgroup reductions: subgroupMax/subgroupAdd, then subgroup 0 combines the
+// per-subgroup partials from shared memory: correct for every subgroup and workgroup size.
+// Workgroup: WG = min(256, invocations the device allows at the subgroup size), spec id 10.
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
-layout(local_size_x = 256) in;
+layout(local_size_x = 256, local_size_x_id = 10) in;
+const uint WG = gl_WorkGroupSize.x;
 layout(std430, set = 0, binding = 0) readonly buffer S { float scores[]; };
 layout(std430, set = 0, binding = 1) buffer P { float probs[]; };
 layout(push_constant) uniform Push { uint tokens; uint q_heads; uint past; } pc;
-shared float partial[256];  // one per subgroup (at most 256)
+shared float partial[WG];  // one per subgroup (at most WG)
 
 // op 0: max, op 1: sum. Every lane gets the workgroup's result.
 float reduce(float x, uint op) {
@@ -44,11 +46,11 @@ void main() {
   const uint lane = gl_LocalInvocationID.x;
 
   float m = uintBitsToFloat(0xFF800000u);
-  for (uint p = lane; p < len; p += 256u) m = max(m, scores[base + p]);
+  for (uint p = lane; p < len; p += WG) m = max(m, scores[base + p]);
   m = reduce(m, 0u);
 
   float sum = 0.0;
-  for (uint p = lane; p < len; p += 256u) {
+  for (uint p = lane; p < len; p += WG) {
     const float e = exp(scores[base + p] - m);
     probs[base + p] = e;
     sum += e;
@@ -56,6 +58,6 @@ void main() {
   sum = reduce(sum, 1u);
 
   const float inv = 1.0 / sum;
-  for (uint p = lane; p < len; p += 256u) probs[base + p] *= inv;
-  for (uint p = len + lane; p < L; p += 256u) probs[base + p] = 0.0;
+  for (uint p = lane; p < len; p += WG) probs[base + p] *= inv;
+  for (uint p = len + lane; p < L; p += WG) probs[base + p] = 0.0;
 }

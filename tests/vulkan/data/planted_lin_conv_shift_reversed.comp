@@ -6,12 +6,13 @@
 // y [tokens, C] f32. Per token t, channel c:
 //   acc = fma chain over j < K-1 of state[j][c] * w[c][j], then + x[t][c] * w[c][K-1];
 //   y = acc / (1 + exp(-acc)) (the engines' division form); shift the window, newest = x[t][c].
-// One invocation per channel (dispatch ceil_div(C, 256)): adjacent lanes read adjacent channels
+// One invocation per channel (dispatch ceil_div(C, WG)): adjacent lanes read adjacent channels
 // (coalesced), and each invocation owns its channel's state column, so the in-place update is
 // race-free. The window lives in registers over the T tokens of a prefill call: the state is
 // read once and written once per call. K <= KMAX (declared in the manifest's limits).
 // No subgroup operations: any subgroup size.
-layout(local_size_x = 256) in;
+// Workgroup: WG = min(256, invocations the device allows at the subgroup size), spec id 10.
+layout(local_size_x = 256, local_size_x_id = 10) in;
 layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
 layout(std430, set = 0, binding = 1) readonly buffer W { uint w[]; };
 layout(std430, set = 0, binding = 2) buffer S { float state[]; };

@@ -6,18 +6,21 @@
 // Shape contract: x [rows, n] f32, idx [rows] i32; n >= 1 any size (vocab 248320).
 // One workgroup per row: each lane keeps the best (key, index) of its strided, coalesced
 // elements, then subgroupMax / subgroupMin pick the workgroup's best; correct for every
-// subgroup size (the per-subgroup partials are reduced by subgroup 0 in strides of its size).
+// subgroup size and workgroup size (the per-subgroup partials, at most WG of them, are reduced
+// by subgroup 0 in strides of its size).
+// Workgroup: WG = min(256, invocations the device allows at the subgroup size), spec id 10.
 // Comparisons are made on an order-preserving integer key of the float bits, so NaN, -0.0 and
 // infinities follow the contract exactly whatever the device's float comparison does with them
 // (Vulkan does not promise IEEE NaN behaviour without SignedZeroInfNanPreserve).
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_ballot : require
-layout(local_size_x = 256) in;
+layout(local_size_x = 256, local_size_x_id = 10) in;
+const uint WG = gl_WorkGroupSize.x;
 layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer I { int idx[]; };
 layout(push_constant) uniform Push { uint n; } pc;
-shared uint part_key[256];
-shared uint part_idx[256];
+shared uint part_key[WG];  // one per subgroup (at most WG)
+shared uint part_idx[WG];
 
 // Monotone key: larger float -> larger key; -0.0 maps as +0.0; every NaN maps above +inf.
 uint order_key(float v) {

@@ -17,11 +17,13 @@
 // One workgroup per token; groups by a lane each (rank among the n_group scores), the experts
 // by k passes over the kept experts in (c descending, index ascending) order on an
 // order-preserving integer key of c (subgroup max/min, then per-subgroup partials reduced by
-// subgroup 0: any subgroup size).
+// subgroup 0: any subgroup size); the k slots strided over the lanes (any workgroup size).
+// Workgroup: WG = min(256, invocations the device allows at the subgroup size), spec id 10.
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_ballot : require
 #extension GL_KHR_shader_subgroup_vote : require
-layout(local_size_x = 256) in;
+layout(local_size_x = 256, local_size_x_id = 10) in;
+const uint WG = gl_WorkGroupSize.x;
 layout(std430, set = 0, binding = 0) readonly buffer L { float logits[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B { float bias[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer I { int idx[]; };
@@ -33,8 +35,8 @@ const uint MAX_E = 2048u, MAX_K = 64u;
 shared float c[MAX_E];
 shared float gscore[256];
 shared uint kept[256];
-shared uint part_key[256];
-shared uint part_idx[256];
+shared uint part_key[WG];  // one per subgroup (at most WG)
+shared uint part_idx[WG];
 shared uint chosen[MAX_K];
 shared float chosen_s[MAX_K];
 shared uint bad;
@@ -74,13 +76,44 @@ void reduce_best(inout uint key, inout uint i) {
   barrier();  // part_* are reused by the next reduction
 }
 
+// The k chosen experts' weights, written at their slots. Slots are strided over the lanes, so k
+// may exceed the workgroup size.
+void write_slots(uint base, uint out_base) {
+  const uint l = gl_LocalInvocationID.x;
+  // Weights from the un-biased s: (s / sum) * routed_scaling_factor, as HF (divide, then scale).
+  for (uint j = l; j < pc.k; j += WG) chosen_s[j] = c[chosen[j]];  // biased score
+  barrier();
+  float sum = 0.0;
+  if (l < pc.k)
+    for (uint j = 0u; j < pc.k; ++j) sum += chosen_s[j];  // every lane in the same order
+  barrier();
+  for (uint j = l; j < pc.k; j += WG) {
+    const float s = chosen_s[j];
+    const float norm = pc.renormalize == 0u ? s : (sum > 0.0 ? s / sum : 0.0);
+    chosen_s[j] = norm * pc.routed_scaling_factor;
+  }
+  barrier();
+  // Slot = rank by (w descending, expert ascending): the contract's order, exactly.
+  for (uint i = l; i < pc.k; i += WG) {
+    const float wv = chosen_s[i];
+    const uint e = chosen[i];
+    uint rank = 0u;
+    for (uint j = 0u; j < pc.k; ++j) {
+      const float q = chosen_s[j];
+      rank += (q > wv || (q == wv && chosen[j] < e)) ? 1u : 0u;
+    }
+    idx[out_base + rank] = int(e);
+    w[out_base + rank] = wv;
+  }
+}
+
 void main() {
   const uint t = gl_WorkGroupID.x, l = gl_LocalInvocationID.x;
   const uint base = t * pc.experts, out_base = t * pc.k, gsize = pc.experts / pc.n_group;
   if (l == 0u) bad = 0u;
   barrier();
   bool nan = false;
-  for (uint e = l; e < pc.experts; e += 256u) {
+  for (uint e = l; e < pc.experts; e += WG) {
     const float x = logits[base + e];
     nan = nan || (floatBitsToUint(x) & 0x7FFFFFFFu) > 0x7F800000u;
     c[e] = sigmoid(x) + bias[e];
@@ -88,12 +121,12 @@ void main() {
   if (subgroupAny(nan) && subgroupElect()) bad = 1u;
   barrier();
   if (bad != 0u) {
-    if (l < pc.k) idx[out_base + l] = -1, w[out_base + l] = uintBitsToFloat(0x7FC00000u);
+    for (uint j = l; j < pc.k; j += WG) idx[out_base + j] = -1, w[out_base + j] = uintBitsToFloat(0x7FC00000u);
     return;  // uniform over the workgroup
   }
 
   // Group scores, then each group's rank by (G descending, group ascending).
-  for (uint g = l; g < pc.n_group; g += 256u) {
+  for (uint g = l; g < pc.n_group; g += WG) {
     float top1 = c[g * gsize], top2 = c[g * gsize + 1u];
     if (top2 > top1) { const float tmp = top1; top1 = top2; top2 = tmp; }
     for (uint e = g * gsize + 2u; e < (g + 1u) * gsize; ++e) {
@@ -103,7 +136,7 @@ void main() {
     gscore[g] = top1 + top2;
   }
   barrier();
-  for (uint g = l; g < pc.n_group; g += 256u) {
+  for (uint g = l; g < pc.n_group; g += WG) {
     const float G = gscore[g];
     uint rank = 0u;
     for (uint h = 0u; h < pc.n_group; ++h) rank += (gscore[h] > G || (gscore[h] == G && h < g)) ? 1u : 0u;
@@ -115,7 +148,7 @@ void main() {
   uint prev_key = 0xFFFFFFFFu, prev_i = 0u;
   for (uint j = 0u; j < pc.k; ++j) {
     uint bk = 0u, bi = 0xFFFFFFFFu;
-    for (uint e = l; e < pc.experts; e += 256u) {
+    for (uint e = l; e < pc.experts; e += WG) {
       if (kept[e / gsize] == 0u) continue;
       const uint key = order_key(c[e]);
       const bool after = key < prev_key || (key == prev_key && e > prev_i);
@@ -127,33 +160,5 @@ void main() {
   }
   barrier();
 
-  // Weights from the un-biased s: (s / sum) * routed_scaling_factor, as HF (divide, then scale).
-  float s = 0.0;
-  uint e = 0u;
-  if (l < pc.k) {
-    e = chosen[l];
-    s = c[e];  // biased score
-    chosen_s[l] = s;
-  }
-  barrier();
-  float wv = 0.0;
-  if (l < pc.k) {
-    float sum = 0.0;
-    for (uint j = 0u; j < pc.k; ++j) sum += chosen_s[j];
-    const float norm = pc.renormalize == 0u ? s : (sum > 0.0 ? s / sum : 0.0);
-    wv = norm * pc.routed_scaling_factor;
-  }
-  barrier();
-  if (l < pc.k) chosen_s[l] = wv;
-  barrier();
-  // Slot = rank by (w descending, expert ascending): the contract's order, exactly.
-  if (l < pc.k) {
-    uint rank = 0u;
-    for (uint j = 0u; j < pc.k; ++j) {
-      const float q = chosen_s[j];
-      rank += (q > wv || (q == wv && chosen[j] < e)) ? 1u : 0u;
-    }
-    idx[out_base + rank] = int(e);
-    w[out_base + rank] = wv;
-  }
+  write_slots(base, out_base);
 }

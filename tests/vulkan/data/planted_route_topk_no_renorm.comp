@@ -15,19 +15,22 @@
 // k passes, each picking the largest (key, lowest index) strictly after the previous pick in
 // that order (no "taken" flags). Reductions: subgroupMax/Min/Add then per-subgroup partials in
 // shared memory reduced by subgroup 0: correct for every subgroup size. Per lane the loops run
-// k * ceil(experts / 256) times (declared limit, far below lavapipe's 65535).
+// k * ceil(experts / WG) times (declared limit, far below lavapipe's 65535). The k slots are
+// strided over the lanes, so any k <= 64 runs at any workgroup size.
+// Workgroup: WG = min(256, invocations the device allows at the subgroup size), spec id 10.
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_ballot : require
 #extension GL_KHR_shader_subgroup_vote : require
-layout(local_size_x = 256) in;
+layout(local_size_x = 256, local_size_x_id = 10) in;
+const uint WG = gl_WorkGroupSize.x;
 layout(std430, set = 0, binding = 0) readonly buffer L { float logits[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer I { int idx[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer Wo { float w[]; };
 layout(push_constant) uniform Push { uint experts; uint k; uint renormalize; } pc;
 const uint MAX_K = 64u;
-shared uint part_key[256];
-shared uint part_idx[256];
-shared float part_sum[256];
+shared uint part_key[WG];  // one per subgroup (at most WG)
+shared uint part_idx[WG];
+shared float part_sum[WG];
 shared uint chosen[MAX_K];
 shared float chosen_p[MAX_K];
 shared uint bad;  // the token has a NaN logit
@@ -75,6 +78,40 @@ float reduce_sum(float v) {
   return r;
 }
 
+// The k chosen experts' weights, written at their slots. Slots are strided over the lanes, so k
+// may exceed the workgroup size.
+void write_slots(uint base, uint out_base, float m, float inv) {
+  const uint l = gl_LocalInvocationID.x;
+  // Probabilities of the chosen (as the reference: e * (1/sum)), then the renormalisation.
+  for (uint j = l; j < pc.k; j += WG) {
+    const float x = logits[base + chosen[j]];
+    chosen_p[j] = order_key(x) == KEY_NEG_INF ? 0.0 : exp(x - m) * inv;
+  }
+  barrier();
+  float rescale = 1.0;
+  if (false && l < pc.k) {  // renormalize ignored
+    float cs = 0.0;
+    for (uint j = 0u; j < pc.k; ++j) cs += chosen_p[j];  // every lane in the same order
+    rescale = 1.0 / cs;
+  }
+  barrier();
+  if (false)  // renormalize ignored
+    for (uint j = l; j < pc.k; j += WG) chosen_p[j] = chosen_p[j] * rescale;
+  barrier();
+  // Slot = rank by (w descending, expert ascending): the contract's order, exactly.
+  for (uint i = l; i < pc.k; i += WG) {
+    const float p = chosen_p[i];
+    const uint e = chosen[i];
+    uint rank = 0u;
+    for (uint j = 0u; j < pc.k; ++j) {
+      const float q = chosen_p[j];
+      rank += (q > p || (q == p && chosen[j] < e)) ? 1u : 0u;
+    }
+    idx[out_base + rank] = int(e);
+    w[out_base + rank] = p;
+  }
+}
+
 void main() {
   const uint t = gl_WorkGroupID.x, l = gl_LocalInvocationID.x;
   const uint base = t * pc.experts, out_base = t * pc.k;
@@ -85,7 +122,7 @@ void main() {
   barrier();
   uint best = 0u, best_i = 0xFFFFFFFFu;
   bool nan = false;
-  for (uint i = l; i < pc.experts; i += 256u) {
+  for (uint i = l; i < pc.experts; i += WG) {
     const uint b = floatBitsToUint(logits[base + i]);
     nan = nan || (b & 0x7FFFFFFFu) > 0x7F800000u;
     const uint key = order_key(uintBitsToFloat(b));
@@ -95,14 +132,14 @@ void main() {
   reduce_best(best, best_i);                          // its barriers publish `bad`
   const bool undefined = bad != 0u || best == KEY_POS_INF || best == KEY_NEG_INF;
   if (undefined) {
-    if (l < pc.k) idx[out_base + l] = -1, w[out_base + l] = uintBitsToFloat(0x7FC00000u);
+    for (uint j = l; j < pc.k; j += WG) idx[out_base + j] = -1, w[out_base + j] = uintBitsToFloat(0x7FC00000u);
     return;  // uniform over the workgroup
   }
   const float m = logits[base + best_i];
 
   // Softmax denominator: sum of exp(x - m); -inf logits contribute exactly 0.
   float s = 0.0;
-  for (uint i = l; i < pc.experts; i += 256u) {
+  for (uint i = l; i < pc.experts; i += WG) {
     const float x = logits[base + i];
     s += order_key(x) == KEY_NEG_INF ? 0.0 : exp(x - m);
   }
@@ -112,7 +149,7 @@ void main() {
   uint prev_key = 0xFFFFFFFFu, prev_i = 0u;
   for (uint j = 0u; j < pc.k; ++j) {
     uint bk = 0u, bi = 0xFFFFFFFFu;
-    for (uint i = l; i < pc.experts; i += 256u) {
+    for (uint i = l; i < pc.experts; i += WG) {
       const uint key = order_key(logits[base + i]);
       const bool after = key < prev_key || (key == prev_key && i > prev_i);
       if (after && (key > bk || (key == bk && i < bi))) bk = key, bi = i;
@@ -123,34 +160,5 @@ void main() {
   }
   barrier();
 
-  // Probabilities of the chosen (as the reference: e * (1/sum)), then the renormalisation.
-  float p = 0.0;
-  uint e = 0u;
-  if (l < pc.k) {
-    e = chosen[l];
-    const float x = logits[base + e];
-    p = order_key(x) == KEY_NEG_INF ? 0.0 : exp(x - m) * inv;
-    chosen_p[l] = p;
-  }
-  barrier();
-  if (l < pc.k) {
-    if (false) {  // renormalize ignored
-      float cs = 0.0;
-      for (uint j = 0u; j < pc.k; ++j) cs += chosen_p[j];
-      p = p * (1.0 / cs);
-    }
-  }
-  barrier();
-  if (l < pc.k) chosen_p[l] = p;
-  barrier();
-  // Slot = rank by (w descending, expert ascending): the contract's order, exactly.
-  if (l < pc.k) {
-    uint rank = 0u;
-    for (uint j = 0u; j < pc.k; ++j) {
-      const float q = chosen_p[j];
-      rank += (q > p || (q == p && chosen[j] < e)) ? 1u : 0u;
-    }
-    idx[out_base + rank] = int(e);
-    w[out_base + rank] = p;
-  }
+  write_slots(base, out_base, m, inv);
 }
