@@ -71,6 +71,13 @@ bool by_crash(const CaseResult& r) {
          r.error.find("were not run: its worker died") != std::string::npos;
 }
 
+// Any output beyond its bound or NaN where the truth has none (a read of memory nobody wrote).
+bool by_value(const CaseResult& r) {
+  for (const Verdict& v : r.outputs)
+    if (!v.pass && v.unwritten == 0 && ((v.failed & kElement) || v.nan_found > 0)) return r.error.empty();
+  return false;
+}
+
 // The case's error names `what` ("past its end": the guard region; "outside its views").
 Pred by_error(const std::string& what) {
   return [what](const CaseResult& r) { return r.error.find(what) != std::string::npos; };
@@ -136,8 +143,14 @@ TEST(foreign_corpus, GgmlKernels) {
       rs, "ggml_rms_norm_subgroup_id", not_32, [](const CaseResult& r) { return by_element(r) || by_crash(r); },
       sg != 32 ? 1 : 0);
 
-  // NeoX rope: every case with an even head_dim (odd ones skipped: ggml asserts it).
-  expect_correct(rs, "ggml_rope_neox", 2 * 6);
+  // NeoX rope: every case with an even head_dim (odd ones skipped: ggml asserts it) passes but
+  // one. NOT a defect of the kernel but a finding about the rope bound: at R = 512 (256 pairs)
+  // ggml's angle p * theta_scale^i, theta_scale = base^(-2/R), carries an error growing with i
+  // that the bound (derived for base^(-2i/R) formed per pair) does not allow: 122-133 % of the
+  // bound on 10-16 % of the elements over seeds 1..20; the same kernel with the angle as
+  // exp2(-(2i/R) log2 base) passes them all. Reported, not loosened.
+  const Pred full_rotary_512 = [](const CaseResult& r) { return param(r, "rotary_dim") >= 512; };
+  expect_defect(rs, "ggml_rope_neox", full_rotary_512, by_element, 2);
   expect_skip(rs, "ggml_rope_neox", "head_dim % 2 == 0 (head_dim = 31)");
   // GPT-J pairs on a NeoX model: the two pairings coincide only when one pair is rotated.
   expect_defect(
@@ -159,10 +172,10 @@ TEST(foreign_corpus, HandRolledEngineKernels) {
   expect_defect(
       rs, "vk_residual_add_vec4_no_tail", [](const CaseResult& r) { return param(r, "n") % 4 != 0; },
       by_unwritten, 2 * 5);
-  // 64 heads compiled in: the 32-head A3B decode writes past y.
+  // 64 heads compiled in: the 32-head A3B decode writes past y; 129 heads leave 65 unwritten.
   expect_defect(
       rs, "vk_gated_norm_decode_64heads", [](const CaseResult& r) { return param(r, "heads") != 64; },
-      by_error("past its end"), 2);
+      [](const CaseResult& r) { return param(r, "heads") < 64 ? by_error("past its end")(r) : by_unwritten(r); }, 2 * 2);
   expect_skip(rs, "vk_gated_norm_decode_64heads", "tokens == 1 (tokens = 2)");
   // 512 experts compiled in: every case with another expert count (the remainders with k <= 16,
   // A3B's 256) routes to experts that do not exist; the A17B cases (ties, near-ties, NaN/inf
@@ -190,9 +203,9 @@ TEST(foreign_corpus, MetalPortKernels) {
     expect_skip(rs, "metal_v3_port_matvec_q4", "256 <= max_workgroup_subgroups * subgroup_size");
     return;  // 256 lanes do not fit a workgroup at this subgroup size
   }
-  // x_shared[4096] read past its end for cols > 4096 (the A17B o_proj).
+  // x_shared[4096] read past its end for cols > 4096 (the A17B o_proj, cols 8256 and 16448).
   expect_defect(
-      rs, "metal_v3_port_matvec_q4", [](const CaseResult& r) { return param(r, "cols") > 4096; }, by_element, 2);
+      rs, "metal_v3_port_matvec_q4", [](const CaseResult& r) { return param(r, "cols") > 4096; }, by_value, 2 * 3);
 }
 
 // ---- Engine layouts (docs/manifests.md): per-slot expert bindings and a packed params buffer,
