@@ -152,6 +152,14 @@ TEST(foreign_corpus, GgmlKernels) {
   const Pred full_rotary_512 = [](const CaseResult& r) { return param(r, "rotary_dim") >= 512; };
   expect_defect(rs, "ggml_rope_neox", full_rotary_512, by_element, 2);
   expect_skip(rs, "ggml_rope_neox", "head_dim % 2 == 0 (head_dim = 31)");
+  // A split-K matvec in two passes (a manifest sequence: pass 1's partials in a named scratch
+  // buffer, split_k_reduce adds them): every 4-bit group-64 case.
+  expect_correct(rs, "ggml_mul_mat_vec_q4_split_k -> ggml_split_k_reduce", 2 * 20);
+  // The chunk size rounded down: the last groups % 4 groups dropped.
+  expect_defect(
+      rs, "ggml_mul_mat_vec_q4_split_k_floor -> ggml_split_k_reduce_floor",
+      [](const CaseResult& r) { return (param(r, "cols") / 64) % 4 != 0; }, by_element, 2 * 5);
+
   // GPT-J pairs on a NeoX model: the two pairings coincide only when one pair is rotated.
   expect_defect(
       rs, "ggml_rope_norm_on_neox", [](const CaseResult& r) { return param(r, "rotary_dim") > 2; }, by_element,
@@ -167,6 +175,13 @@ TEST(foreign_corpus, HandRolledEngineKernels) {
   // MLX affine 4-bit with fma(q, s*x, b*x), x staged in shared xs[8192]: every 4-bit, group-64
   // case (5 remainders + 5 real) with cols <= 8192.
   expect_correct(rs, "vk_dequant_matvec_q4", 2 * 10);
+  // The same cache with no check of cols: at 16448 columns the staging overflows it (on lavapipe
+  // the worker dies of heap corruption, or the dot reads garbage). UNCAUGHT at 8256 columns: the
+  // 64 floats written past the array are read back intact and the numbers are right (reported).
+  expect_defect(
+      rs, "vk_matvec_q4_xs8192_unchecked",
+      [](const CaseResult& r) { return param(r, "cols") > 8192 && param(r, "cols") != 8256; },
+      [](const CaseResult& r) { return by_value(r) || by_crash(r); }, 2);
   expect_correct(rs, "vk_residual_add_vec4", 2 * 7);
   // The n % 4 tail never written.
   expect_defect(
