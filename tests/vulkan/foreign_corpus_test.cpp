@@ -96,12 +96,19 @@ void expect_correct(const std::vector<CaseResult>& rs, const std::string& kernel
 }
 
 // A defective kernel: where `shows` holds the case fails and `criterion` names why; elsewhere it
-// passes. At least `min_caught` cases must show the defect (so the case set reaches it).
+// passes. At least `min_caught` cases must show the defect (so the case set reaches it). Where
+// `unsure` holds (a defect within the bound for some seeds), a failure must still be by
+// `criterion` and counts as caught, and a pass is allowed.
 void expect_defect(const std::vector<CaseResult>& rs, const std::string& kernel, const Pred& shows,
-                   const Pred& criterion, int min_caught) {
+                   const Pred& criterion, int min_caught, const Pred& unsure = nullptr) {
   int caught = 0;
   for (const CaseResult* r : of_kernel(rs, kernel)) {
-    if (shows(*r)) {
+    if (unsure && unsure(*r)) {
+      if (r->status() == CaseResult::Status::Fail) {
+        EXPECT_TRUE(criterion(*r)) << "caught by another criterion: " << case_line(*r) << " " << r->error;
+        caught += criterion(*r);
+      }
+    } else if (shows(*r)) {
       EXPECT_EQ(r->status(), CaseResult::Status::Fail) << case_line(*r);
       EXPECT_TRUE(criterion(*r)) << "caught by another criterion: " << case_line(*r) << " " << r->error;
       caught += r->status() == CaseResult::Status::Fail && criterion(*r);
@@ -147,18 +154,23 @@ TEST(foreign_corpus, GgmlKernels) {
   // one. NOT a defect of the kernel but a finding about the rope bound: at R = 512 (256 pairs)
   // ggml's angle p * theta_scale^i, theta_scale = base^(-2/R), carries an error growing with i
   // that the bound (derived for base^(-2i/R) formed per pair) does not allow: 122-133 % of the
-  // bound on 10-16 % of the elements over seeds 1..20; the same kernel with the angle as
-  // exp2(-(2i/R) log2 base) passes them all. Reported, not loosened.
+  // bound on 10-16 % of the elements over seeds 1..20 (196 of 200 seeds fail); the same kernel
+  // with the angle as exp2(-(2i/R) log2 base) passes them all. Reported, not loosened.
+  const Pred none = [](const CaseResult&) { return false; };
   const Pred full_rotary_512 = [](const CaseResult& r) { return param(r, "rotary_dim") >= 512; };
-  expect_defect(rs, "ggml_rope_neox", full_rotary_512, by_element, 2);
+  expect_defect(rs, "ggml_rope_neox", none, by_element, 1, full_rotary_512);
   expect_skip(rs, "ggml_rope_neox", "head_dim % 2 == 0 (head_dim = 31)");
   // A split-K matvec in two passes (a manifest sequence: pass 1's partials in a named scratch
   // buffer, split_k_reduce adds them): every 4-bit group-64 case.
   expect_correct(rs, "ggml_mul_mat_vec_q4_split_k -> ggml_split_k_reduce", 2 * 20);
-  // The chunk size rounded down: the last groups % 4 groups dropped.
+  // The chunk size rounded down: the last groups % 4 groups dropped. At 16448 columns one
+  // dropped group (64 of 16448 terms) is within the any-order bound in 38 of 200 seeds: asserted
+  // only where it always shows.
+  const Pred drops = [](const CaseResult& r) { return (param(r, "cols") / 64) % 4 != 0; };
   expect_defect(
       rs, "ggml_mul_mat_vec_q4_split_k_floor -> ggml_split_k_reduce_floor",
-      [](const CaseResult& r) { return (param(r, "cols") / 64) % 4 != 0; }, by_element, 2 * 5);
+      [drops](const CaseResult& r) { return drops(r) && param(r, "cols") < 16384; }, by_element, 2 * 4,
+      [drops](const CaseResult& r) { return drops(r) && param(r, "cols") >= 16384; });
 
   // GPT-J pairs on a NeoX model: the two pairings coincide only when one pair is rotated.
   expect_defect(
