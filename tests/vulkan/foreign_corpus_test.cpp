@@ -174,8 +174,7 @@ TEST(foreign_corpus, GgmlKernels) {
 
   // GPT-J pairs on a NeoX model: the two pairings coincide only when one pair is rotated.
   expect_defect(
-      rs, "ggml_rope_norm_on_neox", [](const CaseResult& r) { return param(r, "rotary_dim") > 2; }, by_element,
-      2 * 5);
+      rs, "ggml_rope_norm_on_neox", [](const CaseResult& r) { return param(r, "rotary_dim") > 2; }, by_element, 2 * 5);
 }
 
 // ---- A hand-rolled C++ Vulkan engine, plain bindings.
@@ -197,19 +196,20 @@ TEST(foreign_corpus, HandRolledEngineKernels) {
   expect_correct(rs, "vk_residual_add_vec4", 2 * 7);
   // The n % 4 tail never written.
   expect_defect(
-      rs, "vk_residual_add_vec4_no_tail", [](const CaseResult& r) { return param(r, "n") % 4 != 0; },
-      by_unwritten, 2 * 5);
+      rs, "vk_residual_add_vec4_no_tail", [](const CaseResult& r) { return param(r, "n") % 4 != 0; }, by_unwritten,
+      2 * 5);
   // 64 heads compiled in: the 32-head A3B decode writes past y; 129 heads leave 65 unwritten.
   expect_defect(
       rs, "vk_gated_norm_decode_64heads", [](const CaseResult& r) { return param(r, "heads") != 64; },
-      [](const CaseResult& r) { return param(r, "heads") < 64 ? by_error("past its end")(r) : by_unwritten(r); }, 2 * 2);
+      [](const CaseResult& r) { return param(r, "heads") < 64 ? by_error("past its end")(r) : by_unwritten(r); },
+      2 * 2);
   expect_skip(rs, "vk_gated_norm_decode_64heads", "tokens == 1 (tokens = 2)");
   // 512 experts compiled in: every case with another expert count (the remainders with k <= 16,
   // A3B's 256) routes to experts that do not exist; the A17B cases (ties, near-ties, NaN/inf
   // tokens, not renormalised) pass.
   expect_defect(
-      rs, "vk_router_topk_512experts", [](const CaseResult& r) { return param(r, "experts") != 512; },
-      by_index_set, 2 * 15);
+      rs, "vk_router_topk_512experts", [](const CaseResult& r) { return param(r, "experts") != 512; }, by_index_set,
+      2 * 15);
   expect_skip(rs, "vk_router_topk_512experts", "k <= 16 (k = 33)");
 }
 
@@ -224,8 +224,8 @@ TEST(foreign_corpus, MetalPortKernels) {
   if (!have_device()) GTEST_SKIP() << "no Vulkan device";
   const std::vector<CaseResult> rs = run_isolated("metal_port.json", "all", 2);
   const vk::DeviceInfo info = vk::Context("").info();
-  const uint32_t lanes = info.max_workgroup_subgroups ? info.max_workgroup_subgroups * info.subgroup_size
-                                                      : info.max_workgroup_invocations;
+  const uint32_t lanes =
+      info.max_workgroup_subgroups ? info.max_workgroup_subgroups * info.subgroup_size : info.max_workgroup_invocations;
   if (lanes < 256) {
     expect_skip(rs, "metal_v3_port_matvec_q4", "256 <= max_workgroup_subgroups * subgroup_size");
     return;  // 256 lanes do not fit a workgroup at this subgroup size
@@ -252,8 +252,8 @@ TEST(foreign_corpus, EngineLayoutKernels) {
   EXPECT_EQ(of_kernel(rs, "vk_linear_qk_norm_inplace_a3b").size(), 2u * 2);
   // The head_dim % 4 tail forgotten: every remainder head_dim (1, 31, 33, 67, 129, 4099).
   expect_defect(
-      rs, "mlx_qk_norm_inplace_unroll4", [](const CaseResult& r) { return param(r, "head_dim") % 4 != 0; },
-      by_element, 2 * 6);
+      rs, "mlx_qk_norm_inplace_unroll4", [](const CaseResult& r) { return param(r, "head_dim") % 4 != 0; }, by_element,
+      2 * 6);
 
   // Head-major caches for max_seq 8192: every stage case (capacity <= 4098).
   expect_correct(rs, "vk_kv_append_head_major", 2 * 10);
