@@ -23,7 +23,14 @@ TEST(isolation, ACrashFailsItsCaseAndTheRunGoesOn) {
   if (!test::have_device()) GTEST_SKIP() << "no Vulkan device";
   const std::vector<CaseResult> rs = run_isolated("residual_add", 3000);
   std::map<std::string, int> passed;
-  int crashed = 0, slow = 0, stopped = 0;
+  int crashed = 0, slow = 0, stopped = 0, cases = 0;
+  for (const CaseResult& r : rs) cases += r.kernel == "residual_add_crashes_at_31";
+  // A GPU drops the far out-of-bounds shared write (nothing crashes) and runs the slow case
+  // within the timeout: only the run going on is to be seen there.
+  if (vk::Context("").info().type != "cpu") {
+    for (const CaseResult& r : rs) EXPECT_EQ(r.status(), CaseResult::Status::Pass) << case_line(r) << " " << r.error;
+    GTEST_SKIP() << "crashes and timeouts of these kernels are a CPU driver's (lavapipe's)";
+  }
   for (const CaseResult& r : rs) {
     if (r.status() == CaseResult::Status::Pass) ++passed[r.kernel];
     if (r.kernel == "residual_add_crashes_at_31" && r.status() == CaseResult::Status::Fail) {
@@ -42,9 +49,10 @@ TEST(isolation, ACrashFailsItsCaseAndTheRunGoesOn) {
   }
   EXPECT_EQ(crashed, 1);
   EXPECT_EQ(slow, 1);
-  // The remainder cases are n = 1, 31, 255, 257, 4099: all but n = 31 pass, after the crash too.
-  EXPECT_EQ(passed["residual_add_crashes_at_31"], 4);
-  EXPECT_EQ(passed["residual_add_slow_at_31"], 4);
+  // Every remainder case but n = 31 passes, after the crash too.
+  EXPECT_GE(cases, 5);
+  EXPECT_EQ(passed["residual_add_crashes_at_31"], cases - 1);
+  EXPECT_EQ(passed["residual_add_slow_at_31"], cases - 1);
   EXPECT_EQ(passed["residual_add_crashes_always"], 0);
   EXPECT_EQ(stopped, 1);
 }
