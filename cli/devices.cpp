@@ -47,6 +47,7 @@ int list_devices_command() {
                 d.subgroup_size_control ? "yes" : "no");
     std::printf("  subgroup arithmetic: %s\n", d.subgroup_arithmetic ? "yes" : "no");
     std::printf("  max storage buffer:  %s\n", bytes_string(d.max_storage_buffer_range).c_str());
+    std::printf("  max uniform buffer:  %s\n", bytes_string(d.max_uniform_buffer_range).c_str());
     std::printf("  shared memory:       %s\n", bytes_string(d.max_shared_memory).c_str());
     std::printf("  max workgroup:       %u invocations; groups %u x %u x %u\n", d.max_workgroup_invocations,
                 d.max_workgroup_count[0], d.max_workgroup_count[1], d.max_workgroup_count[2]);

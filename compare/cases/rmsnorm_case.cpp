@@ -49,6 +49,11 @@ std::vector<OpCase> rmsnorm_cases(bool rem, bool real, uint64_t seed) {
   if (rem)
     for (int64_t dim : {1, 31, 33, 67, 4099})
       out.push_back(rmsnorm_case(("remainder dim " + std::to_string(dim)).c_str(), 3, dim, dim % 2 == 1, seed + dim));
+  // The same tails with the weights as engines store them (1 + w folded in: add_one = 0), so a
+  // kernel that implements only that form meets the tails too.
+  if (rem)
+    for (int64_t dim : {1, 33, 4099})
+      out.push_back(rmsnorm_case(("remainder dim " + std::to_string(dim) + " w").c_str(), 3, dim, false, seed + 7 * dim));
   // Past the 4096- and 8192-wide rows engines cache in shared memory: one row (decode) each.
   if (rem)
     for (int64_t dim : {8257, 16411})

@@ -166,8 +166,10 @@ std::string full_form(uint32_t check, const Verdict& v, const FirstBad& unw, con
   const std::string& y = v.output;
   switch (check) {
     case kUnwritten:
-      os << y << '[' << unw.index << "] never written: still the poison pattern (" << v.unwritten << " of " << n
-         << " elements unwritten)";
+      // A NaN computed from a poisoned value (scratch read before it was written, an unwritten
+      // input of a later stage) can keep the poison's payload: say both.
+      os << y << '[' << unw.index << "] still holds the poison pattern: never written, or computed from a poisoned "
+         << "value (" << v.unwritten << " of " << n << " elements)";
       break;
     case kSpecial:
       os << y << '[' << bad.index << "] expected " << num(bad.expected) << " found " << num(bad.found) << ": "

@@ -236,8 +236,28 @@ class Parser {
       double q = std::floor((args[0].v + args[1].v - 1) / args[1].v);
       return {q, true};
     }
+    // Floating point, for constants engines compute on the host and pass in (ggml's theta_scale =
+    // powf(base, -2.0f / n_dims)): evaluated in double, rounded to its type where it is used.
+    if (name == "pow") {
+      need(2);
+      return {std::pow(args[0].v, args[1].v), false};
+    }
+    if (name == "exp" || name == "log" || name == "sqrt") {
+      need(1);
+      if (check_only_) return {1.0, false};
+      if ((name == "log" && args[0].v <= 0) || (name == "sqrt" && args[0].v < 0)) {
+        pos_ = start;
+        fail(name + "(" + num(args[0]) + ") is not a real number");
+      }
+      const double x = args[0].v;
+      return {name == "exp" ? std::exp(x) : name == "log" ? std::log(x) : std::sqrt(x), false};
+    }
+    if (name == "floor" || name == "ceil") {
+      need(1);
+      return {name == "floor" ? std::floor(args[0].v) : std::ceil(args[0].v), true};
+    }
     pos_ = start;
-    fail("unknown function '" + name + "' (known: ceil_div, min, max)");
+    fail("unknown function '" + name + "' (known: ceil_div, min, max, pow, exp, log, sqrt, floor, ceil)");
   }
 
   Value arith(char op, Value a, Value b) {

@@ -193,7 +193,7 @@ ViewSpec parse_part(const json& j, const Ctx& c, Access access) {
 
 ManifestBinding parse_binding(const json& j, const Ctx& c) {
   only_keys(j, {"binding", "tensor", "access", "type", "from", "shape", "strides", "tensor_strides", "offset", "becomes",
-                "pack", "scratch", "name", "size", "fill"},
+                "pack", "scratch", "name", "size", "fill", "descriptor"},
             c);
   ManifestBinding b;
   // Vulkan allows larger binding numbers, but no compute kernel needs 1024 descriptors; a
@@ -202,6 +202,9 @@ ManifestBinding parse_binding(const json& j, const Ctx& c) {
   b.access = get_enum<Access>(need(j, "access", c), c.sub("access"),
                               {{"in", Access::In}, {"out", Access::Out}, {"inout", Access::InOut}});
   if (j.contains("type")) b.type = parse_type(j["type"], c.sub("type"));
+  if (j.contains("descriptor"))
+    b.uniform = get_enum<bool>(j["descriptor"], c.sub("descriptor"), {{"storage", false}, {"uniform", true}});
+  MOE_CHECK(!b.uniform || b.access == Access::In, c.str() << ": a uniform buffer is read-only: access \"in\"");
   const int kinds = int(j.contains("tensor")) + int(j.contains("pack")) + int(j.contains("scratch"));
   MOE_CHECK(kinds == 1, c.str() << ": expected exactly one of \"tensor\", \"pack\" and \"scratch\", found "
                                 << (kinds == 0 ? "none" : "several"));
@@ -211,9 +214,13 @@ ManifestBinding parse_binding(const json& j, const Ctx& c) {
   if (j.contains("scratch")) {
     for (const char* k : {"from", "shape", "strides", "tensor_strides", "offset", "becomes", "size", "fill"})
       MOE_CHECK(!j.contains(k), c.str() << ": \"" << k << "\" does not apply to a scratch buffer");
-    MOE_CHECK(b.access != Access::In, c.str() << ": a scratch buffer is written by the kernel: access \"out\" or \"inout\"");
     b.scratch = get_expr(j["scratch"], c.sub("scratch"));
     if (j.contains("name")) b.scratch_name = get_string(j["name"], c.sub("name"));
+    // A named scratch buffer may be read only (the last pass of a sequence reads the partials an
+    // earlier pass wrote); an unnamed one would be read before anything wrote it.
+    MOE_CHECK(b.access != Access::In || !b.scratch_name.empty(),
+              c.str() << ": an unnamed scratch buffer is written by the kernel: access \"out\" or \"inout\" (a "
+                      << "named one, shared by a sequence, may be \"in\")");
     b.tensor = b.scratch_name.empty() ? "scratch" : "scratch " + b.scratch_name;
     return b;
   }

@@ -85,8 +85,11 @@ struct ManifestBinding {
   std::string scratch_name;     // a named scratch buffer is shared by the kernels of a sequence
   std::string size;             // buffer elements of `type` (expression); "" = just past the last view
   bool fill_zero = false;       // what no view covers: zeros instead of the poison pattern
+  bool uniform = false;         // "descriptor": "uniform": a uniform buffer (parameters), read-only
   // A one-tensor binding in the tensor's own layout: one buffer per tensor, as the op defines it.
-  bool plain() const { return !pack && scratch.empty() && size.empty() && !fill_zero && parts.size() == 1 && parts[0].plain(); }
+  bool plain() const {
+    return !pack && scratch.empty() && size.empty() && !fill_zero && !uniform && parts.size() == 1 && parts[0].plain();
+  }
 };
 
 struct PushConstant {

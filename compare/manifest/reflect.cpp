@@ -147,9 +147,14 @@ void check_bindings(const Reflection& r, spvc_resources res, const KernelEntry& 
           d < 0 ? "" : "the manifest's binding " + std::to_string(binding) + " (tensor \"" + k.bindings[d].tensor + "\")";
       // The runner binds one descriptor set with storage buffers only (runner.h: "descriptor
       // set 0, storage buffers"); anything else cannot be fed.
-      MOE_CHECK(kind.type == SPVC_RESOURCE_TYPE_STORAGE_BUFFER,
-                where << ": " << shader_side << " is not a storage buffer"
-                      << (d < 0 ? "; only storage buffers in set 0 can be bound" : "; " + manifest_side + " expects one"));
+      // A binding the manifest declares "descriptor": "uniform" must be a uniform buffer.
+      const bool want_uniform = d >= 0 && k.bindings[d].uniform;
+      const spvc_resource_type want = want_uniform ? SPVC_RESOURCE_TYPE_UNIFORM_BUFFER : SPVC_RESOURCE_TYPE_STORAGE_BUFFER;
+      MOE_CHECK(kind.type == want,
+                where << ": " << shader_side << " is not a " << (want_uniform ? "uniform" : "storage") << " buffer"
+                      << (d < 0 ? "; only storage and uniform buffers in set 0 can be bound"
+                                : "; " + manifest_side + " expects one" +
+                                      (kind.type == SPVC_RESOURCE_TYPE_UNIFORM_BUFFER ? " (declare \"descriptor\": \"uniform\")" : "")));
       MOE_CHECK(set == 0, where << ": " << shader_side << " is in set " << set << ", expected set 0"
                                 << (d < 0 ? "" : " for " + manifest_side));
       MOE_CHECK(d >= 0, where << ": " << shader_side << " is not declared in the manifest (declared bindings: "

@@ -135,12 +135,24 @@ bool is_type(const std::string& s) {
   return kTypes.count(s) > 0;
 }
 
+// A '[' in a `shared` declaration before any '=' (`shared FLOAT_TYPE sum[BLOCK_SIZE]`: the
+// element type may be a macro the tokenizer cannot know).
+bool in_shared_declaration(const std::vector<Token>& t, size_t i) {
+  size_t k = i;
+  while (k > 0 && t[k - 1].text != ";" && t[k - 1].text != "{" && t[k - 1].text != "}") {
+    if (t[k - 1].text == "=") return false;
+    --k;
+  }
+  return t[k].text == "shared";
+}
+
 // Marks tokens that are never mutated: layout(...) qualifiers and declared array sizes.
 void mark_skips(std::vector<Token>& t) {
   for (size_t i = 0; i < t.size(); ++i) {
     const bool layout = t[i].text == "layout" && i + 1 < t.size() && t[i + 1].text == "(";
     const bool decl = t[i].text == "[" && i >= 1 &&
-                      (is_type(t[i - 1].text) || (i >= 2 && t[i - 1].kind == Tok::Ident && is_type(t[i - 2].text)));
+                      (is_type(t[i - 1].text) || (i >= 2 && t[i - 1].kind == Tok::Ident && is_type(t[i - 2].text)) ||
+                       in_shared_declaration(t, i));
     if (!layout && !decl) continue;
     const size_t from = layout ? i + 1 : i, to = closing(t, from);
     for (size_t k = i; k <= to && k < t.size(); ++k) t[k].skip = true;

@@ -192,7 +192,7 @@ BufferLayout place_binding(const KernelEntry& k, const ManifestBinding& b,
   // the same offset).
   L.covered.assign(size_t(L.bytes / 2), false);
   std::ostringstream key;
-  key << "view " << L.bytes << " " << L.fill;
+  key << (b.uniform ? "uniform " : "view ") << L.bytes << " " << L.fill;
   for (const PlacedView& v : L.views) {
     const int units = elem_bytes(v.type) / 2;
     v.for_each([&](int64_t t, int64_t e) {

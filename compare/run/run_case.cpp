@@ -199,6 +199,12 @@ CaseBuffers lay_out(vk::Context& ctx, const Plan& plan, const Picked& pk, const 
                       << L.bytes << " bytes, another kernel of the plan declares it with "
                       << cb.layouts[it->second].bytes);
       if (fresh) {
+        if (b.uniform && L.bytes > ctx.info().max_uniform_buffer_range) {
+          *skip = "binding " + std::to_string(b.binding) + " of '" + k.name + "' (a uniform buffer) needs " +
+                  std::to_string(L.bytes) + " bytes, the device's uniform buffers hold " +
+                  std::to_string(ctx.info().max_uniform_buffer_range);
+          return cb;
+        }
         if (L.bytes > ctx.info().max_storage_buffer_range) {
           *skip = "binding " + std::to_string(b.binding) + " of '" + k.name + "' needs " + std::to_string(L.bytes) +
                   " bytes, the device's storage buffers hold " + std::to_string(ctx.info().max_storage_buffer_range);
@@ -286,9 +292,15 @@ double upload_step(CaseBuffers& cb, const OpCase& c, size_t s, std::map<size_t, 
     }
     std::vector<uint32_t> image;
     bool changed = false;
+    auto start_image = [&] {  // the buffer as it is, before the first view that changes
+      if (changed) return;
+      image.assign(size_t(L.bytes / 4), L.fill);
+      if (s > 0) buf.download(image.data(), image.size() * 4);
+      changed = true;
+    };
     for (const PlacedView& v : L.views) {
-      if (v.tensor.empty()) {
-        changed = changed || s == 0;
+      if (v.tensor.empty()) {  // a value: written once, with the first step
+        if (s == 0) start_image(), write_view(v, nullptr, image);
         continue;
       }
       const std::vector<uint32_t> poison(c.tensors.at(v.tensor).output ? c.tensors.at(v.tensor).words.size() : 0,
@@ -305,17 +317,10 @@ double upload_step(CaseBuffers& cb, const OpCase& c, size_t s, std::map<size_t, 
         }
         break;
       }
-      if (!changed) {
-        image.assign(size_t(L.bytes / 4), L.fill);
-        if (s > 0) buf.download(image.data(), image.size() * 4);
-        changed = true;
-      }
+      start_image();
       write_view(v, src, image);
     }
     if (!L.plain && changed) {
-      if (s == 0)
-        for (const PlacedView& v : L.views)
-          if (v.tensor.empty()) write_view(v, nullptr, image);
       buf.upload(image.data(), image.size() * 4);
       bytes += double(image.size() * 4);
       if (!cb.written[bi]) expect[bi] = std::move(image);
@@ -412,7 +417,7 @@ std::vector<vk::Dispatch> step_sequence(CaseBuffers& cb, const Picked& pk, size_
     vk::Dispatch d;
     d.label = k.name, d.spirv = k.spirv, d.entry = k.entry, d.required_subgroup_size = subgroup;
     for (size_t b = 0; b < k.bindings.size(); ++b)
-      d.bindings.push_back({k.bindings[b].binding, &cb.buffers[cb.of_binding[i][b]], 0, 0});
+      d.bindings.push_back({k.bindings[b].binding, &cb.buffers[cb.of_binding[i][b]], 0, 0, k.bindings[b].uniform});
     d.push_constants = ki.push_constants;
     for (const auto& [id, bits] : ki.spec_constants) d.spec_constants.push_back({id, bits});
     for (int g = 0; g < 3; ++g) d.groups[g] = ki.groups[g];

@@ -90,6 +90,7 @@ Probe probe(const ::vk::raii::PhysicalDevice& pd, int index, uint32_t api) {
   d.api_version = base.apiVersion;
   const ::vk::PhysicalDeviceLimits& lim = base.limits;
   d.max_storage_buffer_range = lim.maxStorageBufferRange;
+  d.max_uniform_buffer_range = lim.maxUniformBufferRange;
   d.max_shared_memory = lim.maxComputeSharedMemorySize;
   d.max_workgroup_invocations = lim.maxComputeWorkGroupInvocations;
   for (int k = 0; k < 3; ++k) d.max_workgroup_count[k] = lim.maxComputeWorkGroupCount[k];

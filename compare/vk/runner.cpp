@@ -313,6 +313,7 @@ Buffer Context::make_buffer(size_t bytes, size_t guard_bytes) {
     alloc->buffer =
         ::vk::raii::Buffer(core.device, ::vk::BufferCreateInfo{.size = total,
                                                                .usage = ::vk::BufferUsageFlagBits::eStorageBuffer |
+                                                                        ::vk::BufferUsageFlagBits::eUniformBuffer |
                                                                         ::vk::BufferUsageFlagBits::eTransferSrc |
                                                                         ::vk::BufferUsageFlagBits::eTransferDst,
                                                                .sharingMode = ::vk::SharingMode::eExclusive});
@@ -428,10 +429,10 @@ Pipeline& Context::Impl::pipeline_for(const Dispatch& d) {
   for (const SpecConstant& c : d.spec_constants) put32(c.id), put32(c.value);
   put32(d.required_subgroup_size);
   put32(static_cast<uint32_t>(d.push_constants.size()));
-  std::vector<uint32_t> slots;
-  for (const Binding& b : d.bindings) slots.push_back(b.binding);
+  std::vector<std::pair<uint32_t, bool>> slots;  // (binding, uniform)
+  for (const Binding& b : d.bindings) slots.emplace_back(b.binding, b.uniform);
   std::sort(slots.begin(), slots.end());
-  for (uint32_t s : slots) put32(s);
+  for (auto [s, uniform] : slots) put32(s), put32(uniform ? 1u : 0u);
   if (auto it = pipelines.find(key); it != pipelines.end()) return *it->second;
 
   auto p = std::make_unique<Pipeline>();
@@ -439,9 +440,9 @@ Pipeline& Context::Impl::pipeline_for(const Dispatch& d) {
   p->module = ::vk::raii::ShaderModule(
       dev, ::vk::ShaderModuleCreateInfo{.codeSize = d.spirv.size_bytes(), .pCode = d.spirv.data()});
   std::vector<::vk::DescriptorSetLayoutBinding> lb;
-  for (uint32_t s : slots)
+  for (auto [s, uniform] : slots)
     lb.push_back({.binding = s,
-                  .descriptorType = ::vk::DescriptorType::eStorageBuffer,
+                  .descriptorType = uniform ? ::vk::DescriptorType::eUniformBuffer : ::vk::DescriptorType::eStorageBuffer,
                   .descriptorCount = 1,
                   .stageFlags = ::vk::ShaderStageFlagBits::eCompute});
   p->set_layout = ::vk::raii::DescriptorSetLayout(
@@ -494,7 +495,7 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
   const std::string labels = labels_of(sequence);
   // Check every argument before anything is recorded: a bad binding is the caller's error, and
   // Vulkan would only answer it with undefined behaviour.
-  uint32_t descriptors = 0;
+  uint32_t descriptors = 0, uniforms = 0;
   for (const Dispatch& d : sequence) {
     const std::string& label = d.label;
     for (int k = 0; k < 3; ++k)
@@ -522,10 +523,11 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
       MOE_CHECK(range <= size - b.offset, "vulkan: " << label << ": binding " << b.binding << " range " << range
                                                      << " at offset " << b.offset << " overruns its " << size
                                                      << "-byte buffer");
-      MOE_CHECK(range <= info.max_storage_buffer_range, "vulkan: " << label << ": binding " << b.binding << " range "
-                                                                   << range << " exceeds maxStorageBufferRange "
-                                                                   << info.max_storage_buffer_range << " of "
-                                                                   << info.name);
+      const uint64_t max_range = b.uniform ? info.max_uniform_buffer_range : info.max_storage_buffer_range;
+      MOE_CHECK(range <= max_range, "vulkan: " << label << ": binding " << b.binding << " range " << range << " exceeds "
+                                               << (b.uniform ? "maxUniformBufferRange " : "maxStorageBufferRange ")
+                                               << max_range << " of " << info.name);
+      uniforms += b.uniform ? 1u : 0u;
     }
     descriptors += static_cast<uint32_t>(d.bindings.size());
   }
@@ -539,10 +541,11 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
     for (const Dispatch& d : sequence) pipes.push_back(&m.pipeline_for(d));
     const ::vk::raii::Device& dev = m.core->device;
     const uint32_t n = static_cast<uint32_t>(sequence.size());
-    const ::vk::DescriptorPoolSize pool_size{.type = ::vk::DescriptorType::eStorageBuffer,
-                                             .descriptorCount = std::max(descriptors, 1u)};
+    const ::vk::DescriptorPoolSize pool_sizes[2] = {
+        {.type = ::vk::DescriptorType::eStorageBuffer, .descriptorCount = std::max(descriptors - uniforms, 1u)},
+        {.type = ::vk::DescriptorType::eUniformBuffer, .descriptorCount = std::max(uniforms, 1u)}};
     job->pool = ::vk::raii::DescriptorPool(
-        dev, ::vk::DescriptorPoolCreateInfo{.maxSets = n, .poolSizeCount = 1, .pPoolSizes = &pool_size});
+        dev, ::vk::DescriptorPoolCreateInfo{.maxSets = n, .poolSizeCount = 2, .pPoolSizes = pool_sizes});
     std::vector<::vk::DescriptorSetLayout> layouts;
     for (Pipeline* p : pipes) layouts.push_back(*p->set_layout);
     // Plain handles: the sets go with their pool when the sequence is done.
@@ -556,8 +559,9 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
         const std::shared_ptr<Allocation>& a = b.buffer->impl_->alloc;
         job->buffers.push_back(a);
         const uint64_t size = b.buffer->size(), range = b.range ? b.range : size - b.offset;
-        // Reaching the usable end: expose the guard too (see Binding), within the device's limit.
-        const uint64_t bound = b.offset + range == size
+        // Reaching the usable end: expose the guard too (see Binding), within the device's limit;
+        // a uniform buffer is read-only, so its guard has nothing to catch.
+        const uint64_t bound = b.offset + range == size && !b.uniform
                                    ? std::min<uint64_t>(range + b.buffer->impl_->guard, info.max_storage_buffer_range)
                                    : range;
         buffer_infos.push_back({.buffer = *a->buffer, .offset = b.offset, .range = bound});
@@ -565,7 +569,8 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
                           .dstBinding = b.binding,
                           .dstArrayElement = 0,
                           .descriptorCount = 1,
-                          .descriptorType = ::vk::DescriptorType::eStorageBuffer,
+                          .descriptorType =
+                              b.uniform ? ::vk::DescriptorType::eUniformBuffer : ::vk::DescriptorType::eStorageBuffer,
                           .pBufferInfo = &buffer_infos.back()});
       }
     if (!writes.empty()) dev.updateDescriptorSets(writes, nullptr);

@@ -27,6 +27,7 @@ struct DeviceInfo {
   bool subgroup_size_control = false;  // requiredSubgroupSize usable for compute
   bool subgroup_arithmetic = false;    // subgroupAdd etc. in compute shaders
   uint64_t max_storage_buffer_range = 0;
+  uint64_t max_uniform_buffer_range = 0;
   uint32_t max_shared_memory = 0;      // maxComputeSharedMemorySize
   uint32_t max_workgroup_invocations = 0;
   // With a required subgroup size, a workgroup may hold at most this many subgroups
@@ -94,6 +95,9 @@ struct Binding {
   Buffer* buffer = nullptr;
   uint64_t offset = 0;  // bytes; must respect min_storage_buffer_offset_alignment
   uint64_t range = 0;   // bytes; 0 = to the end of the usable size
+  // A uniform buffer (read-only, at most maxUniformBufferRange; the guard is not exposed) instead
+  // of a storage buffer: engines that keep their parameters in a UBO.
+  bool uniform = false;
 };
 
 struct SpecConstant {

@@ -2,8 +2,8 @@
 # The GPU-machine record for foreign kernels (isolated workers, engine layouts, device-sized
 # workgroups, decode and tiling-limit cases) and for mutation testing. Sections, each sized for
 # one device call (10 minutes):
-#   tests     the compare tests (planted bugs, layouts, isolation) and the bundled remainder
-#             shapes over 1000 seeds
+#   tests     the compare tests (planted bugs, layouts, isolation)
+#   seeds     the bundled remainder shapes over 1000 seeds
 #   real      real shapes over 100 seeds, the foreign corpus, a mutation sample
 # Binaries: built here with -DMOE_NATIVE=OFF (build-dev), stripped, carried as devbin/bin.tar.xz
 # with lib/libspirv-cross-c-shared.so.0. Test binaries look for the sources at /work/main and the
@@ -21,17 +21,21 @@ moeoracle devices | head -4
 section=${1:-tests}
 
 if [ "$section" = tests ]; then
-  for t in layout_compare_test isolation_test compare_test lin_compare_test attn_compare_test route_compare_test \
-           expert_compare_test permute_compare_test runner_test; do
+  for t in ${TESTS:-layout_compare_test isolation_test compare_test lin_compare_test attn_compare_test \
+           route_compare_test expert_compare_test permute_compare_test runner_test}; do
     s=$(date +%s)
     timeout 120 ./$t > $OUT/$t.txt 2>&1
     echo "$t: rc $? in $(( $(date +%s) - s )) s: $(grep -E '^\[  (PASSED|FAILED) ' $OUT/$t.txt | tr '\n' ' ')"
   done
-  DEADLINE=${REM_DEADLINE:-330} ./gpu_seeds.sh rem remainders 1000
+fi
+
+if [ "$section" = seeds ]; then
+  # Our own kernels: one process per chunk of seeds, no workers (the record is about their numbers).
+  DEADLINE=${REM_DEADLINE:-420} ./gpu_seeds.sh rem remainders 1000 --no-isolate
 fi
 
 if [ "$section" = real ]; then
-  DEADLINE=${REAL_DEADLINE:-150} CHUNK=5 ./gpu_seeds.sh real real 100
+  DEADLINE=${REAL_DEADLINE:-150} CHUNK=5 ./gpu_seeds.sh real real 100 --no-isolate
   for m in "$root"/tests/foreign/*.json; do
     timeout 120 moeoracle compare --kernels "$m" --shapes all --seeds 3 > $OUT/corpus_$(basename $m .json).txt 2>&1
     echo "corpus $(basename $m): rc $?: $(tail -1 $OUT/corpus_$(basename $m .json).txt)"

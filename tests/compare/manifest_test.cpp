@@ -402,7 +402,7 @@ TEST(Manifest, LayoutErrors) {
                       b0(j).erase("tensor");
                       b0(j)["scratch"] = "rows";
                     },
-                    {"bindings[0]: a scratch buffer is written by the kernel: access \"out\" or \"inout\""});
+                    {"bindings[0]: an unnamed scratch buffer is written by the kernel: access \"out\" or \"inout\""});
   expect_load_error("valid_spirv.json", [&](json& j) { kernel0(j)["let"] = {{"a", "b + 1"}, {"b", "a"}}; },
                     {"let: the lets a, b depend on each other in a cycle"});
   expect_load_error("valid_spirv.json", [&](json& j) { kernel0(j)["let"] = {{"2x", "1"}}; },

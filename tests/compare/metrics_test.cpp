@@ -318,7 +318,7 @@ TEST(Metrics, UnwrittenPoisonFails) {
     EXPECT_EQ(v.unwritten, 2);
     EXPECT_TRUE(v.failed & kUnwritten);
     EXPECT_EQ(v.nan_found, 0);  // a poisoned element is unwritten, not a NaN the kernel made
-    EXPECT_TRUE(has(v.reason, "y[2] never written: still the poison pattern (2 of 4 elements unwritten)"))
+    EXPECT_TRUE(has(v.reason, "y[2] still holds the poison pattern: never written, or computed from a poisoned value (2 of 4 elements)"))
         << v.reason;
   }
   // Even where the truth is NaN, the poison's payload says the kernel never wrote it.

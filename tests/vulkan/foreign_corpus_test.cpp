@@ -135,14 +135,16 @@ TEST(foreign_corpus, GgmlKernels) {
   const std::vector<CaseResult> rs = run_isolated("ggml.json", "all", 2);
   const uint32_t sg = vk::Context("").info().subgroup_size;
 
-  // rms_norm fused with the weight, shared-memory tree: 4 real cases x 2 seeds (every rmsnorm
-  // remainder case has add_one = 1, which ggml does not implement: skipped by its limit).
+  // rms_norm fused with the weight, shared-memory tree: the real cases and the add_one = 0
+  // remainders (the add_one = 1 ones, which ggml does not implement, are skipped by its limit).
   expect_correct(rs, "ggml_rms_norm_mul", 8);
   expect_skip(rs, "ggml_rms_norm_mul", "add_one == 0 (add_one = 1)");
   // Warp-32 partials: right only where subgroups are 32 wide (below, partials overwrite each
   // other; at 64, each subgroup's sum is stored twice).
   const Pred not_32 = [](const CaseResult& r) { return subgroup_of(r) != 32; };
-  expect_defect(rs, "ggml_rms_norm_subgroup", not_32, by_element, sg != 32 ? 8 : 0);
+  // With dim = 1 only lane 0 holds a square: the lost partials are all zeros (no defect to see).
+  const Pred shows = [](const CaseResult& r) { return subgroup_of(r) != 32 && param(r, "dim") > 1; };
+  expect_defect(rs, "ggml_rms_norm_subgroup", shows, by_element, sg != 32 ? 8 : 0);
   // partial[256 / 32] indexed by gl_SubgroupID: below 32 the extra partials go past the array,
   // which on lavapipe may kill the worker (subgroups of 4 and 8) or just lose them (16); above
   // 32 the combine adds slots nobody wrote.
@@ -158,7 +160,10 @@ TEST(foreign_corpus, GgmlKernels) {
   // with the angle as exp2(-(2i/R) log2 base) passes them all. Reported, not loosened.
   const Pred none = [](const CaseResult&) { return false; };
   const Pred full_rotary_512 = [](const CaseResult& r) { return param(r, "rotary_dim") >= 512; };
-  expect_defect(rs, "ggml_rope_neox", none, by_element, 1, full_rotary_512);
+  // On NVIDIA (H100, subgroup 32) the R = 512 case passed: its exp/pow are closer to exact than
+  // lavapipe's, so the angle error stays inside the bound there. Asserted on lavapipe only.
+  const bool cpu = vk::Context("").info().type == "cpu";
+  expect_defect(rs, "ggml_rope_neox", none, by_element, cpu ? 1 : 0, full_rotary_512);
   expect_skip(rs, "ggml_rope_neox", "head_dim % 2 == 0 (head_dim = 31)");
   // A split-K matvec in two passes (a manifest sequence: pass 1's partials in a named scratch
   // buffer, split_k_reduce adds them): every 4-bit group-64 case.
@@ -187,12 +192,14 @@ TEST(foreign_corpus, HandRolledEngineKernels) {
   // case (5 remainders + 5 real) with cols <= 8192.
   expect_correct(rs, "vk_dequant_matvec_q4", 2 * 10);
   // The same cache with no check of cols: at 16448 columns the staging overflows it (on lavapipe
-  // the worker dies of heap corruption, or the dot reads garbage). UNCAUGHT at 8256 columns: the
-  // 64 floats written past the array are read back intact and the numbers are right (reported).
+  // the worker dies of heap corruption, or the dot reads garbage). At 8256 columns lavapipe reads
+  // the 64 floats written past the array back intact and the numbers are right (uncaught,
+  // reported); an NVIDIA GPU (H100) does not keep them, and the case fails: either is allowed.
   expect_defect(
       rs, "vk_matvec_q4_xs8192_unchecked",
       [](const CaseResult& r) { return param(r, "cols") > 8192 && param(r, "cols") != 8256; },
-      [](const CaseResult& r) { return by_value(r) || by_crash(r); }, 2);
+      [](const CaseResult& r) { return by_value(r) || by_crash(r); }, 2,
+      [](const CaseResult& r) { return param(r, "cols") == 8256; });
   expect_correct(rs, "vk_residual_add_vec4", 2 * 7);
   // The n % 4 tail never written.
   expect_defect(
@@ -268,9 +275,12 @@ TEST(foreign_corpus, EngineLayoutKernels) {
   // Scratch partial sums: every rmsnorm_gated case; without the barrier, the poisoned scratch
   // is read wherever a workgroup (128 lanes) holds more than one subgroup.
   expect_correct(rs, "vk_gated_norm_scratch", 2 * 10);
-  expect_defect(
-      rs, "vk_gated_norm_scratch_no_barrier", [](const CaseResult& r) { return subgroup_of(r) < 128; }, by_poison,
-      2 * 10);
+  // On a GPU the race's outcome depends on the warps' timing (on an H100 the small dv cases
+  // passed): asserted on lavapipe, where the subgroups of a workgroup run in order.
+  const bool cpu = vk::Context("").info().type == "cpu";
+  const Pred multi = [](const CaseResult& r) { return subgroup_of(r) < 128; };
+  expect_defect(rs, "vk_gated_norm_scratch_no_barrier", cpu ? multi : Pred([](const CaseResult&) { return false; }),
+                by_poison, cpu ? 2 * 10 : 0, cpu ? Pred(nullptr) : multi);
 }
 
 }  // namespace

@@ -27,7 +27,8 @@ TEST(layouts, CorrectKernelsPass) {
   // The two argmax passes run as one plan (a sequence) over a named scratch buffer; neither
   // runs alone.
   for (const CaseResult& r : rs) EXPECT_NE(r.kernel, "argmax_pass1") << case_line(r);
-  for (const char* k : {"residual_add_inplace", "rmsnorm_padded", "moe_combine_slots", "argmax_pass1 -> argmax_pass2"}) {
+  for (const char* k : {"residual_add_inplace", "rmsnorm_padded", "moe_combine_slots", "argmax_pass1 -> argmax_pass2",
+                        "residual_add_ubo"}) {
     const auto ran = of_kernel(rs, k);
     EXPECT_EQ(count(ran, CaseResult::Status::Fail), 0) << k;
     EXPECT_GE(count(ran, CaseResult::Status::Pass), 4) << k;
