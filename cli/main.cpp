@@ -8,6 +8,7 @@
 #include "compare/run/driver.h"
 #include "compare/run/isolate.h"
 #include "compare/mutate/mutate.h"
+#include "compare/cases/bound_mode.h"
 #include "run.h"
 #include "selfcheck.h"
 
@@ -84,6 +85,12 @@ int main(int argc, char** argv) {
                     "Run every kernel in this process (default: each kernel's cases in a worker process, so a kernel "
                     "that crashes or hangs the driver fails alone)");
   compare->add_option("--jobs", co.jobs, "Worker processes at once")->check(CLI::PositiveNumber)->capture_default_str();
+  std::string bounds = "probabilistic";
+  const char* bounds_help =
+      "Error bounds of sums: probabilistic (lambda = 10, false alarms < 1e-13 per element; assumes round to nearest) "
+      "or worst (any rounding; looser)";
+  compare->add_option("--bounds", bounds, bounds_help)->check(CLI::IsMember({"probabilistic", "worst"}))
+      ->capture_default_str();
   // The worker side of isolation (compare/run/isolate.h), started by compare itself.
   moe::compare::WorkerTask task;
   compare->add_option("--worker-fd", task.fd)->group("");
@@ -113,6 +120,8 @@ int main(int argc, char** argv) {
   mutate->add_option("--jobs", mo.jobs, "Mutants run at once")->check(CLI::PositiveNumber)->capture_default_str();
   mutate->add_option("--min-kill-rate", mo.min_kill_rate, "Exit 1 when the kill rate is below this (0..1)")
       ->capture_default_str();
+  mutate->add_option("--bounds", bounds, bounds_help)->check(CLI::IsMember({"probabilistic", "worst"}))
+      ->capture_default_str();
   mutate->add_option("--json", mo.json, "Write a JSON report");
   mutate->add_option("--html", mo.html, "Write a self-contained HTML report");
 
@@ -135,6 +144,8 @@ int main(int argc, char** argv) {
   bisect->add_option("--html", bo.html, "Write a self-contained HTML report");
   bisect->add_option("--json", bo.json, "Write a JSON report");
   bisect->add_option("--timeout-ms", bo.timeout_ms, "Per-dispatch timeout")->capture_default_str();
+  bisect->add_option("--bounds", bounds, bounds_help)->check(CLI::IsMember({"probabilistic", "worst"}))
+      ->capture_default_str();
 
   moe::FixtureOptions fo;
   auto* fixture = app.add_subcommand("fixture", "Write a deterministic synthetic model (MLX or moeflux format)");
@@ -150,6 +161,7 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
   try {
+    moe::compare::set_bound_mode(moe::compare::parse_bound_mode(bounds));
     if (*selfcheck) return moe::run_selfcheck(sc);
     if (*run) return moe::run_model(ro);
     if (*inspect) return moe::inspect_dump(io);

@@ -25,6 +25,7 @@
 #include <limits>
 #include <string>
 
+#include "compare/cases/bound_mode.h"
 #include "compare/cases/case_util.h"
 #include "compare/cases/instances.h"
 #include "core/check.h"
@@ -110,7 +111,7 @@ void scores_truth(const AttentionParams& p, const std::vector<float>& q, const s
                   std::vector<double>& s, std::vector<double>& bound) {
   const int64_t T = p.tokens, H = p.q_heads, D = p.head_dim, G = H / p.kv_heads, row = p.kv_heads * D;
   const int64_t L = p.past + T;
-  const double scale = p.scale, gam = gamma_n(double(D), kU2);
+  const double scale = p.scale, gam = sum_gamma(double(D), kU2);
   s.assign(size_t(T * H * L), kNegInf), bound.assign(s.size(), 0.0);
   for (int64_t t = 0; t < T; ++t)
     for (int64_t h = 0; h < H; ++h)
@@ -155,7 +156,7 @@ void softmax_truth(const AttentionParams& p, const std::vector<float>& s, std::v
         P[size_t(base + i)] /= sum;
         ebar += P[size_t(base + i)] * eps[size_t(i)];
       }
-      const double gam = gamma_n(double(len), kU2);
+      const double gam = sum_gamma(double(len), kU2);
       for (int64_t i = 0; i < len; ++i) {
         const double hi = (1 + eps[size_t(i)]) * (1 + 5 * kU32) * (1 + kU2) / ((1 - ebar) * (1 - gam));
         const double Pi = P[size_t(base + i)];
@@ -182,7 +183,7 @@ void values_truth(const AttentionParams& p, const std::vector<float>& P, const s
         const float* vr = vc.data() + pos * row + (h / G) * D;
         for (int64_t d = 0; d < D; ++d) a[d] += w * vr[d], abs[size_t(d)] += std::fabs(w * vr[d]);
       }
-      const double gam = gamma_n(double(len), kU2);
+      const double gam = sum_gamma(double(len), kU2);
       for (int64_t d = 0; d < D; ++d)
         bound[size_t((t * H + h) * D + d)] = gam * abs[size_t(d)] + double(len) * kMinNormal32;
     }
@@ -217,7 +218,7 @@ std::vector<double> o_bound(const AttentionParams& p, const std::vector<float>& 
                             const std::vector<float>& kc, const std::vector<float>& vc,
                             const std::vector<float>& o) {
   const int64_t T = p.tokens, H = p.q_heads, Hkv = p.kv_heads, D = p.head_dim, G = H / Hkv, row = Hkv * D;
-  const double scale = p.scale, gD = gamma_n(double(D), kU2);
+  const double scale = p.scale, gD = sum_gamma(double(D), kU2);
   using Mat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   std::vector<double> bound(size_t(T * H * D));
   const int64_t rows = p.past + T;
@@ -228,7 +229,7 @@ std::vector<double> o_bound(const AttentionParams& p, const std::vector<float>& 
     const Mat Kabs = K.cwiseAbs(), Vabs = V.cwiseAbs();
     for (int64_t t = 0; t < T; ++t) {
       const int64_t len = p.past + t + 1;
-      const double gam = gamma_n(double(len), kU2);
+      const double gam = sum_gamma(double(len), kU2);
       Eigen::MatrixXd Q(D, G);
       for (int64_t j = 0; j < G; ++j)
         for (int64_t d = 0; d < D; ++d) Q(d, j) = q[size_t((t * H + g * G + j) * D + d)];

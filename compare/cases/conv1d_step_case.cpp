@@ -1,6 +1,7 @@
 #include <cmath>
 #include <string>
 
+#include "compare/cases/bound_mode.h"
 #include "compare/cases/case_util.h"
 #include "compare/cases/instances.h"
 #include "core/rng.h"
@@ -37,7 +38,7 @@ struct Conv {
 std::vector<double> y_bound(const Conv& cv, const float* x, const std::vector<float>& state,
                             const std::vector<float>& y_true) {
   const int64_t C = cv.p.channels, K = cv.p.kernel;
-  const double gk = gamma_n(double(K));
+  const double gk = sum_gamma(double(K));
   std::vector<double> b(static_cast<size_t>(C));
   for (int64_t c = 0; c < C; ++c) {
     double sum_abs = std::fabs(double(x[c]) * double(cv.w[size_t(c * K + K - 1)]));

@@ -3,6 +3,7 @@
 #include <span>
 #include <string>
 
+#include "compare/cases/bound_mode.h"
 #include "compare/cases/case_util.h"
 #include "compare/cases/instances.h"
 #include "core/rng.h"
@@ -104,7 +105,7 @@ void token_step(const Inputs& in, int64_t t, std::vector<float>& R, Tracker& tr,
   delta_net_ref<double>(p1, sub(in.q, t * Hk * dk, Hk * dk), sub(in.k, t * Hk * dk, Hk * dk),
                         sub(in.v, t * Hv * dv, Hv * dv), sub(in.g, t * Hv, Hv), sub(in.beta, t * Hv, Hv), R, o1);
   std::copy(o1.begin(), o1.end(), o);
-  const double u = kU32, g_kv = gamma_n(double(dk + 1)), g_o = gamma_n(double(dk));
+  const double u = kU32, g_kv = sum_gamma(double(dk + 1)), g_o = sum_gamma(double(dk));
   std::vector<double> pr(static_cast<size_t>(dk)), loc(static_cast<size_t>(dk)), s1m(static_cast<size_t>(dk));
   for (int64_t h = 0; h < Hv; ++h) {
     const float* qh = in.q.data() + (t * Hk + h / r) * dk;

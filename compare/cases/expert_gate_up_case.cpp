@@ -2,6 +2,7 @@
 #include <string>
 
 #include "compare/cases/act_model.h"
+#include "compare/cases/bound_mode.h"
 #include "compare/cases/case_util.h"
 #include "core/expert_blob.h"
 #include "core/rng.h"
@@ -32,7 +33,7 @@ namespace moe::compare {
 ActModel act_model(const QuantMatrix& gate, const QuantMatrix& up, const double* x) {
   const int64_t I = gate.rows, d = gate.cols;
   const double u = kU32, u64 = 0x1.0p-53;
-  const double gd = gamma_n(double(d + 1)), gd64 = gamma_n(double(d + 1), u64);
+  const double gd = sum_gamma(double(d + 1)), gd64 = sum_gamma(double(d + 1), u64);
   const size_t n = static_cast<size_t>(I);
   std::vector<double> g(n), gm(n), uu(n), um(n);
   quant_rows(gate, x, g.data(), gm.data());
@@ -60,7 +61,7 @@ ActModel act_model(const QuantMatrix& gate, const QuantMatrix& up, const double*
 double ActModel::act_bound(size_t i) const { return gpu[i] + ref64[i] + kMinNormal32; }
 
 std::vector<double> ActModel::down_input_bound() const {
-  const double n = double(h.size() + 1), gi = gamma_n(n), gi64 = gamma_n(n, 0x1.0p-53);
+  const double n = double(h.size() + 1), gi = sum_gamma(n), gi64 = sum_gamma(n, 0x1.0p-53);
   std::vector<double> v(h.size());
   for (size_t i = 0; i < h.size(); ++i) {
     const double a = std::fabs(h[i]);

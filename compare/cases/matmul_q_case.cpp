@@ -2,6 +2,7 @@
 #include <string>
 
 #include "compare/cases/act_model.h"
+#include "compare/cases/bound_mode.h"
 #include "compare/cases/case_util.h"
 #include "compare/cases/instances.h"
 #include "compare/cases/real_shapes.h"
@@ -78,7 +79,7 @@ OpCase matmul_q_instance(const std::string& label, uint64_t seed, const MatmulQP
   OutputSpec s;
   s.name = "y", s.kind = Kind::Reduction;
   s.bound.resize(y.size());
-  const double g = gamma_n(double(cols + 1)), g64 = gamma_n(double(cols + 1), 0x1.0p-53);
+  const double g = sum_gamma(double(cols + 1)), g64 = sum_gamma(double(cols + 1), 0x1.0p-53);
   std::vector<double> xd(static_cast<size_t>(cols)), exact(static_cast<size_t>(rows)), mag(static_cast<size_t>(rows));
   for (int64_t t = 0; t < tokens; ++t) {
     for (int64_t k = 0; k < cols; ++k) xd[size_t(k)] = x[size_t(t * cols + k)];

@@ -1,6 +1,7 @@
 #include <cmath>
 #include <string>
 
+#include "compare/cases/bound_mode.h"
 #include "compare/cases/case_util.h"
 #include "core/rng.h"
 #include "ops/matvec_bf16.h"
@@ -32,7 +33,7 @@ OpCase matvec_bf16_case(const std::string& label, int64_t rows, int64_t cols, ui
   // device that flushes subnormal partials to zero).
   OutputSpec s;
   s.name = "y", s.kind = Kind::Reduction;
-  const double g = gamma_n(double(cols));
+  const double g = sum_gamma(double(cols));
   for (int64_t r = 0; r < rows; ++r) {
     double abs_sum = 0;
     for (int64_t col = 0; col < cols; ++col)

@@ -1,6 +1,7 @@
 #include <cmath>
 #include <string>
 
+#include "compare/cases/bound_mode.h"
 #include "compare/cases/case_util.h"
 #include "compare/cases/real_shapes.h"
 #include "core/rng.h"
@@ -30,7 +31,7 @@ OpCase matvec_q_case(const char* label, int64_t rows, int64_t cols, int bits, ui
   OutputSpec s;
   s.name = "y", s.kind = Kind::Reduction;
   const QuantMatrix m = W.view();
-  const double g = gamma_n(double(cols + 1));
+  const double g = sum_gamma(double(cols + 1));
   for (int64_t r = 0; r < rows; ++r) {
     double abs_sum = 0;
     const uint32_t* wr = m.w + r * m.words_per_row();

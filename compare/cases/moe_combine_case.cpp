@@ -1,6 +1,7 @@
 #include <cmath>
 #include <string>
 
+#include "compare/cases/bound_mode.h"
 #include "compare/cases/case_util.h"
 #include "compare/cases/instances.h"
 #include "core/math.h"
@@ -39,7 +40,7 @@ OpCase moe_combine_instance(const std::string& label, uint64_t seed, const MoeCo
   // normal floors results near underflow (and flushed subnormal products).
   OutputSpec s;
   s.name = "out", s.kind = Kind::Reduction;
-  const double g = gamma_n(double(K + 2));
+  const double g = sum_gamma(double(K + 2));
   for (int64_t t = 0; t < T; ++t) {
     const double sig = gated ? sigmoid(double(gamma[size_t(t)])) : 1.0;
     const double sig_rel = gated ? (13.0 + 4.0 * std::fabs(double(gamma[size_t(t)]))) * kU32 : 0.0;

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "compare/cases/act_model.h"
+#include "compare/cases/bound_mode.h"
 #include "compare/cases/case_util.h"
 #include "core/expert_blob.h"
 #include "core/rng.h"
@@ -124,7 +125,7 @@ OpCase whole_case(const std::string& label, uint64_t seed, const Batch& B) {
   c.tensors["out"] = f32_tensor(B.out_in);  // in/out: uploaded, not poisoned
   std::vector<float> out = B.out_in;
   moe_permute_fuse_ref<double>(B.p, B.b, B.experts, B.x, out);
-  const double gk = gamma_n(double(B.k + 1)), gk64 = gamma_n(double(B.k + 1), 0x1.0p-53);
+  const double gk = sum_gamma(double(B.k + 1)), gk64 = sum_gamma(double(B.k + 1), 0x1.0p-53);
   std::vector<double> err(size_t(T * d), 0.0), mag_sum(size_t(T * d), 0.0);  // sum |w| Ey, sum |w| (|y| + Ey)
   const size_t nd = static_cast<size_t>(d);
   std::vector<double> y(nd), mag(nd), unused(nd);
@@ -204,8 +205,8 @@ OpCase down_scatter_case(const std::string& label, uint64_t seed, const Batch& B
   c.tensors["act"] = f32_tensor(act);
   c.tensors["weights"] = f32_tensor(B.b.weights);
   c.tensors["out"] = f32_tensor(B.out_in);
-  const double gi = gamma_n(double(I + 1)), gi64 = gamma_n(double(I + 1), 0x1.0p-53);
-  const double gk = gamma_n(double(B.k + 1)), gk64 = gamma_n(double(B.k + 1), 0x1.0p-53);
+  const double gi = sum_gamma(double(I + 1)), gi64 = sum_gamma(double(I + 1), 0x1.0p-53);
+  const double gk = sum_gamma(double(B.k + 1)), gk64 = sum_gamma(double(B.k + 1), 0x1.0p-53);
   std::vector<double> truth(B.out_in.begin(), B.out_in.end()), err(size_t(T * d), 0.0), msum(size_t(T * d), 0.0);
   const size_t ni = static_cast<size_t>(I), nd = static_cast<size_t>(d);
   std::vector<double> a(ni), y(nd), mag(nd);

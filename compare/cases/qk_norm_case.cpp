@@ -1,5 +1,6 @@
 #include <cmath>
 
+#include "compare/cases/bound_mode.h"
 #include "compare/cases/case_util.h"
 #include "compare/cases/instances.h"
 #include "core/rng.h"
@@ -36,7 +37,7 @@ OpCase qk_norm_instance(const std::string& label, uint64_t seed, const QkNormPar
   c.tensors["k"] = f32_tensor(k);
   c.tensors["q_out"] = output_f32(n);
   c.tensors["k_out"] = output_f32(n);
-  const double g = gamma_n(double(dk)) / 2;
+  const double g = sum_gamma(double(dk)) / 2;
   OutputSpec sq, sk;
   sq.name = "q_out", sk.name = "k_out";
   sq.kind = sk.kind = Kind::Reduction;

@@ -1,5 +1,6 @@
 #include <cmath>
 
+#include "compare/cases/bound_mode.h"
 #include "compare/cases/case_util.h"
 #include "compare/cases/instances.h"
 #include "core/rng.h"
@@ -23,7 +24,7 @@ OpCase rmsnorm_instance(const std::string& label, uint64_t seed, const RmsNormPa
   // budgets counted as u each; plus the smallest normal for subnormal results.
   OutputSpec s;
   s.name = "y", s.kind = Kind::Reduction;
-  const double rel = gamma_n(double(p.dim)) / 2 + 12 * kU32;
+  const double rel = sum_gamma(double(p.dim)) / 2 + 12 * kU32;
   for (float v : y) s.bound.push_back(std::fabs(double(v)) * rel + kMinNormal32);
   c.outputs["y"] = s;
   c.truth["y"] = widen(y);

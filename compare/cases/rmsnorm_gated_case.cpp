@@ -1,5 +1,6 @@
 #include <cmath>
 
+#include "compare/cases/bound_mode.h"
 #include "compare/cases/case_util.h"
 #include "compare/cases/instances.h"
 #include "core/rng.h"
@@ -42,7 +43,7 @@ OpCase rmsnorm_gated_instance(const std::string& label, uint64_t seed, const Rms
   c.tensors["y"] = output_f32(n);
   OutputSpec s;
   s.name = "y", s.kind = Kind::Reduction;
-  const double g = gamma_n(double(dv)) / 2;
+  const double g = sum_gamma(double(dv)) / 2;
   for (int64_t r = 0; r < tokens * heads; ++r) {
     double ss = 0;
     for (int64_t i = 0; i < dv; ++i) ss += double(o[r * dv + i]) * double(o[r * dv + i]);

@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 
+#include "compare/cases/bound_mode.h"
 #include "compare/cases/case_util.h"
 #include "core/math.h"
 #include "core/rng.h"
@@ -164,7 +165,7 @@ std::vector<double> weight_bounds(const Err& r, const std::vector<int32_t>& S, c
       const double rho = r.sig_rel[size_t(e)] + kU32;
       lo.push_back(s * rsf * (1 - rho) - 2 * kMinNormal32), hi.push_back(s * rsf * (1 + rho) + 2 * kMinNormal32);
     } else if (sum_lo > 0) {
-      const double rho = r.sig_rel[size_t(e)] + rel_max + gamma_n(double(K)) + 6 * kU32;
+      const double rho = r.sig_rel[size_t(e)] + rel_max + sum_gamma(double(K)) + 6 * kU32;
       const double flush = double(K + 1) * kMinNormal32 * rsf / sum_lo + kMinNormal32;
       lo.push_back(s / sum_hi * rsf * (1 - rho) - flush), hi.push_back(s / sum_lo * rsf * (1 + rho) + flush);
     } else {

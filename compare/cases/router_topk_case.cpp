@@ -3,6 +3,7 @@
 #include <limits>
 #include <string>
 
+#include "compare/cases/bound_mode.h"
 #include "compare/cases/case_util.h"
 #include "compare/cases/instances.h"
 #include "core/rng.h"
@@ -57,7 +58,7 @@ RowErr row_errors(const float* x, const double* P, int64_t E) {
   RowErr r;
   r.P.assign(P, P + E), r.beta.resize(size_t(E)), r.a.resize(size_t(E));
   const double m = *std::max_element(x, x + E);
-  double eta = gamma_n(double(E)) + double(E) * kMinNormal32;
+  double eta = sum_gamma(double(E)) + double(E) * kMinNormal32;
   std::vector<double> delta(static_cast<size_t>(E));
   for (int64_t e = 0; e < E; ++e) {
     const double d = double(x[e]) - m;
@@ -107,7 +108,7 @@ std::vector<double> weight_bounds(const RowErr& r, const int32_t* S, const float
     if (!renorm) {
       lo.push_back(P - r.beta[size_t(c)]), hi.push_back(P + r.beta[size_t(c)]);
     } else {
-      const double rho = r.a[size_t(c)] + a_max + gamma_n(double(K)) + 7 * kU32;
+      const double rho = r.a[size_t(c)] + a_max + sum_gamma(double(K)) + 7 * kU32;
       lo.push_back(P / sum_hi * (1 - rho) - 2 * kMinNormal32), hi.push_back(P / sum_lo * (1 + rho) + 2 * kMinNormal32);
     }
   }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -141,6 +142,7 @@ void emit(int fd, const json& msg) {
     const KernelEntry* k = &m.kernels[kernel];
     vk::Context ctx(opt.device, vk::Context::Memory::Readback);
     int64_t ran = 0;
+    double max_budget = 0;
     for (const std::string& op : ops)
       for (const Plan& plan : plans_for(m, op, nullptr)) {
         bool uses = std::count(plan.kernels.begin(), plan.kernels.end(), k) > 0;
@@ -158,9 +160,11 @@ void emit(int fd, const json& msg) {
               ::_exit(0);
             }
             ran += r.status() == CaseResult::Status::Pass;
+            for (const Verdict& v : r.outputs)
+              if (std::isfinite(v.budget_used)) max_budget = std::max(max_budget, v.budget_used);
           }
       }
-    emit(fd, {{"pass", ran}});
+    emit(fd, {{"pass", ran}, {"max_budget", max_budget}});
   } catch (const std::exception& e) {
     emit(fd, {{"error", e.what()}});
   }
@@ -223,13 +227,14 @@ struct Outcome {
   bool failed = false;
   CaseResult failure;
   int cases = 0;
+  double max_budget = 0;
   std::string error;  // the child could not run at all (bad input)
 };
 
 Outcome outcome_of(const Child& c, int status) {
   Outcome o;
   if (c.finished && c.last.contains("pass")) {
-    o.cases = c.last["pass"].get<int>();
+    o.cases = c.last["pass"].get<int>(), o.max_budget = c.last.value("max_budget", 0.0);
     return o;
   }
   if (c.finished && c.last.contains("fail")) {
@@ -254,7 +259,7 @@ Outcome outcome_of(const Child& c, int status) {
 }
 
 void apply(MutantResult& mr, const Outcome& o) {
-  mr.cases = o.cases;
+  mr.cases = o.cases, mr.max_budget = o.max_budget;
   if (!o.failed) {
     mr.status = MutantStatus::Survived;
     return;

@@ -52,6 +52,7 @@ struct MutantResult {
   std::string evidence;   // the first failing case: its line and first reason; or why it was dropped
   std::string why;        // Equivalent: the claim's argument
   int cases = 0;          // cases run (a killed mutant stops at its first failure)
+  double max_budget = 0;  // survivors: the largest share of an error bound any output used
 };
 
 struct MutateReport {

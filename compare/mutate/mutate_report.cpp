@@ -83,7 +83,8 @@ void write_mutate_console(std::ostream& os, const MutateReport& r) {
   }
   for (const MutantResult& m : r.mutants) {
     if (m.status == MutantStatus::Survived) {
-      os << "\nSURVIVED " << m.kernel << " " << m.mutant.id() << " (" << m.cases << " cases passed)\n" << m.mutant.diff
+      os << "\nSURVIVED " << m.kernel << " " << m.mutant.id() << " (" << m.cases << " cases passed, at most "
+         << pct(m.max_budget) << " of a bound)\n" << m.mutant.diff
          << "\n";
     } else if (m.status == MutantStatus::Equivalent) {
       os << "\nEQUIVALENT " << m.kernel << " " << m.mutant.id() << ": " << m.why << "\n";
@@ -109,7 +110,7 @@ void write_mutate_json(std::ostream& os, const MutateReport& r) {
                        {"line", m.mutant.line},     {"column", m.mutant.column},  {"before", m.mutant.before},
                        {"after", m.mutant.after},   {"diff", m.mutant.diff},      {"status", mutant_status_name(m.status)},
                        {"criterion", m.criterion},  {"evidence", m.evidence},     {"why", m.why},
-                       {"cases", m.cases}});
+                       {"cases", m.cases}, {"max_budget", m.max_budget}});
   json kernels = json::object();
   for (const auto& [k, s] : kill_stats(r))
     kernels[k] = {{"generated", s.generated}, {"identical", s.identical}, {"duplicate", s.duplicate},
