@@ -23,9 +23,16 @@ namespace moe::vk {
 using namespace detail;
 namespace {
 
-// The guard's byte at position j past the usable end: position-dependent, so neither a zero
-// fill, a constant store nor a shifted copy of the guard itself leaves it intact.
-uint8_t guard_byte(size_t j) { return static_cast<uint8_t>(((j * 0x9E3779B1u) >> 13) ^ 0xA5u); }
+// The guard's byte at position j past the usable end. Each 32-bit word of the guard is a quiet
+// NaN, 0x7FC0pppp, with a position-dependent payload p: neither a zero fill, a constant store
+// nor a shifted copy of the guard itself leaves it intact, and a kernel that reads past the end
+// of a float (or bf16-pair) buffer computes with NaN, which fails visibly, instead of with
+// whatever happened to be there.
+uint8_t guard_byte(size_t j) {
+  // (payload odd: never the canonical NaN 0x7FC00000 a kernel might store)
+  const uint32_t word = 0x7FC00001u | ((static_cast<uint32_t>(j / 4) * 0x9E3779B1u) >> 16);
+  return static_cast<uint8_t>(word >> (8 * (j % 4)));
+}
 
 std::string labels_of(const std::vector<Dispatch>& seq) {
   std::string s;
