@@ -415,7 +415,18 @@ MutateReport run_mutate(const MutateOptions& opt) {
     if (!opt.quiet) std::cerr << "mutate: " << k.name << ": " << jobs.size() - 1 << " mutants to run\n";
     run_jobs(m, ki, std::move(jobs), cases, ops, opt, rep);
   }
-  apply_claims(opt.equivalent, rep);
+  for (const std::string& path : opt.equivalent) {
+    // A folder: every *.json in it (one claims file per kernel group).
+    if (!fs::is_directory(path)) {
+      apply_claims(path, rep);
+      continue;
+    }
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(path))
+      if (e.path().extension() == ".json") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const fs::path& f : files) apply_claims(f.string(), rep);
+  }
   return rep;
 }
 

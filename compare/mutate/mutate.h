@@ -33,7 +33,8 @@ struct MutateOptions {
   uint64_t timeout_ms = 20000;
   size_t max_per_kernel = 0;     // sample at most this many mutants per kernel (0: all)
   uint64_t sample_seed = 1;
-  std::string equivalent;        // JSON: [{"kernel", "mutant" (Mutant::id), "why"}]
+  // Claims files, JSON [{"kernel", "mutant" (Mutant::id), "why"}], or folders of them.
+  std::vector<std::string> equivalent;
   int jobs = 1;                  // mutants run at once
   std::string json, html;
   double min_kill_rate = 0;      // mutate_command exits 1 when the overall kill rate is below it
