@@ -5,6 +5,7 @@
 #include "compare/vk/runner.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <chrono>
 #include <cstdlib>
@@ -27,10 +28,14 @@ namespace {
 // NaN, 0x7FC0pppp, with a position-dependent payload p: neither a zero fill, a constant store
 // nor a shifted copy of the guard itself leaves it intact, and a kernel that reads past the end
 // of a float (or bf16-pair) buffer computes with NaN, which fails visibly, instead of with
-// whatever happened to be there.
-uint8_t guard_byte(size_t j) {
+// whatever happened to be there. The payload also depends on the buffer (`salt`): arithmetic
+// passes a NaN's payload through, so a kernel that reads past the end of one buffer and writes
+// past the end of another at the same offset (y[i] = x[i] * w[i] for i beyond both) would
+// otherwise store exactly the guard it overwrote.
+uint8_t guard_byte(size_t j, uint32_t salt) {
   // (payload odd: never the canonical NaN 0x7FC00000 a kernel might store)
-  const uint32_t word = 0x7FC00001u | ((static_cast<uint32_t>(j / 4) * 0x9E3779B1u) >> 16);
+  const uint32_t h = (static_cast<uint32_t>(j / 4) + salt * 0x85EBCA6Bu) * 0x9E3779B1u;
+  const uint32_t word = 0x7FC00001u | (h >> 16);
   return static_cast<uint8_t>(word >> (8 * (j % 4)));
 }
 
@@ -60,7 +65,13 @@ struct Allocation {
   ::vk::raii::DeviceMemory memory{nullptr};
   uint8_t* mapped = nullptr;
   bool device_local = false;
+  uint32_t salt = 0;  // of the guard's payloads: distinct per allocation
 };
+
+uint32_t next_guard_salt() {
+  static std::atomic<uint32_t> counter{0};
+  return counter.fetch_add(1, std::memory_order_relaxed) + 1;
+}
 
 // Freed buffers kept for reuse by make_buffer of the same size and guard: allocating device
 // memory costs milliseconds on NVIDIA, and a compare run makes the same few sizes thousands of
@@ -154,7 +165,7 @@ void Buffer::fill_u32(uint32_t pattern) {
 bool Buffer::guard_intact() const {
   const Impl& m = live(impl_.get());
   for (size_t j = 0; j < m.guard; ++j)
-    if (m.alloc->mapped[m.size + j] != guard_byte(j)) return false;
+    if (m.alloc->mapped[m.size + j] != guard_byte(j, m.alloc->salt)) return false;
   return true;
 }
 
@@ -306,7 +317,7 @@ Buffer Context::make_buffer(size_t bytes, size_t guard_bytes) {
             "vulkan: make_buffer: " << bytes << " + " << guard_bytes << " bytes overflows");
   if (std::shared_ptr<Allocation> reused = impl_->pool->take(bytes, guard_bytes)) {
     // A kernel of an earlier case may have written past its end: the guard is laid again.
-    for (size_t j = 0; j < guard_bytes; ++j) reused->mapped[bytes + j] = guard_byte(j);
+    for (size_t j = 0; j < guard_bytes; ++j) reused->mapped[bytes + j] = guard_byte(j, reused->salt);
     auto impl = std::make_unique<Buffer::Impl>();
     impl->alloc = std::move(reused);
     impl->size = bytes, impl->guard = guard_bytes, impl->pool = impl_->pool;
@@ -369,7 +380,8 @@ Buffer Context::make_buffer(size_t bytes, size_t guard_bytes) {
   } catch (const ::vk::SystemError& e) {
     MOE_FAIL("vulkan: make_buffer(" << bytes << " + guard " << guard_bytes << "): " << e.what());
   }
-  for (size_t j = 0; j < guard_bytes; ++j) alloc->mapped[bytes + j] = guard_byte(j);
+  alloc->salt = next_guard_salt();
+  for (size_t j = 0; j < guard_bytes; ++j) alloc->mapped[bytes + j] = guard_byte(j, alloc->salt);
   auto impl = std::make_unique<Buffer::Impl>();
   impl->alloc = std::move(alloc);
   impl->size = bytes;
