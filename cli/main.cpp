@@ -9,6 +9,7 @@
 #include "compare/run/isolate.h"
 #include "compare/mutate/mutate.h"
 #include "compare/cases/bound_mode.h"
+#include "compare/run/calibrate.h"
 #include "run.h"
 #include "selfcheck.h"
 
@@ -85,12 +86,18 @@ int main(int argc, char** argv) {
                     "Run every kernel in this process (default: each kernel's cases in a worker process, so a kernel "
                     "that crashes or hangs the driver fails alone)");
   compare->add_option("--jobs", co.jobs, "Worker processes at once")->check(CLI::PositiveNumber)->capture_default_str();
-  std::string bounds = "probabilistic";
+  std::string bounds = "probabilistic", prec = "measured", precision_json;
+  const char* precision_help =
+      "Error budgets of exp/log/sin/cos/inversesqrt/division: measured (on the device, at start: the largest error of a "
+      "dense sweep x 2, at most the Vulkan rule unless the device breaks it) or spec (the Vulkan precision rules)";
   const char* bounds_help =
       "Error bounds of sums: probabilistic (lambda = 10, false alarms < 1e-13 per element; assumes round to nearest) "
       "or worst (any rounding; looser)";
   compare->add_option("--bounds", bounds, bounds_help)->check(CLI::IsMember({"probabilistic", "worst"}))
       ->capture_default_str();
+  compare->add_option("--precision", prec, precision_help)->check(CLI::IsMember({"measured", "spec"}))
+      ->capture_default_str();
+  compare->add_option("--precision-json", precision_json)->group("");  // a worker: the parent's measurement
   // The worker side of isolation (compare/run/isolate.h), started by compare itself.
   moe::compare::WorkerTask task;
   compare->add_option("--worker-fd", task.fd)->group("");
@@ -123,6 +130,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   mutate->add_option("--bounds", bounds, bounds_help)->check(CLI::IsMember({"probabilistic", "worst"}))
       ->capture_default_str();
+  mutate->add_option("--precision", prec, precision_help)->check(CLI::IsMember({"measured", "spec"}))
+      ->capture_default_str();
   mutate->add_option("--json", mo.json, "Write a JSON report");
   mutate->add_option("--html", mo.html, "Write a self-contained HTML report");
 
@@ -147,6 +156,12 @@ int main(int argc, char** argv) {
   bisect->add_option("--timeout-ms", bo.timeout_ms, "Per-dispatch timeout")->capture_default_str();
   bisect->add_option("--bounds", bounds, bounds_help)->check(CLI::IsMember({"probabilistic", "worst"}))
       ->capture_default_str();
+  bisect->add_option("--precision", prec, precision_help)->check(CLI::IsMember({"measured", "spec"}))
+      ->capture_default_str();
+  std::string cal_device;
+  auto* calibrate = app.add_subcommand("calibrate", "Measure the device's exp/log/sin/cos/inversesqrt/division errors "
+                                                    "and print the budgets compare derives from them");
+  calibrate->add_option("--device", cal_device, "Vulkan device index or name substring");
 
   moe::FixtureOptions fo;
   auto* fixture = app.add_subcommand("fixture", "Write a deterministic synthetic model (MLX or moeflux format)");
@@ -170,13 +185,26 @@ int main(int argc, char** argv) {
     if (*fixture) return moe::make_fixture(fo);
     if (*devices) return moe::list_devices_command();
     if (*compare) {
-      if (task.fd >= 0) return moe::compare::run_worker(co, task);
+      if (task.fd >= 0) {
+        moe::compare::set_precision(precision_json.empty()
+                                        ? moe::compare::spec_precision()
+                                        : moe::compare::precision_from_json(nlohmann::json::parse(precision_json)));
+        return moe::compare::run_worker(co, task);
+      }
       co.isolate = !no_isolate && co.case_file.empty();
+      co.precision_note = "transcendental budgets: " + moe::compare::apply_precision(prec, co.device, co.isolate);
       co.worker_exe = std::filesystem::read_symlink("/proc/self/exe").string();
       return moe::compare::run_compare(co);
     }
-    if (*bisect) return moe::run_bisect(bo);
-    if (*mutate) return moe::compare::mutate_command(mo);
+    if (*bisect) {
+      std::fprintf(stderr, "bisect: %s\n", moe::compare::apply_precision(prec, bo.device, false).c_str());
+      return moe::run_bisect(bo);
+    }
+    if (*mutate) {
+      std::fprintf(stderr, "mutate: %s\n", moe::compare::apply_precision(prec, mo.device, true).c_str());
+      return moe::compare::mutate_command(mo);
+    }
+    if (*calibrate) return moe::compare::calibrate_command(cal_device);
     if (*ops) {
       for (const moe::OpInfo& op : moe::op_registry()) std::printf("%-18s %s\n", op.stem, op.summary);
       return 0;

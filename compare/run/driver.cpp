@@ -326,7 +326,9 @@ void print_header(const CompareOptions& opt, const vk::DeviceInfo& info, const M
   if (opt.quiet) return;
   std::printf("device %d: %s (%s), subgroup sizes", info.index, info.name.c_str(), info.driver.c_str());
   for (uint32_t s : info.subgroup_sizes()) std::printf(" %u", s);
-  std::printf("; kernels: %s\n\n", m.path.empty() ? "bundled" : m.path.c_str());
+  std::printf("; kernels: %s\n", m.path.empty() ? "bundled" : m.path.c_str());
+  if (!opt.precision_note.empty()) std::printf("%s\n", opt.precision_note.c_str());
+  std::printf("\n");
   std::fflush(stdout);
 }
 

@@ -77,6 +77,7 @@ struct CompareOptions {
   bool isolate = false;
   std::string worker_exe;     // the moeoracle executable that serves `compare --worker`
   int jobs = 1;               // workers at once
+  std::string precision_note; // which transcendental budgets are in use: the header's second line
 };
 
 // One plan of an op with its position among the op's plans and the sizes it runs at.

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compare/cases/bound_mode.h"
+#include "compare/run/calibrate.h"
 #include "compare/report/result_codec.h"
 #include "compare/vk/runner.h"
 #include "core/check.h"
@@ -119,6 +120,7 @@ std::vector<std::string> worker_args(const CompareOptions& opt, const std::strin
   if (!opt.device.empty()) a.insert(a.end(), {"--device", opt.device});
   if (opt.perf) a.push_back("--perf");
   a.insert(a.end(), {"--bounds", bound_mode_name(bound_mode())});  // the cases' bounds, as here
+  a.insert(a.end(), {"--precision-json", precision_to_json(precision()).dump()});  // measured once, here
   return a;
 }
 
