@@ -16,8 +16,9 @@
 // Error model (Vulkan precision rules, appendices/spirvenv.adoc; u = 2^-24, first order in u
 // unless written as a product): add, subtract, multiply and fma are "correctly rounded", which
 // allows either neighbour, so each is within 1 ULP <= 2u relative (not u: the rounding mode is
-// not fixed without RoundingModeRTE); exp within 3 + 2|x| ULP, i.e. (6 + 4|x|)u relative;
-// division within 2.5 ULP = 5u. A sum of n terms in any order (sequential, subgroupAdd, shared
+// not fixed without RoundingModeRTE); exp within 3 + 2|x| ULP, i.e. (6 + 4|x|)u relative, and
+// division within 2.5 ULP = 5u by the rules — the code takes both from decide/precision.h
+// (exp_rel, division_rel), which holds the rules or the device's calibrated budgets. A sum of n terms in any order (sequential, subgroupAdd, shared
 // memory tree) is within gamma_n(2u) * sum|terms| (Higham, the product roundings included).
 #include <Eigen/Core>
 #include <algorithm>
@@ -28,6 +29,7 @@
 #include "compare/cases/bound_mode.h"
 #include "compare/cases/case_util.h"
 #include "compare/cases/instances.h"
+#include "compare/decide/precision.h"
 #include "core/check.h"
 #include "core/math.h"
 #include "core/rng.h"
@@ -151,14 +153,14 @@ void softmax_truth(const AttentionParams& p, const std::vector<float>& s, std::v
       for (int64_t i = 0; i < len; ++i) sum += (P[size_t(base + i)] = std::exp(double(s[size_t(base + i)]) - m));
       double ebar = 0;
       for (int64_t i = 0; i < len; ++i) {
-        const double x = std::fabs(double(s[size_t(base + i)]) - m), r = (6 + 4 * x * (1 + kU2)) * kU32;
+        const double x = std::fabs(double(s[size_t(base + i)]) - m), r = exp_rel(x * (1 + kU2));
         eps[size_t(i)] = std::expm1(kU2 * x) * (1 + r) + r;
         P[size_t(base + i)] /= sum;
         ebar += P[size_t(base + i)] * eps[size_t(i)];
       }
       const double gam = sum_gamma(double(len), kU2);
       for (int64_t i = 0; i < len; ++i) {
-        const double hi = (1 + eps[size_t(i)]) * (1 + 5 * kU32) * (1 + kU2) / ((1 - ebar) * (1 - gam));
+        const double hi = (1 + eps[size_t(i)]) * (1 + division_rel()) * (1 + kU2) / ((1 - ebar) * (1 - gam));
         const double Pi = P[size_t(base + i)];
         bound[size_t(base + i)] = Pi * (hi - 1) + 2 * kMinNormal32 + Pi * double(len) * kMinNormal32;
       }
@@ -193,7 +195,7 @@ void values_truth(const AttentionParams& p, const std::vector<float>& P, const s
 // (6 + 4|g|)u, which 1 + E passes on scaled by E / (1 + E) <= 1, plus its own rounding 2u; the
 // division 5u; the product 2u. In ULP of the exact result (one ULP of y is more than u|y|):
 // at most rel / u ULP.
-double gate_rel(double g) { return (1 + (6 + 4 * std::fabs(g)) * kU32) * (1 + kU2) * (1 + 5 * kU32) * (1 + kU2) - 1; }
+double gate_rel(double g) { return (1 + exp_rel(g)) * (1 + kU2) * (1 + division_rel()) * (1 + kU2) - 1; }
 
 // ---- The whole op's bound on o, for a chain of conforming stage kernels or a fused kernel
 // computing the same formulas in f32 (kernels_cpu/check/attention_check.cpp's derivation with
@@ -243,10 +245,10 @@ std::vector<double> o_bound(const AttentionParams& p, const std::vector<float>& 
         Eigen::VectorXd P = (S.col(j).array() - smax).exp().matrix();
         P /= P.sum();
         Eigen::VectorXd eps(len);
-        for (int64_t i = 0; i < len; ++i) eps(i) = (6 + 4 * (smax - S(i, j) + 2 * Dx)) * kU32;
+        for (int64_t i = 0; i < len; ++i) eps(i) = exp_rel(smax - S(i, j) + 2 * Dx);
         const Eigen::VectorXd Pe = P.cwiseProduct(eps);
         const double ebar = std::exp(2 * Dx) * Pe.sum();
-        const double rho = std::exp(2 * Dx) * (1 + 5 * kU32) * (1 + kU2) / ((1 - ebar) * (1 - gam)) - 1;
+        const double rho = std::exp(2 * Dx) * (1 + division_rel()) * (1 + kU2) / ((1 - ebar) * (1 - gam)) - 1;
         const Eigen::VectorXd W = Vabs.topRows(len).transpose() * P, E = Vabs.topRows(len).transpose() * Pe;
         const int64_t base = (t * H + g * G + j) * D;
         for (int64_t d = 0; d < D; ++d) {

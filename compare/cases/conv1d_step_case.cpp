@@ -3,6 +3,7 @@
 
 #include "compare/cases/bound_mode.h"
 #include "compare/cases/case_util.h"
+#include "compare/decide/precision.h"
 #include "compare/cases/instances.h"
 #include "core/rng.h"
 #include "ops/conv1d_step.h"
@@ -15,7 +16,7 @@ namespace {
 // taps N(0, 0.3^2), state the raw inputs of earlier tokens (mid-sequence) or zero (start).
 //
 // y: bound in f32 accumulation, any order, fused or not, first order in u = 2^-24 (one ULP of
-// a value is at most 2u of it; Vulkan precision rules):
+// a value is at most 2u of it; Vulkan precision rules, or the device's calibrated budgets: decide/precision.h):
 //   acc is a sum of K products: |dacc| <= gamma_K * sum |terms| (the truth's f64 sum of exact
 //     f32 products is exact to 2^-53, negligible). silu' is bounded by 1.0999 < 1.1, so y moves
 //     by at most 1.1 |dacc|.
@@ -51,7 +52,7 @@ std::vector<double> y_bound(const Conv& cv, const float* x, const std::vector<fl
     const double a = std::fabs(acc) + dacc;
     const double one_minus_sig = 1.0 / (1.0 + std::exp(acc - dacc));  // 1 - sigmoid, at its largest
     const double y = std::fabs(double(y_true[size_t(c)]));
-    b[size_t(c)] = 1.1 * dacc + ((6.0 + 4.0 * a) * one_minus_sig + 7.0) * kU32 * y + kSiluFloor;
+    b[size_t(c)] = 1.1 * dacc + (exp_rel(a) * one_minus_sig + division_rel() + 2 * kU32) * y + kSiluFloor;
   }
   return b;
 }

@@ -3,6 +3,7 @@
 
 #include "compare/cases/case_util.h"
 #include "compare/cases/instances.h"
+#include "compare/decide/precision.h"
 #include "core/rng.h"
 #include "ops/decay_beta.h"
 
@@ -24,6 +25,8 @@ struct Inputs {
 // element = its absolute error bound / ulp(truth). Bounds first order in u = 2^-24 under the
 // Vulkan precision rules (exp, exp2: 3 + 2|x| ULP; log: 3 ULP, or 2^-21 absolute for arguments
 // in [0.5, 2]; division 2.5 ULP; +, *: correctly rounded, i.e. < 1 ULP); one ULP <= 2u relative.
+// (The code takes exp, log and division from decide/precision.h: the rules or the device's
+// calibrated budgets.)
 // With ud = a + dt_bias (exact in f64), sp = softplus(ud), s = sigmoid(ud), A = exp(A_log),
 // P = A sp, g = exp(-P), all from f64:
 //   u = fl(a + dt_bias): u |ud|, which moves sp by s u |ud|.
@@ -97,14 +100,14 @@ OpCase decay_beta_instance(const std::string& label, uint64_t seed, const DecayB
     const double sp = ud > 0 ? ud + std::log1p(std::exp(-ud)) : std::log1p(std::exp(ud));
     const double s = 1.0 / (1.0 + std::exp(-ud));
     const double al = double(A_log[size_t(h)]), A = std::exp(al), P = A * sp;
-    const double dsp = s * (std::fabs(ud) + 6 + 4 * std::fabs(ud)) * u + u + 0x1.0p-21 + 6 * u * sp;
-    const double dP = (7 + 4 * std::fabs(al)) * u * P + A * dsp;
+    const double dsp = s * (std::fabs(ud) * u + exp_rel(ud)) + u + log_abs() + log_ulp_rel() * sp;
+    const double dP = (exp_rel(al) + u) * P + A * dsp;
     const double gt = double(g[size_t(i)]);
-    double dg = gt * (dP + (7 + 4 * P) * u) + kMinNormal32;
+    double dg = gt * (dP + exp_rel(P) + u) + kMinNormal32;
     if (a[size_t(i)] + dt_bias[size_t(h)] >= 88.0f) dg += gt;  // the engines' defined g = 0
     sg.ulp_budget.push_back(vk_ulp::from_abs(dg, gt));
     const double bt = double(beta[size_t(i)]), ab = std::fabs(double(b[size_t(i)]));
-    const double db = bt * ((6 + 4 * ab) * (1 - bt) + 7) * u + kMinNormal32;
+    const double db = bt * (exp_rel(ab) * (1 - bt) + 2 * u + division_rel()) + kMinNormal32;
     sb.ulp_budget.push_back(vk_ulp::from_abs(db, bt));
   }
   c.outputs["g"] = sg, c.outputs["beta"] = sb;

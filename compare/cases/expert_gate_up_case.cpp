@@ -4,6 +4,7 @@
 #include "compare/cases/act_model.h"
 #include "compare/cases/bound_mode.h"
 #include "compare/cases/case_util.h"
+#include "compare/decide/precision.h"
 #include "core/expert_blob.h"
 #include "core/rng.h"
 #include "core/test_data.h"
@@ -22,7 +23,8 @@ namespace moe::compare {
 //    sum's gamma64_{d+1} mag_g; ref64: gamma64_{d+1} mag_g.
 // 2. Propagation: silu is 1.1-Lipschitz (max |silu'| = 1.0998 at g = 2.4), so
 //    |silu(g') u' - silu(g) u| <= 1.1 |dg| (|u| + |du|) + |silu(g)| |du| =: e1.
-// 3. Evaluation of g / (1 + exp(-g)) * u on the GPU (Vulkan precision rules): exp within
+// 3. Evaluation of g / (1 + exp(-g)) * u on the GPU (Vulkan precision rules, or the device's
+//    calibrated budgets: decide/precision.h; the figures below are the rules'): exp within
 //    3 + 2|g'| ULP, one ULP <= 2u relative: (6 + 4|g'|) u on E = exp(-g'); 1 + E rounds (u) and
 //    passes E's error on scaled by E / (1 + E) = 1 / (1 + exp(g')) (largest at g' = g - |dg|);
 //    the division 2.5 ULP = 5u (a kernel forming g * (1 / (1 + E)) instead: 5u + u, budgeted:
@@ -49,7 +51,7 @@ ActModel act_model(const QuantMatrix& gate, const QuantMatrix& up, const double*
     };
     const double dg = gd * gm[i], du = gd * um[i];
     const double damp = 1 / (1 + std::exp(g[i] - dg));
-    const double rel_gpu = (6 + 4 * (std::fabs(g[i]) + dg)) * u * damp + 8 * u;
+    const double rel_gpu = exp_rel(std::fabs(g[i]) + dg) * damp + division_rel() + 3 * u;
     m.h[i] = h;
     m.gpu[i] = prop(dg, du, rel_gpu * (1 + rel_gpu));
     m.ref32[i] = prop(u * std::fabs(g[i]) + gd64 * gm[i], u * std::fabs(uu[i]) + gd64 * um[i], 4 * u64 + u);

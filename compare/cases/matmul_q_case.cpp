@@ -129,6 +129,10 @@ std::vector<OpCase> matmul_q_cases(bool rem, bool real, uint64_t seed) {
       add("remainder G=128" + b, 7, 33, 384, bits, seed + 3000 + uint64_t(bits), 128);
     }
     add("remainder 2-bit rows 33", 16, 33, 192, 2, seed + 9);
+    // A partial last tile at 2 and 8 bits too (19 = 2 full 8-token tiles + 3): a kernel that
+    // sizes the last tile wrongly reads X and writes Y past their ends only here.
+    add("remainder 2-bit partial tile rows 5", 19, 5, 192, 2, seed + 16);
+    add("remainder 8-bit partial tile rows 5", 19, 5, 192, 8, seed + 17);
   }
   if (real) {
     // Every projection of both models at decode (T = 1; real_shapes.h), and prefill chunks

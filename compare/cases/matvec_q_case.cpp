@@ -76,6 +76,12 @@ std::vector<OpCase> matvec_q_cases(bool rem, bool real, uint64_t seed) {
       out.push_back(matvec_q_case(("remainder G=32" + b).c_str(), 33, 96, bits, seed + 1000 + uint64_t(bits), 32));
       out.push_back(matvec_q_case(("remainder G=128" + b).c_str(), 33, 384, bits, seed + 2000 + uint64_t(bits), 128));
     }
+    // Groups wider than any checkpoint's (the contract allows any multiple of 32/bits dividing
+    // cols): G = 256, three groups, 3 rows. Words per group computed with a wrong divisor
+    // (group_size / 15 at 2 bits) agree with the right one up to G = 224 and differ from here on.
+    for (int bits : {8, 2})
+      out.push_back(matvec_q_case(("remainder G=256 " + std::to_string(bits) + "-bit").c_str(), 3, 768, bits,
+                                  seed + 2500 + uint64_t(bits), 256));
     // Past the shared-memory input caches engines size for the shapes they expect (spec §12.2:
     // in = 8192 is the VK staging limit): 8192 + one group (an odd group count), 16384 + one
     // group, and at G = 32 8192 + one group of 32 (257 groups). Few rows, so cheap.

@@ -3,6 +3,7 @@
 
 #include "compare/cases/bound_mode.h"
 #include "compare/cases/case_util.h"
+#include "compare/decide/precision.h"
 #include "compare/cases/instances.h"
 #include "core/math.h"
 #include "core/rng.h"
@@ -37,13 +38,14 @@ OpCase moe_combine_instance(const std::string& label, uint64_t seed, const MoeCo
   // passes through 1 + E scaled by E / (1 + E) <= 1); the division 2.5 ULP = 5u. Together
   // (12 + 4|gamma|)u relative on sig, so + (13 + 4|gamma|)u |sh sig| with 1u of slack (ungated:
   // sig = 1 exactly, nothing). The truth (f64, rounded once to f32) adds u |out|; the smallest
-  // normal floors results near underflow (and flushed subnormal products).
+  // normal floors results near underflow (and flushed subnormal products). exp and division come
+  // from decide/precision.h: the rules above, or the device's calibrated budgets.
   OutputSpec s;
   s.name = "out", s.kind = Kind::Reduction;
   const double g = sum_gamma(double(K + 2));
   for (int64_t t = 0; t < T; ++t) {
     const double sig = gated ? sigmoid(double(gamma[size_t(t)])) : 1.0;
-    const double sig_rel = gated ? (13.0 + 4.0 * std::fabs(double(gamma[size_t(t)]))) * kU32 : 0.0;
+    const double sig_rel = gated ? exp_rel(double(gamma[size_t(t)])) + division_rel() + 2 * kU32 : 0.0;
     for (int64_t i = 0; i < d; ++i) {
       double terms = std::fabs(double(h[size_t(t * d + i)]));
       for (int64_t j = 0; j < K; ++j)

@@ -1,7 +1,9 @@
+#include <algorithm>
 #include <cmath>
 
 #include "compare/cases/case_util.h"
 #include "compare/cases/instances.h"
+#include "compare/decide/precision.h"
 #include "core/rng.h"
 #include "ops/rope.h"
 
@@ -11,7 +13,9 @@ namespace {
 // Per-element bound for a kernel that forms the angle in f32 (as every engine does) under the
 // Vulkan precision rules, against the f64 truth; first order in u = 2^-24, one ULP of a value
 // at most 2u of it. The reasoning of kernels_cpu/check/rope_check.cpp, with the GPU's
-// transcendentals in place of libm's.
+// transcendentals in place of libm's. The figures below are the Vulkan rules; the code takes
+// them from decide/precision.h (the rules, or the device's calibrated budgets: sin and cos are
+// then ~1.5e-7 instead of 2^-11 on every driver measured so far).
 //
 // Angle. Exactly a = pos * theta^(-e), e = 2i/R, i.e. a = pos * 2^(-t), t = e log2(theta).
 //   e_k = float(2i) / float(R): 2.5 ULP = 5u, or float(2i) * (1/R): 6u.   |de| <= 6u e
@@ -20,6 +24,7 @@ namespace {
 //   exp2(-t_k): 3 + 2|t| ULP = (6 + 4|t|)u relative, and the argument's error ln2 |dt|.
 //   (GLSL pow(theta, -e) is defined as this exp2(-e * log2(theta)): the same budget.)
 //   A kernel forming 1 / pow(theta, e) adds a 2.5 ULP division: 5u (budgeted).
+//   ggml's pow(theta_scale, i) instead: power_form_rel; eps_inv is the larger of the two.
 //   a_k = float(pos) * inv_freq: + u, and float(pos) is exact below 2^24 (else 1 ULP: 2u).
 //   Reduction to [-pi, pi] (Vulkan defines sin/cos precision only there): r = a - k 2pi_f with
 //   an f32 2pi (|2pi_f - 2pi| = 0.47u 2pi, times |k| <= |a|/2pi + 1), the product's and the
@@ -39,12 +44,29 @@ namespace {
 // The tail channels [R, D) are copied: bound 0, so any difference in value fails there (the
 // reduction decision's error is |found - truth|: the inputs are random normals, never +-0 or
 // NaN, so equal values are equal bits; the kernel copies words, the exact form).
+// ggml's angle: inv_freq_i = pow(theta_scale, i) with theta_scale = theta^(-2/R) rounded to f32
+// (relative error ts_rel), i.e. exp2(i * log2(theta_scale)): theta_scale lies in [0.5, 2], so
+// log2 is within log_abs absolute, and theta_scale's own error moves log2 by ts_rel / ln 2;
+// both times i; the product i * log2(.) rounds (u |t|); exp2 adds exp_rel(|t|) and passes the
+// argument's error on as ln 2 |dt|. The error grows with i (R = 512: 255 steps) where the direct
+// form's does not: a conforming kernel written this way must pass too.
+double power_form_rel(double i, double ts_rel, double abs_log2_ts) {
+  const double t = i * abs_log2_ts;
+  const double dt = i * (log_abs() + ts_rel / std::log(2.0)) + kU32 * t;
+  return exp_rel(t + dt) + std::log(2.0) * dt;
+}
+
 std::vector<double> rope_bound(const RopeParams& p, std::span<const int64_t> positions,
                                std::span<const float> x) {
   const int64_t D = p.head_dim, R = p.rotary_dim, half = R / 2;
   const double theta = double(p.theta);
   const double log2_theta = std::log2(theta), ln_theta = std::fabs(std::log(theta));
-  const double dlog2 = (theta < 0.5 || theta > 2.0) ? 6 * kU32 * std::fabs(log2_theta) : 0x1.0p-21;
+  const double dlog2 = (theta < 0.5 || theta > 2.0) ? log_ulp_rel() * std::fabs(log2_theta) : log_abs();
+  // ggml's form (see power_form_rel): theta_scale = pow(theta, -2/R), its own error as one
+  // exponent step of the form above.
+  const double log2_ts = -2.0 / double(R) * log2_theta;
+  const double ts_tt = std::fabs(log2_ts), ts_dt = (2.0 / double(R)) * dlog2 + 7 * kU32 * ts_tt;
+  const double ts_rel = exp_rel(ts_tt + ts_dt) + std::log(2.0) * ts_dt + 2 * kU32;
   std::vector<double> bound(x.size(), 0.0);
   for (int64_t t = 0; t < p.tokens; ++t) {
     const double pos = double(positions[size_t(t)]);
@@ -53,7 +75,8 @@ std::vector<double> rope_bound(const RopeParams& p, std::span<const int64_t> pos
       const double e = double(2 * i) / double(R);
       const double tt = std::fabs(e * log2_theta);
       const double dt = e * dlog2 + 7 * kU32 * tt;
-      const double eps_inv = (6 + 4 * (tt + dt)) * kU32 + std::log(2.0) * dt + 5 * kU32;
+      const double eps_inv = std::max(exp_rel(tt + dt) + std::log(2.0) * dt + division_rel(),
+                                      power_form_rel(double(i), ts_rel, std::fabs(log2_ts)));
       const double a = pos * std::pow(theta, -e);
       const double da = a * (eps_inv + kU32 + d_pos + 2 * kU32 + (ln_theta + 4) * 0x1.0p-53) + 16 * kU32;
       for (int64_t h = 0; h < p.heads; ++h) {
@@ -61,7 +84,7 @@ std::vector<double> rope_bound(const RopeParams& p, std::span<const int64_t> pos
         const double x1 = x[b], x2 = x[b + size_t(half)];
         const double r = std::hypot(x1, x2);
         bound[b] = bound[b + size_t(half)] =
-            r * (da + 4 * kU32) + 0x1.0p-11 * (std::fabs(x1) + std::fabs(x2)) + kMinNormal32;
+            r * (da + 4 * kU32) + sincos_abs() * (std::fabs(x1) + std::fabs(x2)) + kMinNormal32;
       }
     }
   }

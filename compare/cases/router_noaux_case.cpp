@@ -6,6 +6,7 @@
 
 #include "compare/cases/bound_mode.h"
 #include "compare/cases/case_util.h"
+#include "compare/decide/precision.h"
 #include "core/math.h"
 #include "core/rng.h"
 #include "ops/router_noaux.h"
@@ -32,7 +33,7 @@ Err errors(const float* x, const float* bias, int64_t E) {
   Err r;
   for (int64_t e = 0; e < E; ++e) {
     const double s = sigmoid(double(x[e])), c = s + double(bias[e]);
-    const double rel = std::isinf(x[e]) ? 0.0 : (12 + 4 * std::fabs(double(x[e]))) * kU32;
+    const double rel = std::isinf(x[e]) ? 0.0 : exp_rel(double(x[e])) + division_rel() + kU32;
     r.s.push_back(s), r.c.push_back(c), r.sig_rel.push_back(rel);
     r.beta_c.push_back(s * rel + kMinNormal32 + kU32 * std::fabs(c));
   }

@@ -5,6 +5,7 @@
 
 #include "compare/cases/bound_mode.h"
 #include "compare/cases/case_util.h"
+#include "compare/decide/precision.h"
 #include "compare/cases/instances.h"
 #include "core/rng.h"
 #include "ops/router_topk.h"
@@ -41,7 +42,8 @@ std::vector<float> make_logits(int64_t T, int64_t E, Data d, Rng rng) {
 //   m = max logit: exact. d = x_e - m rounds once: exp's value moves by u |d| (relative).
 //   exp(d): 3 + 2|d| ULP = (6 + 4|d|)u. A kernel forming exp2(d * log2e) instead: the f32
 //   constant and the product 2u|d| on the argument (as |d| u relative on the value), exp2's
-//   3 + 2|d| log2e ULP = (6 + 5.78|d|)u: (6 + 8.8|d|)u in all. delta_e = (6 + 9|d_e|)u covers both.
+//   3 + 2|d| log2e ULP = (6 + 5.78|d|)u: (6 + 8.8|d|)u in all. delta_e = exp_rel(1.4427|d|)
+//   + 3u|d| covers both (decide/precision.h: the rules' figures here, or the device's budgets).
 //   The sum over E (any order): gamma_E plus the weighted mean sum_e P_e delta_e of its terms'
 //   errors, plus E 2^-126 for exponentials flushed to zero (the sum is >= 1): eta, common to all e.
 //   p = e / sum (2.5 ULP = 5u) or e * (1/sum) (5u common + u): 5u per element and 5u common.
@@ -62,12 +64,12 @@ RowErr row_errors(const float* x, const double* P, int64_t E) {
   std::vector<double> delta(static_cast<size_t>(E));
   for (int64_t e = 0; e < E; ++e) {
     const double d = double(x[e]) - m;
-    delta[size_t(e)] = std::isinf(d) ? 0.0 : (6 + 9 * std::fabs(d)) * u;
+    delta[size_t(e)] = std::isinf(d) ? 0.0 : exp_rel(1.4427 * std::fabs(d)) + 3 * u * std::fabs(d);
     eta += P[e] * delta[size_t(e)];
   }
   for (int64_t e = 0; e < E; ++e) {
-    r.a[size_t(e)] = std::isinf(double(x[e])) ? 0.0 : delta[size_t(e)] + 6 * u;
-    r.beta[size_t(e)] = std::isinf(double(x[e])) ? 2 * kMinNormal32 : P[e] * (r.a[size_t(e)] + eta + 5 * u) + 2 * kMinNormal32;
+    r.a[size_t(e)] = std::isinf(double(x[e])) ? 0.0 : delta[size_t(e)] + division_rel() + u;
+    r.beta[size_t(e)] = std::isinf(double(x[e])) ? 2 * kMinNormal32 : P[e] * (r.a[size_t(e)] + eta + division_rel()) + 2 * kMinNormal32;
   }
   return r;
 }
