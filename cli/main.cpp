@@ -125,6 +125,8 @@ int main(int argc, char** argv) {
   mutate->add_option("--sample-seed", mo.sample_seed, "Seed of the sample")->capture_default_str();
   mutate->add_option("--equivalent", mo.equivalent, "JSON files of equivalence claims [{kernel, mutant, why}]")
       ->delimiter(',');
+  mutate->add_flag("!--no-bundled-claims", mo.bundled_claims,
+                   "Mutating the bundled kernels: do not apply the equivalence claims built in (compare/mutate/equivalent/)");
   mutate->add_option("--jobs", mo.jobs, "Mutants run at once")->check(CLI::PositiveNumber)->capture_default_str();
   mutate->add_option("--min-kill-rate", mo.min_kill_rate, "Exit 1 when the kill rate is below this (0..1)")
       ->capture_default_str();

@@ -343,11 +343,10 @@ std::deque<Job> compile_mutants(const KernelEntry& k, const std::string& source,
 }
 
 // Equivalence claims: {"kernel", "mutant" (its id), "why"} each.
-void apply_claims(const std::string& path, MutateReport& rep) {
-  if (path.empty()) return;
+void apply_claims_text(const std::string& path, const std::string& text, MutateReport& rep) {
   json claims;
   try {
-    claims = json::parse(read_text(path), nullptr, true, true);
+    claims = json::parse(text, nullptr, true, true);
   } catch (const json::exception& e) {
     MOE_FAIL(path << ": malformed JSON: " << e.what());
   }
@@ -365,6 +364,18 @@ void apply_claims(const std::string& path, MutateReport& rep) {
       rep.wrong_claims.push_back(kernel + " " + id + ": claimed equivalent (" + why + ") but killed by " + it->criterion);
     }
   }
+}
+
+void apply_claims(const std::string& path, MutateReport& rep) {
+  if (!path.empty()) apply_claims_text(path, read_text(path), rep);
+}
+
+// The claims about the bundled kernels travel in the binary (compare/mutate/equivalent/*.json,
+// embedded as "equivalent/<file>"), so mutating the bundled kernels applies them by default.
+void apply_bundled_claims(MutateReport& rep) {
+  for (const auto& [name, bytes] : bundled_files())
+    if (name.starts_with("equivalent/"))
+      apply_claims_text("compare/mutate/" + name, std::string(bytes.begin(), bytes.end()), rep);
 }
 
 }  // namespace
@@ -415,6 +426,7 @@ MutateReport run_mutate(const MutateOptions& opt) {
     if (!opt.quiet) std::cerr << "mutate: " << k.name << ": " << jobs.size() - 1 << " mutants to run\n";
     run_jobs(m, ki, std::move(jobs), cases, ops, opt, rep);
   }
+  if (bundled && opt.bundled_claims) apply_bundled_claims(rep);
   for (const std::string& path : opt.equivalent) {
     // A folder: every *.json in it (one claims file per kernel group).
     if (!fs::is_directory(path)) {

@@ -35,6 +35,8 @@ struct MutateOptions {
   uint64_t sample_seed = 1;
   // Claims files, JSON [{"kernel", "mutant" (Mutant::id), "why"}], or folders of them.
   std::vector<std::string> equivalent;
+  // Mutating the bundled kernels: also apply the claims about them built into the binary.
+  bool bundled_claims = true;
   int jobs = 1;                  // mutants run at once
   std::string json, html;
   double min_kill_rate = 0;      // mutate_command exits 1 when the overall kill rate is below it

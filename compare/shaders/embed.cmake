@@ -1,7 +1,9 @@
 # Writes OUT (a .cpp) holding the bundled manifest — {"name", "version", "kernels": [every
 # shaders/<kernel>.json entry]} — and every listed SPIR-V and GLSL file as bytes, with a table
 # `moe::compare::bundled_files()` mapping file name -> bytes.
-# cmake -DOUT=... -DENTRIES=a.json,b.json -DSPV=a.spv,b.spv -DSRC=a.comp,b.comp -P embed.cmake
+# The mutation-equivalence claims about the bundled kernels (compare/mutate/equivalent/*.json) are
+# in the table too, as "equivalent/<file name>".
+# cmake -DOUT=... -DENTRIES=a.json,b.json -DSPV=a.spv,b.spv -DSRC=a.comp,b.comp [-DCLAIMS=x.json,...] -P embed.cmake
 string(REPLACE "," ";" ENTRIES "${ENTRIES}")
 set(kernels "")
 foreach(e ${ENTRIES})
@@ -30,6 +32,15 @@ foreach(spv ${SPV})
   string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
   string(APPEND src "const unsigned char kFile${i}[] = {${bytes}};\n")
   string(APPEND table "      {\"${name}\", std::vector<uint8_t>(kFile${i}, kFile${i} + sizeof kFile${i})},\n")
+  math(EXPR i "${i} + 1")
+endforeach()
+string(REPLACE "," ";" CLAIMS "${CLAIMS}")
+foreach(claims ${CLAIMS})
+  get_filename_component(name ${claims} NAME)
+  file(READ ${claims} hex HEX)
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
+  string(APPEND src "const unsigned char kFile${i}[] = {${bytes}};\n")
+  string(APPEND table "      {\"equivalent/${name}\", std::vector<uint8_t>(kFile${i}, kFile${i} + sizeof kFile${i})},\n")
   math(EXPR i "${i} + 1")
 endforeach()
 string(APPEND src "}  // namespace\n\nconst std::map<std::string, std::vector<uint8_t>>& bundled_files() {\n")
