@@ -1,3 +1,4 @@
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -48,12 +49,48 @@ std::vector<float> argmax_input(int64_t rows, int64_t n, Rng rng) {
   return x;
 }
 
-OpCase argmax_case(const std::string& label, int64_t rows, int64_t n, uint64_t seed) {
+// Rows that separate float orders the cyclic kinds above leave equal (n = 512, 5 rows):
+//   0 a signalling NaN (bits 0x7F800001) before a quiet NaN: the first NaN must win, whatever
+//     its payload (a NaN test that misses the lowest payload sees a number above +inf)
+//   1 the only NaN is negative with the lowest payload (0xFF800001): still the maximum
+//   2 +0.0 before -0.0 as the maximum (equal: the +0.0 wins; kind 3 only has -0.0 first)
+//   3 adjacent floats 2.0 (0x40000000) before 2.0000002 (0x40000001): the later, larger wins
+//     (an order key that merges neighbouring floats would call them tied)
+//   4 a tie of the maximum at 256, 272 and 320 (the second pass of a 256-wide strided scan, in
+//     the partials of different subgroups: at subgroup 8, subgroups 0, 2 and 8, the last two
+//     reduced by the same lane of the final pass after a partial from the first pass), every
+//     first-pass value above every other second-pass value: index 256 must win
+std::vector<float> argmax_edge_input(Rng rng) {
+  const int64_t n = 512;
+  std::vector<float> x = rng.fork(1).normal_vec(5 * n, 1.0);
+  const auto bits = [](uint32_t b) { return std::bit_cast<float>(b); };
+  const float qnan = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t r = 0; r < 5; ++r) {
+    float* xr = x.data() + r * n;
+    for (int64_t i = 0; i < n; ++i) xr[i] = std::fabs(xr[i]) < 1.5f ? xr[i] : 0.5f * xr[i] / std::fabs(xr[i]);
+    switch (r) {
+      case 0: xr[100] = bits(0x7F800001u), xr[300] = qnan; break;
+      case 1: xr[333] = bits(0xFF800001u); break;
+      case 2:
+        for (int64_t i = 0; i < n; ++i) xr[i] = -std::fabs(xr[i]) - 1.0f;
+        xr[77] = 0.0f, xr[400] = -0.0f;
+        break;
+      case 3: xr[130] = bits(0x40000000u), xr[390] = bits(0x40000001u); break;
+      case 4:
+        for (int64_t i = 0; i < n; ++i) xr[i] = i < 256 ? std::fabs(xr[i]) : -std::fabs(xr[i]) - 1.0f;
+        xr[256] = xr[272] = xr[320] = 10.0f;
+        break;
+    }
+  }
+  return x;
+}
+
+OpCase argmax_case(const std::string& label, int64_t rows, int64_t n, uint64_t seed, bool edge = false) {
   ArgmaxParams p;
   p.rows = rows, p.n = n;
   OpCase c = new_case("argmax", label, seed);
   set_vars(c, p);
-  const std::vector<float> x = argmax_input(rows, n, Rng(seed));
+  const std::vector<float> x = edge ? argmax_edge_input(Rng(seed)) : argmax_input(rows, n, Rng(seed));
   std::vector<int32_t> idx(static_cast<size_t>(rows));
   argmax_ref<double>(p, x, idx);
   c.tensors["x"] = f32_tensor(x);
@@ -83,6 +120,7 @@ std::vector<OpCase> argmax_cases(bool rem, bool real, uint64_t seed) {
     // Rows past the 8192 and 16384 floats engines may stage in shared memory; decode (1 row).
     out.push_back(argmax_case("remainder n 8257", 6, 8257, seed + 8257));
     out.push_back(argmax_case("remainder T 1 n 16411", 1, 16411, seed + 16411));
+    out.push_back(argmax_case("edge payload NaN, +0 before -0, neighbour floats, 2nd-pass ties", 5, 512, seed + 512, true));
   }
   if (real) {
     // The A17B / A3B lm_head vocabulary: decode (1 row: plain logits), 4 rows (kinds 0-3) and

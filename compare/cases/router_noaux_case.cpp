@@ -105,8 +105,8 @@ void separate_groups(const RouterNoauxParams& p, float* x, const float* bias) {
 // Gate logits ~ N(0, 1.5^2), bias ~ U(-0.1, 0.1) (kernels_cpu/check/router_noaux_check.cpp);
 // NegativeBias: bias ~ -0.9 (where masking with 0.0 instead of -inf would differ); Ties: logits on
 // a 1/4 grid, bias 0 (exactly equal c inside groups and exactly equal group scores);
-// NearTies: the grid plus N(0, 1e-6); NonFinite: token 0 a NaN logit, token 1 a +inf and a
-// -inf logit (ordinary: s = 1 and 0), token 2 a NaN late in the row.
+// NearTies: the grid plus N(0, 1e-6); NonFinite: token 0 a NaN logit (signalling, negative), token 1 a +inf and a
+// -inf logit (ordinary: s = 1 and 0), token 2 a NaN late in the row, token 3 every logit -inf.
 std::vector<float> make_logits(const RouterNoauxParams& p, Data d, Rng rng, std::vector<float>& bias) {
   const int64_t T = p.tokens, E = p.experts;
   std::vector<float> x = rng.fork(1).normal_vec(T * E, 1.5);
@@ -124,9 +124,19 @@ std::vector<float> make_logits(const RouterNoauxParams& p, Data d, Rng rng, std:
   }
   if (d == Data::NonFinite) {
     const float inf = std::numeric_limits<float>::infinity();
-    x[size_t(noise.below(E))] = std::numeric_limits<float>::quiet_NaN();
-    if (T > 1) x[size_t(E + noise.below(E))] = inf, x[size_t(E + noise.below(E))] = -inf;
+    // Token 0's NaN is the negative one of the lowest payload (bits 0xFF800001, a signalling
+    // NaN): a NaN test by bits that misses the lowest payload or the sign takes it for a number.
+    x[size_t(noise.below(E))] = std::bit_cast<float>(0xFF800001u);
+    // Token 1: -inf at a random expert, then +inf at its largest logit (so that its group is
+    // the best and the +inf expert is chosen: its s = 1 reaches the weights).
+    if (T > 1) {
+      x[size_t(E + noise.below(E))] = -inf;
+      x[size_t(E + (std::max_element(x.begin() + E, x.begin() + 2 * E) - (x.begin() + E)))] = inf;
+    }
     if (T > 2) x[size_t(3 * E - 1)] = std::numeric_limits<float>::quiet_NaN();
+    // Token 3: every logit -inf: s = 0 everywhere, c = bias, and the chosen sum of s is exactly
+    // 0 (the op's weights are then 0, not 0 / 0).
+    if (T > 3) std::fill(x.begin() + 3 * E, x.begin() + 4 * E, -inf);
   }
   for (int64_t t = 0; t < T; ++t) {
     float* xr = x.data() + t * E;
@@ -252,10 +262,15 @@ std::vector<OpCase> router_noaux_cases(bool rem, bool real, uint64_t seed) {
       out.push_back(noaux_case(l + " ties", 5, s.E, s.K, s.NG, s.TG, 1.0f, s.K % 2 == 0, Data::Ties, sd + 1));
     }
     out.push_back(noaux_case("remainder E 32 NaN/inf tokens", 4, 32, 4, 4, 2, 2.5f, true, Data::NonFinite, seed + 9));
+    // The NaN token last (T 3: token 2's NaN): a NaN path writing one slot too many writes
+    // past idx and w (guard), where a following token's workgroup would overwrite it.
+    out.push_back(noaux_case("remainder E 32 NaN token last", 3, 32, 4, 4, 2, 2.5f, true, Data::NonFinite, seed + 13));
     // More experts than 256 and 512 (groups of 129) and K above 10 and 16: the shared arrays
     // and top-K registers engines size for DeepSeek-V3; one token (decode) and five.
     out.push_back(noaux_case("remainder E 1032 K 17 groups 8/4", 5, 1032, 17, 8, 4, 2.5f, true, Data::Gaussian, seed + 10));
     out.push_back(noaux_case("remainder T 1 E 1032 K 17 groups 8/4", 1, 1032, 17, 8, 4, 2.5f, true, Data::Gaussian, seed + 11));
+    // K = 64, the kernel's most (MAX_K): its chosen / weight arrays full.
+    out.push_back(noaux_case("remainder E 256 K 64 groups 8/4", 2, 256, 64, 8, 4, 2.5f, true, Data::Gaussian, seed + 14));
     out.push_back(noaux_case("remainder T 1 E 2048 K 12 groups 16/5 ties", 1, 2048, 12, 16, 5, 1.0f, false, Data::Ties, seed + 12));
   }
   if (real) {

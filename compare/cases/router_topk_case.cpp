@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -18,7 +19,7 @@ enum class Data { Gaussian, Ties, NearTies, NonFinite };
 // Router logits ~ N(0, 2^2) (kernels_cpu/check/router_topk_check.cpp). Ties: on a grid of 1/4,
 // so exactly equal logits (equal p) are common at the K-th place. NearTies: the grid plus
 // N(0, 1e-6): p differing by about a kernel's rounding error. NonFinite: token 0 has some -inf
-// logits (still valid), token 1 a NaN, token 2 a +inf, token 3 all -inf (each undefined: -1/NaN).
+// logits (still valid), token 1 a NaN (bits 0xFF800001), token 2 a +inf, token 3 all -inf (each undefined: -1/NaN).
 std::vector<float> make_logits(int64_t T, int64_t E, Data d, Rng rng) {
   std::vector<float> x = rng.fork(1).normal_vec(T * E, 2.0);
   Rng noise = rng.fork(2);
@@ -29,7 +30,9 @@ std::vector<float> make_logits(int64_t T, int64_t E, Data d, Rng rng) {
   }
   if (d == Data::NonFinite) {
     for (int64_t e = 0; e + 1 < E; e += 3) x[size_t(e)] = -inf;
-    if (T > 1) x[size_t(E + E / 2)] = std::numeric_limits<float>::quiet_NaN();
+    // Negative, lowest payload (a signalling NaN): a NaN test by bits that misses either takes
+    // it for a number.
+    if (T > 1) x[size_t(E + E / 2)] = std::bit_cast<float>(0xFF800001u);
     if (T > 2) x[size_t(2 * E)] = inf;
     if (T > 3) std::fill(x.begin() + 3 * E, x.begin() + 4 * E, -inf);
   }
@@ -187,6 +190,9 @@ std::vector<OpCase> router_topk_cases(bool rem, bool real, uint64_t seed) {
       out.push_back(topk_case(l + " ties", 5, s.E, s.K, s.K % 2 == 0, Data::Ties, sd + 1));
     }
     out.push_back(topk_case("remainder E 33 K 5 NaN/inf tokens", 6, 33, 5, true, Data::NonFinite, seed + 7));
+    // The all -inf (undefined) token last (T 4): a -1/NaN path writing one slot too many writes
+    // past idx and w (guard), where a following token's workgroup would overwrite it.
+    out.push_back(topk_case("remainder E 33 K 5 undefined token last", 4, 33, 5, true, Data::NonFinite, seed + 8));
     // More experts than 512 (and 1024, 2048) and K above the models' 10 and Metal's 16: engines
     // size their shared score arrays and top-K registers for the models they expect.
     for (const Shape s : {Shape{1031, 11}, Shape{2053, 17}}) {
