@@ -1,4 +1,7 @@
 #include <bit>
+#include <climits>
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include "compare/cases/case_util.h"
@@ -53,6 +56,32 @@ OpCase embedding_case(const std::string& label, int64_t tokens, int64_t vocab, i
   return embedding_instance(label, seed, p, table.view(), ids);
 }
 
+// Ids outside [0, vocab): the kernel's contract writes their rows NaN (any payload) and never
+// addresses the table with them. The truth: the valid rows from the reference (an in-range id
+// stands in for each invalid one), the invalid rows NaN. Reaches the invalid-id path: -1 and
+// INT32_MIN (id < 0), vocab itself (the bound, id >= vocab), vocab + 1; one at token 0 (the first
+// output element: a write before it leaves the buffer) and one at the last token (the last
+// element: a write past it leaves the buffer), valid rows between them (a shifted write lands in
+// a neighbour's row or leaves part of its own unwritten).
+OpCase embedding_invalid_ids_case(const std::string& label, int64_t vocab, int64_t dim, int bits, uint64_t seed) {
+  EmbeddingParams p;
+  p.vocab = vocab, p.dim = dim, p.bits = bits, p.group_size = 64;
+  const std::vector<int32_t> ids = {-1, 0, int32_t(vocab), int32_t(vocab - 1), INT32_MIN, 3, int32_t(vocab + 1)};
+  p.tokens = int64_t(ids.size());
+  Rng rng(seed);
+  const QuantStorage table = random_quant(rng.fork(1), vocab, dim, bits, p.group_size);
+  std::vector<int32_t> valid(ids);
+  for (auto& id : valid)
+    if (id < 0 || id >= vocab) id = 0;
+  OpCase c = embedding_instance(label, seed, p, table.view(), valid);
+  c.tensors["ids"] = i32_tensor(ids);
+  std::vector<double>& truth = c.truth["y"];
+  for (size_t t = 0; t < ids.size(); ++t)
+    if (ids[t] < 0 || ids[t] >= vocab)
+      for (int64_t d = 0; d < dim; ++d) truth[t * size_t(dim) + size_t(d)] = std::numeric_limits<double>::quiet_NaN();
+  return c;
+}
+
 }  // namespace
 
 std::vector<OpCase> embedding_cases(bool rem, bool real, uint64_t seed) {
@@ -71,6 +100,9 @@ std::vector<OpCase> embedding_cases(bool rem, bool real, uint64_t seed) {
       for (int bits : {4, 8})
         out.push_back(embedding_case("remainder " + std::to_string(bits) + "-bit T 1 dim " + std::to_string(dim), 1, 67,
                                      dim, bits, seed + ++k));
+    for (int bits : {2, 4, 8})
+      out.push_back(embedding_invalid_ids_case("remainder " + std::to_string(bits) + "-bit invalid ids", 999, 128, bits,
+                                               seed + ++k));
   }
   if (real) {
     // The real tables are 248320 rows (0.5-1 GB at the real dims): the real dims with a 1024-row

@@ -47,6 +47,44 @@ OpCase matvec_q_case(const char* label, int64_t rows, int64_t cols, int bits, ui
   return c;
 }
 
+// An exactly computable case: every bias 0, the scales of odd groups 1, of even groups 1 + 2^-7
+// (bf16 0x3F81), and x one-hot per token (x = 1 at a column of an odd group, 1 or 3 of the 4; 0
+// elsewhere). Every value any correct evaluation can form (q s, q s + b, s x, b x, W x, any
+// partial sum, in any order, fused or not) is 0, an integer of magnitude < 2^8, or (even groups,
+// times x = 0 after) q (1 + 2^-7) with a 16-bit significand: exact in f32 (< 2^24, no bits below
+// 2^-7 q); Vulkan's add, mul and fma are correctly rounded, so
+// they are exact on these values and every conforming kernel returns the truth exactly: bound 0
+// is a derivation, not a guess. It reaches sub-rounding errors the gamma bounds must allow: a
+// scale of an odd group read with the even neighbour's low bit leaking into its mantissa (the
+// even scale's bf16 bit 0 is set: 1 + 2^-23 instead of 1, and y moves by at least one ulp
+// wherever q >= 1), a weight rounded twice. Odd groups: bf16 element g sits in the high half of
+// word g / 2 (4 groups per row, so g and the group index have the same parity).
+OpCase matvec_q_exact_case(const char* label, int64_t rows, int bits, uint64_t seed) {
+  const int64_t cols = 256;
+  MatvecQParams p;
+  p.rows = rows, p.cols = cols, p.bits = bits, p.group_size = 64;
+  OpCase c = new_case("matvec_q", label, seed);
+  set_vars(c, p);
+  Rng rng(seed);
+  QuantStorage W = random_quant(rng.fork(1), rows, cols, bits, 64);
+  for (size_t g = 0; g < W.scales.size(); ++g) W.scales[g] = bf16(g % 2 == 0 ? 0x3F81u : 0x3F80u);  // 1 + 2^-7, 1
+  for (auto& bi : W.biases) bi = f32_to_bf16_rne(0.0f);
+  std::vector<float> x(static_cast<size_t>(cols), 0.0f);
+  Rng xr = rng.fork(2);
+  x[size_t(64 * (1 + 2 * int64_t(xr.below(2))) + int64_t(xr.below(64)))] = 1.0f;
+  std::vector<float> y(static_cast<size_t>(rows));
+  matvec_q_ref<double>(p, W.view(), x, y);
+  add_quant_tensors(c, "W", W);
+  c.tensors["x"] = f32_tensor(x);
+  c.tensors["y"] = output_f32(rows);
+  OutputSpec s;
+  s.name = "y", s.kind = Kind::Reduction;
+  s.bound.assign(size_t(rows), 0.0);
+  c.outputs["y"] = s;
+  c.truth["y"] = widen(y);
+  return c;
+}
+
 }  // namespace
 
 std::vector<OpCase> matvec_q_cases(bool rem, bool real, uint64_t seed) {
@@ -67,6 +105,9 @@ std::vector<OpCase> matvec_q_cases(bool rem, bool real, uint64_t seed) {
   // 2 to 4 groups, and group sizes 32 and 128 (every bit width; a kernel limited to G = 64 skips
   // them).
   if (rem) {
+    for (int bits : {2, 4, 8})
+      out.push_back(matvec_q_exact_case(("remainder exact " + std::to_string(bits) + "-bit rows 5").c_str(), 5, bits,
+                                        seed + 4000 + uint64_t(bits)));
     for (int bits : {8, 2})
       for (int64_t rows : {1, 3, 31, 33, 67})
         out.push_back(matvec_q_case(("remainder " + std::to_string(bits) + "-bit rows " + std::to_string(rows)).c_str(),
