@@ -185,6 +185,9 @@ std::vector<OpCase> conv1d_step_cases(bool rem, bool real, uint64_t seed) {
     out.push_back(conv_decode_case("kernel 2, 16 steps", 16, 67, 2, false, 1.0f, seed + 1));
     out.push_back(conv_decode_case("kernel 1 (no state), 3 steps", 3, 31, 1, false, 1.0f, seed + 2));
     out.push_back(conv_decode_case("kernel 7, 16 steps", 16, 33, 7, false, 1.0f, seed + 3));
+    // K = KMAX = 8, the manifest's limit: the window and tap arrays full (an array sized KMAX - 1,
+    // or a tap loop running to j <= K, indexes past them; win[K - 1] is the one slot never written).
+    out.push_back(conv_decode_case("kernel 8 (KMAX), 16 steps", 16, 33, 8, false, 1.0f, seed + 8));
     // |acc| up to ~200: silu's exp overflows for acc < -88.7 (y = -0 in the engines' form).
     out.push_back(conv_decode_case("|acc| up to ~200 (silu exp overflow), 4 steps", 4, 1031, 4, false, 40.0f, seed + 4));
     out.push_back(conv_prefill_case("remainder prefill 17 tokens, channels 67", 17, 67, 4, seed + 5));
