@@ -450,6 +450,38 @@ std::vector<OpCase> stage_cases(const std::string& op, bool rem, bool real, uint
   return out;
 }
 
+// Softmax is shift-invariant, so a max that misses a score or takes one too many goes unseen
+// while all scores lie within ~88 of each other (exp neither overflows nor underflows). Here each
+// row's largest score stands 100 above the rest, at a position p with p % 256 == 255 (the last
+// subgroup of any workgroup of 64, 128 or 256 lanes), and the causally masked entries of the
+// score rows (p >= len: never part of a row's softmax) hold 1000: a max that drops the last
+// subgroup's partial overflows exp, one that reads past the row's length underflows every exp.
+OpCase softmax_spread_case(uint64_t seed) {
+  const Shape sh{"T 3 past 300 G2 D64 max 100 above the rest", 4, 2, 64, 300, 3};
+  const AttentionParams p = params_of(sh);
+  OpCase c = new_case("attention_softmax", sh.label, seed);
+  set_vars(c, p);
+  const Inputs in = make_inputs(p, seed);
+  std::vector<float> kc, vc;
+  append(p, in, kc, vc);
+  std::vector<double> s, sb, P, pb;
+  scores_truth(p, in.q, kc, s, sb);
+  std::vector<float> s32 = to_f32(s);
+  const int64_t L = p.past + p.tokens;
+  for (int64_t t = 0; t < p.tokens; ++t)
+    for (int64_t h = 0; h < p.q_heads; ++h) {
+      const int64_t len = p.past + t + 1, base = (t * p.q_heads + h) * L;
+      float m = s32[size_t(base)];
+      for (int64_t i = 1; i < len; ++i) m = std::max(m, s32[size_t(base + i)]);
+      s32[size_t(base + 255)] = m + 100.0f;
+      for (int64_t i = len; i < L; ++i) s32[size_t(base + i)] = 1000.0f;
+    }
+  softmax_truth(p, s32, P, pb);
+  c.tensors["scores"] = f32_tensor(s32), c.tensors["probs"] = output_f32(int64_t(s32.size()));
+  set_reduction(c, "probs", P, pb);
+  return c;
+}
+
 // Appends kept on the device over several calls: one token per call (decode) and chunks.
 std::vector<OpCase> kv_append_steps_cases(bool rem, bool real, uint64_t seed) {
   std::vector<OpCase> out;
@@ -503,7 +535,9 @@ std::vector<OpCase> attention_scores_cases(bool rem, bool real, uint64_t seed) {
   return stage_cases("attention_scores", rem, real, seed);
 }
 std::vector<OpCase> attention_softmax_cases(bool rem, bool real, uint64_t seed) {
-  return stage_cases("attention_softmax", rem, real, seed);
+  std::vector<OpCase> out = stage_cases("attention_softmax", rem, real, seed);
+  if (rem) out.push_back(softmax_spread_case(seed + 977));
+  return out;
 }
 std::vector<OpCase> attention_values_cases(bool rem, bool real, uint64_t seed) {
   return stage_cases("attention_values", rem, real, seed);
