@@ -97,6 +97,10 @@ std::vector<OpCase> expert_buckets_cases(bool rem, bool real, uint64_t seed) {
     out.push_back(buckets_case("remainder T 2 K 200 E 257", 2, 200, 257, false, seed + 6));
     // One token (decode) with more experts than 512 and K above the models' 10 and Metal's 16.
     out.push_back(buckets_case("remainder T 1 K 17 E 1031", 1, 17, 1031, true, seed + 7));
+    // E = K = 4096, the manifest's limit (tokens * k = 12288 <= 16384): every slot of the shared
+    // counts is a routed expert's, the last one included (a counts array one short, or a loop
+    // that stops one expert early, loses or corrupts the last expert's rows).
+    out.push_back(buckets_case("edge T 3 K 4096 E 4096 (the limit)", 3, 4096, 4096, false, seed + 8));
   }
   if (real) {
     out.push_back(buckets_case("A17B decode K 10", 1, 10, 512, false, seed));

@@ -267,6 +267,9 @@ std::vector<OpCase> cases_of(Which which, bool rem, bool real, uint64_t seed) {
     add("remainder", 3, 17, 64, 40, 64, 64, 4, seed + 10);
     add("remainder decode", 1, 2, 8, 8, 8256, 64, 4, seed + 11);
     add("remainder decode", 1, 2, 8, 8, 64, 8256, 4, seed + 12);
+    // K 64, the manifest's limit (k <= 64): a token has 64 rows, every slot of down_scatter's
+    // shared row list (MAX_K) is used; a list one short drops a row's contribution.
+    add("edge K 64 (the limit)", 2, 64, 64, 64, 64, 64, 4, seed + 13);
   }
   if (real) {
     // spec/ops.md §12.2: A3B 256 experts top-8, d 2048 I 512; A17B 512 experts top-10, d 4096
