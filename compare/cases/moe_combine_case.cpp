@@ -99,6 +99,9 @@ std::vector<OpCase> moe_combine_cases(bool rem, bool real, uint64_t seed) {
     out.push_back(moe_combine_case("remainder T 1 dim 257 K 17", 1, 257, 17, true, seed + 17));
     out.push_back(moe_combine_case("remainder T 1 dim 67 K 33 ungated", 1, 67, 33, false, seed + 33));
     out.push_back(moe_combine_case("remainder T 1 dim 8257 K 10", 1, 8257, 10, true, seed + 8257));
+    // K 8 (the common top-k that decode kernels compile in) at a dim that is no multiple of any
+    // workgroup width: invocations past the end of the row must do nothing.
+    out.push_back(moe_combine_case("remainder T 1 dim 4099 K 8", 1, 4099, 8, true, seed + 4099));
     out.push_back(moe_combine_case("remainder T 1 dim 16411 K 10", 1, 16411, 10, true, seed + 16411));
   }
   if (real) {

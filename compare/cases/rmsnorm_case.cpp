@@ -55,6 +55,9 @@ std::vector<OpCase> rmsnorm_cases(bool rem, bool real, uint64_t seed) {
   if (rem)
     for (int64_t dim : {1, 33, 4099})
       out.push_back(rmsnorm_case(("remainder dim " + std::to_string(dim) + " w").c_str(), 3, dim, false, seed + 7 * dim));
+  // More rows than one grid dimension of 512 workgroups (ggml splits rows over x, y and z as
+  // row = z 262144 + y 512 + x): rows 512.. and 1024.. exist only here. Short rows keep it cheap.
+  if (rem) out.push_back(rmsnorm_case("remainder rows 1535 dim 33 w", 1535, 33, false, seed + 1535));
   // Past the 4096- and 8192-wide rows engines cache in shared memory: one row (decode) each.
   if (rem)
     for (int64_t dim : {8257, 16411})
