@@ -15,14 +15,13 @@ namespace {
 // not it is one rounding of q*s + b) times x, summed in any order: gamma_{cols+1} sum|t x|, plus
 // the truth's rounding u|y| and a subnormal floor. The same holds at 2, 4 and 8 bits and any
 // group size: q < 2^8 times an 8-bit significand is exact in f32.
-OpCase matvec_q_case(const char* label, int64_t rows, int64_t cols, int bits, uint64_t seed, int group_size = 64) {
-  MatvecQParams p;
-  p.rows = rows, p.cols = cols, p.bits = bits, p.group_size = group_size;
+// The case of W and x: truth from matvec_q_ref<double>; bound the one above, or 0 where every
+// value a correct evaluation can form is exact (matvec_q_exact_case).
+OpCase matvec_q_instance(const char* label, uint64_t seed, const MatvecQParams& p, const QuantStorage& W,
+                         const std::vector<float>& x, bool exact) {
+  const int64_t rows = p.rows, cols = p.cols;
   OpCase c = new_case("matvec_q", label, seed);
   set_vars(c, p);
-  Rng rng(seed);
-  const QuantStorage W = random_quant(rng.fork(1), rows, cols, bits, group_size);
-  const std::vector<float> x = rng.fork(2).activations(cols);
   std::vector<float> y(static_cast<size_t>(rows));
   matvec_q_ref<double>(p, W.view(), x, y);
   add_quant_tensors(c, "W", W);
@@ -32,19 +31,28 @@ OpCase matvec_q_case(const char* label, int64_t rows, int64_t cols, int bits, ui
   s.name = "y", s.kind = Kind::Reduction;
   const QuantMatrix m = W.view();
   const double g = sum_gamma(double(cols + 1));
-  for (int64_t r = 0; r < rows; ++r) {
+  for (int64_t r = 0; r < rows && !exact; ++r) {
     double abs_sum = 0;
     const uint32_t* wr = m.w + r * m.words_per_row();
     for (int64_t col = 0; col < cols; ++col) {
-      const double sc = bf16_to_f32(m.scales[r * m.groups_per_row() + col / group_size]);
-      const double bi = bf16_to_f32(m.biases[r * m.groups_per_row() + col / group_size]);
-      abs_sum += std::fabs(quant_code(wr, col, bits) * sc + bi) * std::fabs(double(x[size_t(col)]));
+      const double sc = bf16_to_f32(m.scales[r * m.groups_per_row() + col / p.group_size]);
+      const double bi = bf16_to_f32(m.biases[r * m.groups_per_row() + col / p.group_size]);
+      abs_sum += std::fabs(quant_code(wr, col, p.bits) * sc + bi) * std::fabs(double(x[size_t(col)]));
     }
     s.bound.push_back(g * abs_sum + kU32 * std::fabs(double(y[size_t(r)])) + double(cols + 1) * 0x1.0p-149);
   }
+  if (exact) s.bound.assign(size_t(rows), 0.0);
   c.outputs["y"] = s;
   c.truth["y"] = widen(y);
   return c;
+}
+
+OpCase matvec_q_case(const char* label, int64_t rows, int64_t cols, int bits, uint64_t seed, int group_size = 64) {
+  MatvecQParams p;
+  p.rows = rows, p.cols = cols, p.bits = bits, p.group_size = group_size;
+  Rng rng(seed);
+  const QuantStorage W = random_quant(rng.fork(1), rows, cols, bits, group_size);
+  return matvec_q_instance(label, seed, p, W, rng.fork(2).activations(cols), false);
 }
 
 // An exactly computable case: every bias 0, the scales of odd groups 1, of even groups 1 + 2^-7
@@ -63,8 +71,6 @@ OpCase matvec_q_exact_case(const char* label, int64_t rows, int bits, uint64_t s
   const int64_t cols = 256;
   MatvecQParams p;
   p.rows = rows, p.cols = cols, p.bits = bits, p.group_size = 64;
-  OpCase c = new_case("matvec_q", label, seed);
-  set_vars(c, p);
   Rng rng(seed);
   QuantStorage W = random_quant(rng.fork(1), rows, cols, bits, 64);
   for (size_t g = 0; g < W.scales.size(); ++g) W.scales[g] = bf16(g % 2 == 0 ? 0x3F81u : 0x3F80u);  // 1 + 2^-7, 1
@@ -72,17 +78,7 @@ OpCase matvec_q_exact_case(const char* label, int64_t rows, int bits, uint64_t s
   std::vector<float> x(static_cast<size_t>(cols), 0.0f);
   Rng xr = rng.fork(2);
   x[size_t(64 * (1 + 2 * int64_t(xr.below(2))) + int64_t(xr.below(64)))] = 1.0f;
-  std::vector<float> y(static_cast<size_t>(rows));
-  matvec_q_ref<double>(p, W.view(), x, y);
-  add_quant_tensors(c, "W", W);
-  c.tensors["x"] = f32_tensor(x);
-  c.tensors["y"] = output_f32(rows);
-  OutputSpec s;
-  s.name = "y", s.kind = Kind::Reduction;
-  s.bound.assign(size_t(rows), 0.0);
-  c.outputs["y"] = s;
-  c.truth["y"] = widen(y);
-  return c;
+  return matvec_q_instance(label, seed, p, W, x, true);
 }
 
 }  // namespace
