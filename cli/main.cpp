@@ -93,10 +93,14 @@ int main(int argc, char** argv) {
   const char* bounds_help =
       "Error bounds of sums: probabilistic (lambda = 10, false alarms < 1e-13 per element; assumes round to nearest) "
       "or worst (any rounding; looser)";
-  compare->add_option("--bounds", bounds, bounds_help)->check(CLI::IsMember({"probabilistic", "worst"}))
-      ->capture_default_str();
-  compare->add_option("--precision", prec, precision_help)->check(CLI::IsMember({"measured", "spec"}))
-      ->capture_default_str();
+  // The two settings of every command that builds cases: compare, mutate, bisect.
+  auto add_bounds = [&](CLI::App* sub) {
+    sub->add_option("--bounds", bounds, bounds_help)->check(CLI::IsMember({"probabilistic", "worst"}))
+        ->capture_default_str();
+    sub->add_option("--precision", prec, precision_help)->check(CLI::IsMember({"measured", "spec"}))
+        ->capture_default_str();
+  };
+  add_bounds(compare);
   compare->add_option("--precision-json", precision_json)->group("");  // a worker: the parent's measurement
   // The worker side of isolation (compare/run/isolate.h), started by compare itself.
   moe::compare::WorkerTask task;
@@ -130,10 +134,7 @@ int main(int argc, char** argv) {
   mutate->add_option("--jobs", mo.jobs, "Mutants run at once")->check(CLI::PositiveNumber)->capture_default_str();
   mutate->add_option("--min-kill-rate", mo.min_kill_rate, "Exit 1 when the kill rate is below this (0..1)")
       ->capture_default_str();
-  mutate->add_option("--bounds", bounds, bounds_help)->check(CLI::IsMember({"probabilistic", "worst"}))
-      ->capture_default_str();
-  mutate->add_option("--precision", prec, precision_help)->check(CLI::IsMember({"measured", "spec"}))
-      ->capture_default_str();
+  add_bounds(mutate);
   mutate->add_option("--json", mo.json, "Write a JSON report");
   mutate->add_option("--html", mo.html, "Write a self-contained HTML report");
 
@@ -156,10 +157,7 @@ int main(int argc, char** argv) {
   bisect->add_option("--html", bo.html, "Write a self-contained HTML report");
   bisect->add_option("--json", bo.json, "Write a JSON report");
   bisect->add_option("--timeout-ms", bo.timeout_ms, "Per-dispatch timeout")->capture_default_str();
-  bisect->add_option("--bounds", bounds, bounds_help)->check(CLI::IsMember({"probabilistic", "worst"}))
-      ->capture_default_str();
-  bisect->add_option("--precision", prec, precision_help)->check(CLI::IsMember({"measured", "spec"}))
-      ->capture_default_str();
+  add_bounds(bisect);
   std::string cal_device;
   auto* calibrate = app.add_subcommand("calibrate", "Measure the device's exp/log/sin/cos/inversesqrt/division errors "
                                                     "and print the budgets compare derives from them");

@@ -5,6 +5,7 @@
 #include "compare/cases/act_model.h"
 #include "compare/cases/bound_mode.h"
 #include "compare/cases/case_util.h"
+#include "compare/cases/exact_quant.h"
 #include "compare/cases/instances.h"
 #include "compare/cases/real_shapes.h"
 #include "core/rng.h"
@@ -65,31 +66,14 @@ OpCase matmul_q_case(const std::string& label, int64_t tokens, int64_t rows, int
   return matmul_q_instance(label, seed, p, W.view(), x);
 }
 
-// An exactly computable case: every bias 0, the scales of odd groups 1, of even groups 1 + 2^-7
-// (bf16 0x3F81), and x one-hot per token (x = 1 at a column of an odd group, 1 or 3 of the 4; 0
-// elsewhere). Every value any correct evaluation can form (q s, q s + b, s x, b x, W x, any
-// partial sum, in any order, fused or not) is 0, an integer of magnitude < 2^8, or (even groups,
-// times x = 0 after) q (1 + 2^-7) with a 16-bit significand: exact in f32 (< 2^24, no bits below
-// 2^-7 q); Vulkan's add, mul and fma are correctly rounded, so
-// they are exact on these values and every conforming kernel returns the truth exactly: bound 0
-// is a derivation, not a guess. It reaches sub-rounding errors the gamma bounds must allow: a
-// scale of an odd group read with the even neighbour's low bit leaking into its mantissa (the
-// even scale's bf16 bit 0 is set: 1 + 2^-23 instead of 1, and y moves by at least one ulp
-// wherever q >= 1), a weight rounded twice. Odd groups: bf16 element g sits in the high half of
-// word g / 2 (4 groups per row, so g and the group index have the same parity).
-// Per token its own one-hot column (token mapping), T = 9: a full 8-token tile and a partial one.
+// The exactly computable case (exact_quant.h), per token its own one-hot column (token
+// mapping); T = 9: a full 8-token tile and a partial one.
 OpCase matmul_q_exact_case(const std::string& label, int64_t tokens, int64_t rows, int bits, uint64_t seed) {
-  const int64_t cols = 256;
   MatmulQParams p;
-  p.tokens = tokens, p.rows = rows, p.cols = cols, p.bits = bits, p.group_size = 64;
+  p.tokens = tokens, p.rows = rows, p.cols = kExactCols, p.bits = bits, p.group_size = 64;
   Rng rng(seed);
-  QuantStorage W = random_quant(rng.fork(1), rows, cols, bits, 64);
-  for (size_t g = 0; g < W.scales.size(); ++g) W.scales[g] = bf16(g % 2 == 0 ? 0x3F81u : 0x3F80u);  // 1 + 2^-7, 1
-  for (auto& bi : W.biases) bi = f32_to_bf16_rne(0.0f);
-  std::vector<float> x(static_cast<size_t>(tokens * cols), 0.0f);
-  Rng xr = rng.fork(2);
-  for (int64_t t = 0; t < tokens; ++t)
-    x[size_t(t * cols + 64 * (1 + 2 * int64_t(xr.below(2))) + int64_t(xr.below(64)))] = 1.0f;
+  const QuantStorage W = exact_quant_weights(rng.fork(1), rows, bits);
+  const std::vector<float> x = exact_quant_inputs(rng.fork(2), tokens);
   OpCase c = matmul_q_instance(label, seed, p, W.view(), x);
   std::fill(c.outputs["y"].bound.begin(), c.outputs["y"].bound.end(), 0.0);
   return c;

@@ -3,6 +3,7 @@
 
 #include "compare/cases/bound_mode.h"
 #include "compare/cases/case_util.h"
+#include "compare/cases/exact_quant.h"
 #include "compare/cases/real_shapes.h"
 #include "core/rng.h"
 #include "core/test_data.h"
@@ -31,6 +32,7 @@ OpCase matvec_q_instance(const char* label, uint64_t seed, const MatvecQParams& 
   s.name = "y", s.kind = Kind::Reduction;
   const QuantMatrix m = W.view();
   const double g = sum_gamma(double(cols + 1));
+  if (exact) s.bound.assign(size_t(rows), 0.0);
   for (int64_t r = 0; r < rows && !exact; ++r) {
     double abs_sum = 0;
     const uint32_t* wr = m.w + r * m.words_per_row();
@@ -41,7 +43,6 @@ OpCase matvec_q_instance(const char* label, uint64_t seed, const MatvecQParams& 
     }
     s.bound.push_back(g * abs_sum + kU32 * std::fabs(double(y[size_t(r)])) + double(cols + 1) * 0x1.0p-149);
   }
-  if (exact) s.bound.assign(size_t(rows), 0.0);
   c.outputs["y"] = s;
   c.truth["y"] = widen(y);
   return c;
@@ -55,29 +56,13 @@ OpCase matvec_q_case(const char* label, int64_t rows, int64_t cols, int bits, ui
   return matvec_q_instance(label, seed, p, W, rng.fork(2).activations(cols), false);
 }
 
-// An exactly computable case: every bias 0, the scales of odd groups 1, of even groups 1 + 2^-7
-// (bf16 0x3F81), and x one-hot per token (x = 1 at a column of an odd group, 1 or 3 of the 4; 0
-// elsewhere). Every value any correct evaluation can form (q s, q s + b, s x, b x, W x, any
-// partial sum, in any order, fused or not) is 0, an integer of magnitude < 2^8, or (even groups,
-// times x = 0 after) q (1 + 2^-7) with a 16-bit significand: exact in f32 (< 2^24, no bits below
-// 2^-7 q); Vulkan's add, mul and fma are correctly rounded, so
-// they are exact on these values and every conforming kernel returns the truth exactly: bound 0
-// is a derivation, not a guess. It reaches sub-rounding errors the gamma bounds must allow: a
-// scale of an odd group read with the even neighbour's low bit leaking into its mantissa (the
-// even scale's bf16 bit 0 is set: 1 + 2^-23 instead of 1, and y moves by at least one ulp
-// wherever q >= 1), a weight rounded twice. Odd groups: bf16 element g sits in the high half of
-// word g / 2 (4 groups per row, so g and the group index have the same parity).
+// The exactly computable case (exact_quant.h).
 OpCase matvec_q_exact_case(const char* label, int64_t rows, int bits, uint64_t seed) {
-  const int64_t cols = 256;
   MatvecQParams p;
-  p.rows = rows, p.cols = cols, p.bits = bits, p.group_size = 64;
+  p.rows = rows, p.cols = kExactCols, p.bits = bits, p.group_size = 64;
   Rng rng(seed);
-  QuantStorage W = random_quant(rng.fork(1), rows, cols, bits, 64);
-  for (size_t g = 0; g < W.scales.size(); ++g) W.scales[g] = bf16(g % 2 == 0 ? 0x3F81u : 0x3F80u);  // 1 + 2^-7, 1
-  for (auto& bi : W.biases) bi = f32_to_bf16_rne(0.0f);
-  std::vector<float> x(static_cast<size_t>(cols), 0.0f);
-  Rng xr = rng.fork(2);
-  x[size_t(64 * (1 + 2 * int64_t(xr.below(2))) + int64_t(xr.below(64)))] = 1.0f;
+  const QuantStorage W = exact_quant_weights(rng.fork(1), rows, bits);
+  const std::vector<float> x = exact_quant_inputs(rng.fork(2), 1);
   return matvec_q_instance(label, seed, p, W, x, true);
 }
 
