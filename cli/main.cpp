@@ -127,6 +127,8 @@ int main(int argc, char** argv) {
   mutate->add_option("--max-per-kernel", mo.max_per_kernel, "Sample at most this many mutants per kernel (0: all)")
       ->capture_default_str();
   mutate->add_option("--sample-seed", mo.sample_seed, "Seed of the sample")->capture_default_str();
+  mutate->add_option("--mutants", mo.mutants,
+                     "Only the mutants listed in this file, one \"<kernel> <mutant id>\" per line (e.g. earlier survivors)");
   mutate->add_option("--equivalent", mo.equivalent, "JSON files of equivalence claims [{kernel, mutant, why}]")
       ->delimiter(',');
   mutate->add_flag("!--no-bundled-claims", mo.bundled_claims,

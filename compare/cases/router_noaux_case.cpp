@@ -14,7 +14,7 @@
 namespace moe::compare {
 namespace {
 
-enum class Data { Gaussian, NegativeBias, Ties, NearTies, NonFinite };
+enum class Data { Gaussian, NegativeBias, Ties, NearTies, NonFinite, AllEqual };
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -105,7 +105,8 @@ void separate_groups(const RouterNoauxParams& p, float* x, const float* bias) {
 // Gate logits ~ N(0, 1.5^2), bias ~ U(-0.1, 0.1) (kernels_cpu/check/router_noaux_check.cpp);
 // NegativeBias: bias ~ -0.9 (where masking with 0.0 instead of -inf would differ); Ties: logits on
 // a 1/4 grid, bias 0 (exactly equal c inside groups and exactly equal group scores);
-// NearTies: the grid plus N(0, 1e-6); NonFinite: token 0 a NaN logit (signalling, negative), token 1 a +inf and a
+// NearTies: the grid plus N(0, 1e-6); AllEqual: one grid value per token, bias 0 (every expert
+// and group ties: every engine takes the lowest indices); NonFinite: token 0 a NaN logit (signalling, negative), token 1 a +inf and a
 // -inf logit (ordinary: s = 1 and 0), token 2 a NaN late in the row, token 3 every logit -inf.
 std::vector<float> make_logits(const RouterNoauxParams& p, Data d, Rng rng, std::vector<float>& bias) {
   const int64_t T = p.tokens, E = p.experts;
@@ -115,7 +116,9 @@ std::vector<float> make_logits(const RouterNoauxParams& p, Data d, Rng rng, std:
     if (d == Data::Ties || d == Data::NearTies) v = std::round(v * 4.0f) / 4.0f;
     if (d == Data::NearTies) v += float(1e-6 * noise.normal());
   }
-  if (d == Data::Ties || d == Data::NearTies) {
+  if (d == Data::AllEqual)  // every c of a row equal (a grid value per token): all experts and groups tie
+    for (int64_t t = 0; t < T; ++t) std::fill_n(x.begin() + t * E, E, std::round(x[size_t(t * E)] * 4.0f) / 4.0f);
+  if (d == Data::Ties || d == Data::NearTies || d == Data::AllEqual) {
     bias.assign(size_t(E), 0.0f);
   } else if (d == Data::NegativeBias) {
     bias = rng.fork(3).uniform_vec(E, -0.95f, -0.85f);
@@ -261,6 +264,9 @@ std::vector<OpCase> router_noaux_cases(bool rem, bool real, uint64_t seed) {
       out.push_back(noaux_case(l, 5, s.E, s.K, s.NG, s.TG, 2.5f, true, Data::Gaussian, sd));
       out.push_back(noaux_case(l + " ties", 5, s.E, s.K, s.NG, s.TG, 1.0f, s.K % 2 == 0, Data::Ties, sd + 1));
     }
+    // All tied (an all-equal input hides an ordering bug from random data), more experts than lanes.
+    out.push_back(noaux_case("remainder E 300 K 16 groups 10/4 all equal", 2, 300, 16, 10, 4, 1.0f, true, Data::AllEqual, seed + 15));
+    out.push_back(noaux_case("remainder E 1032 K 17 groups 8/4 all equal", 2, 1032, 17, 8, 4, 1.0f, false, Data::AllEqual, seed + 16));
     out.push_back(noaux_case("remainder E 32 NaN/inf tokens", 4, 32, 4, 4, 2, 2.5f, true, Data::NonFinite, seed + 9));
     // The NaN token last (T 3: token 2's NaN): a NaN path writing one slot too many writes
     // past idx and w (guard), where a following token's workgroup would overwrite it.

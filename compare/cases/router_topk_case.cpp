@@ -14,7 +14,7 @@
 namespace moe::compare {
 namespace {
 
-enum class Data { Gaussian, Ties, NearTies, NonFinite };
+enum class Data { Gaussian, Ties, NearTies, NonFinite, AllEqual };
 
 // Router logits ~ N(0, 2^2) (kernels_cpu/check/router_topk_check.cpp). Ties: on a grid of 1/4,
 // so exactly equal logits (equal p) are common at the K-th place. NearTies: the grid plus
@@ -27,6 +27,13 @@ std::vector<float> make_logits(int64_t T, int64_t E, Data d, Rng rng) {
   for (float& v : x) {
     if (d == Data::Ties || d == Data::NearTies) v = std::round(v * 4.0f) / 4.0f;
     if (d == Data::NearTies) v += float(1e-6 * noise.normal());
+  }
+  if (d == Data::AllEqual) {
+    // Every expert of a row ties: even tokens one grid value, odd tokens -0.0 and +0.0 in turn
+    // (equal p): every engine takes experts 0..K-1, so any other tie-break shows.
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t e = 0; e < E; ++e)
+        x[size_t(t * E + e)] = t % 2 ? (e % 2 ? 0.0f : -0.0f) : std::round(x[size_t(t * E)] * 4.0f) / 4.0f;
   }
   if (d == Data::NonFinite) {
     for (int64_t e = 0; e + 1 < E; e += 3) x[size_t(e)] = -inf;
@@ -189,6 +196,10 @@ std::vector<OpCase> router_topk_cases(bool rem, bool real, uint64_t seed) {
       out.push_back(topk_case(l, 5, s.E, s.K, true, Data::Gaussian, sd));
       out.push_back(topk_case(l + " ties", 5, s.E, s.K, s.K % 2 == 0, Data::Ties, sd + 1));
     }
+    // Every expert tied (an all-equal input hides an ordering bug from random data): more
+    // experts than lanes, so one lane scans several.
+    out.push_back(topk_case("remainder E 300 K 10 all equal", 4, 300, 10, true, Data::AllEqual, seed + 9));
+    out.push_back(topk_case("remainder E 1031 K 11 all equal", 2, 1031, 11, true, Data::AllEqual, seed + 10));
     out.push_back(topk_case("remainder E 33 K 5 NaN/inf tokens", 6, 33, 5, true, Data::NonFinite, seed + 7));
     // The all -inf (undefined) token last (T 4): a -1/NaN path writing one slot too many writes
     // past idx and w (guard), where a following token's workgroup would overwrite it.

@@ -527,14 +527,31 @@ Verdict decide_indices(const OutputSpec& spec, std::span<const int32_t> truth, s
         if (in[e] && !(s + b >= lo)) lo = s + b, lo_e = e;
         if (!in[e] && !(s - b <= hi)) hi = s - b, hi_e = e;
       }
-      if (lo >= hi) {
+      // Exact ties (equal f64 scores: bit-identical inputs, or values every f32 formula also
+      // rounds alike) go to the lowest index in every engine (spec ops.md 8.1, 12.2), and a
+      // kernel computes equal scores for them, so no rounding can excuse the other choice.
+      size_t tie_in = experts, tie_out = experts;
+      for (size_t e = 0; e < experts && tie_in == experts; ++e)
+        if (in[e] && std::isfinite(scores[base + e]))
+          for (size_t j = 0; j < e; ++j)
+            if (!in[j] && scores[base + j] == scores[base + e]) {
+              tie_in = e, tie_out = j;
+              break;
+            }
+      if (lo >= hi && tie_in == experts) {
         ++v.near_ties;
         continue;
       }
       std::ostringstream os;
-      os << "expert " << lo_e << " (score " << num(scores[base + lo_e]) << " +- " << num(bound_at(base + lo_e))
-         << ") cannot rank above expert " << hi_e << " (score " << num(scores[base + hi_e]) << " +- "
-         << num(bound_at(base + hi_e)) << ")";
+      if (lo < hi) {
+        os << "expert " << lo_e << " (score " << num(scores[base + lo_e]) << " +- " << num(bound_at(base + lo_e))
+           << ") cannot rank above expert " << hi_e << " (score " << num(scores[base + hi_e]) << " +- "
+           << num(bound_at(base + hi_e)) << ")";
+      } else {
+        lo_e = tie_in, hi_e = tie_out;
+        os << "experts " << tie_out << " and " << tie_in << " tie exactly (score " << num(scores[base + tie_in])
+           << "): the lower index must win";
+      }
       why = os.str();
       if (v.over_budget == 0) v.expected = double(hi_e), v.found = double(lo_e);
     }

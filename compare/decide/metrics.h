@@ -115,7 +115,10 @@ Verdict decide_bits(const OutputSpec& spec, std::span<const uint32_t> truth, std
 // found set F is the top-K of some scores within the bounds:
 //     min over i in F of (s_i + b_i)  >=  max over j not in F of (s_j - b_j),
 // i.e. only elements whose scores can swap places with the truth's within the error moved.
-// F must also hold K distinct experts in [0, E). Without scores, sets must be equal.
+// F must also hold K distinct experts in [0, E). Without scores, sets must be equal. Exact ties
+// are no excuse: F may not hold an expert whose (finite) score equals exactly that of a
+// lower-indexed expert left out, since every engine gives ties to the lowest index and a kernel
+// computes equal scores for equal inputs.
 // Group-limited routing (router_noaux): pass the scores the final top-K ranks, with experts of
 // unselected groups at -inf; a group-level near-tie is then reported as a failure (conservative).
 // A found value equal to the poison (as int32) counts as unwritten.

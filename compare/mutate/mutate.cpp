@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include <iostream>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -50,6 +52,26 @@ std::string read_text(const std::string& path) {
   std::ostringstream os;
   os << f.rdbuf();
   return os.str();
+}
+
+// --mutants: kernel -> the mutant ids listed for it. Lines "<kernel> <id>"; blank lines and lines
+// starting with '#' are skipped.
+std::map<std::string, std::set<std::string>> read_mutant_list(const std::string& path) {
+  std::map<std::string, std::set<std::string>> want;
+  std::istringstream in(read_text(path));
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos || line[0] == '#') continue;
+    const size_t sp = line.find(' ');
+    MOE_CHECK(sp != std::string::npos && sp > 0 && sp + 1 < line.size(),
+              "mutate: '" << path << "' line " << n << ": expected \"<kernel> <mutant id>\" (e.g. \"rmsnorm 28:24 "
+                          << "int_plus_one '0' -> '1'\"), found \"" << line << "\"");
+    std::string id = line.substr(sp + 1);
+    while (!id.empty() && (id.back() == '\r' || id.back() == ' ')) id.pop_back();
+    want[line.substr(0, sp)].insert(id);
+  }
+  MOE_CHECK(!want.empty(), "mutate: '" << path << "' lists no mutants");
+  return want;
 }
 
 // The bundled kernels as GLSL (the sources travel in the binary): a folder with every .comp and a
@@ -117,9 +139,16 @@ std::string first_reason(const CaseResult& r) {
 struct Job {
   size_t result = 0;                  // index into MutateReport::mutants; SIZE_MAX: the baseline
   std::vector<uint32_t> spirv;        // empty: the kernel as loaded
+  bool alone = false;                 // run with no other child (after a lost device)
+  int lost = 0;                       // times the device was lost while it ran alone
 };
 
 using CaseSets = std::map<std::string, std::vector<OpCase>>;
+
+// Set by SIGINT/SIGTERM in the parent: stop starting children, kill the running ones, and report
+// what finished (a device call's or CI's time limit must not lose a long run's results).
+volatile std::sig_atomic_t g_stop = 0;
+void on_stop(int) { g_stop = 1; }
 
 void emit(int fd, const json& msg) {
   const std::string line = msg.dump() + "\n";
@@ -136,6 +165,7 @@ void emit(int fd, const json& msg) {
 // a mutant may have left it in any state).
 [[noreturn]] void run_child(Manifest& m, size_t kernel, const Job& job, const CaseSets& cases,
                             const std::vector<std::string>& ops, const MutateOptions& opt, int fd) {
+  std::signal(SIGINT, SIG_DFL), std::signal(SIGTERM, SIG_DFL);
   poison_fresh_memory();
   try {
     if (!job.spirv.empty()) m.kernels[kernel].spirv = job.spirv;
@@ -258,6 +288,16 @@ Outcome outcome_of(const Child& c, int status) {
   return o;
 }
 
+// A GPU is shared by the children: a mutant that hangs it can make the driver report the device
+// lost to every process using it (NVIDIA 580, 2026-11-24: vkCreateDevice answered ErrorDeviceLost
+// in a neighbour). Such an outcome is no evidence against the mutant that saw it.
+bool device_lost(const Outcome& o) {
+  const auto has = [](const std::string& s) {
+    return s.find("DeviceLost") != std::string::npos || s.find("cannot open device") != std::string::npos;
+  };
+  return has(o.error) || (o.failed && has(o.failure.error));
+}
+
 void apply(MutantResult& mr, const Outcome& o) {
   mr.cases = o.cases, mr.max_budget = o.max_budget;
   if (!o.failed) {
@@ -273,14 +313,26 @@ void apply(MutantResult& mr, const Outcome& o) {
 void run_jobs(Manifest& m, size_t kernel, std::deque<Job> queue, const CaseSets& cases,
               const std::vector<std::string>& ops, const MutateOptions& opt, MutateReport& rep) {
   std::vector<Child> active;
+  bool alone = false;  // a job that must run by itself is running
   while (!queue.empty() || !active.empty()) {
-    while (int(active.size()) < std::max(1, opt.jobs) && !queue.empty()) {
+    while (!alone && int(active.size()) < std::max(1, opt.jobs) && !queue.empty()) {
+      if (queue.front().alone && !active.empty()) break;  // it waits for the others to finish
+      alone = queue.front().alone;
       active.push_back(start_child(m, kernel, std::move(queue.front()), cases, ops, opt));
       queue.pop_front();
     }
     std::vector<pollfd> fds;
     for (const Child& c : active) fds.push_back({c.fd, POLLIN, 0});
     ::poll(fds.data(), fds.size(), 500);
+    if (g_stop) {
+      for (Child& c : active) {
+        ::kill(c.pid, SIGKILL), ::close(c.fd);
+        while (::waitpid(c.pid, nullptr, 0) < 0 && errno == EINTR) {
+        }
+      }
+      rep.interrupted = true;
+      return;
+    }
     for (size_t i = active.size(); i-- > 0;) {
       Child& c = active[i];
       bool open = true;
@@ -293,6 +345,19 @@ void run_jobs(Manifest& m, size_t kernel, std::deque<Job> queue, const CaseSets&
       while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
       }
       const Outcome o = outcome_of(c, status);
+      if (c.job.alone) alone = false;
+      // A lost device: the job again, alone; alone three times (5 s apart, for the driver to
+      // recover), the job itself loses it.
+      if (device_lost(o) && c.job.lost < 3) {
+        if (!opt.quiet)
+          std::cerr << "mutate: " << m.kernels[kernel].name << ": device lost "
+                    << (c.job.alone ? "again, alone" : "beside other mutants") << "; running it again alone\n";
+        if (c.job.alone) ++c.job.lost, std::this_thread::sleep_for(std::chrono::seconds(5));
+        c.job.alone = true;
+        queue.push_front(std::move(c.job));
+        active.erase(active.begin() + std::ptrdiff_t(i));
+        continue;
+      }
       if (c.job.result == SIZE_MAX) {
         MOE_CHECK(o.error.empty(), "mutate: kernel '" << m.kernels[kernel].name << "': " << o.error);
         MOE_CHECK(!o.failed, "mutate: the unmutated kernel '" << m.kernels[kernel].name
@@ -300,8 +365,13 @@ void run_jobs(Manifest& m, size_t kernel, std::deque<Job> queue, const CaseSets&
                                                               << first_reason(o.failure));
         rep.baseline_cases += o.cases;
       } else {
-        MOE_CHECK(o.error.empty(), "mutate: kernel '" << m.kernels[kernel].name << "': " << o.error);
+        MOE_CHECK(o.error.empty() || device_lost(o), "mutate: kernel '" << m.kernels[kernel].name << "': " << o.error);
         apply(rep.mutants[c.job.result], o);
+        if (device_lost(o)) {  // lost three times while running alone: the mutant hangs the device
+          MutantResult& mr = rep.mutants[c.job.result];
+          mr.status = MutantStatus::Killed, mr.criterion = "device_lost";
+          mr.evidence = "the device was lost each time it ran alone: " + (o.error.empty() ? first_reason(o.failure) : o.error);
+        }
       }
       active.erase(active.begin() + std::ptrdiff_t(i));
     }
@@ -336,6 +406,7 @@ std::deque<Job> compile_mutants(const KernelEntry& k, const std::string& source,
       mr.evidence = mr.evidence.substr(0, 300);
     }
     const bool run = mr.status == MutantStatus::Survived;  // not dropped
+    if (run) mr.status = MutantStatus::NotRun;             // until its child reports
     rep.mutants.push_back(std::move(mr));
     if (run) jobs.push_back({rep.mutants.size() - 1, std::move(spirv)});
   }
@@ -390,14 +461,26 @@ MutateReport run_mutate(const MutateOptions& opt) {
       fs::remove_all(p, ec);
     }
   } cleanup{tmp};
+  struct Handlers {  // SIGINT/SIGTERM end the run with a report of what finished
+    void (*old_int)(int) = std::signal(SIGINT, on_stop);
+    void (*old_term)(int) = std::signal(SIGTERM, on_stop);
+    ~Handlers() { std::signal(SIGINT, old_int), std::signal(SIGTERM, old_term); }
+  } handlers;
+  g_stop = 0;
   Manifest m = load_manifest(bundled ? write_bundled_glsl(tmp) : opt.kernels);
   if (bundled) m.path = "";
   const std::vector<std::string> want_ops = split(opt.ops), want_kernels = split(opt.only_kernels);
+  std::map<std::string, std::set<std::string>> listed;
+  if (!opt.mutants.empty()) listed = read_mutant_list(opt.mutants);
   MutateReport rep;
   CaseSets cases;
   CompareOptions co;
   co.shapes = opt.shapes, co.seed = opt.seed, co.seeds = opt.seeds;
-  for (size_t ki = 0; ki < m.kernels.size(); ++ki) {
+  for (size_t ki = 0; ki < m.kernels.size() && !rep.interrupted; ++ki) {
+    if (g_stop) {
+      rep.interrupted = true;
+      break;
+    }
     const KernelEntry& k = m.kernels[ki];
     if (!want_kernels.empty() && std::find(want_kernels.begin(), want_kernels.end(), k.name) == want_kernels.end())
       continue;
@@ -418,14 +501,23 @@ MutateReport run_mutate(const MutateOptions& opt) {
       if (!cases.count(op))
         for (int s = 0; s < opt.seeds; ++s)
           for (OpCase& c : make_cases(op, opt.shapes, opt.seed + uint64_t(s))) cases[op].push_back(std::move(c));
+    if (!opt.mutants.empty() && !listed.count(k.name)) continue;
     const std::string source = read_text(k.source_path);
-    std::vector<std::string> rules = split(opt.rules);
-    std::deque<Job> jobs = compile_mutants(
-        k, source, sample_mutants(make_mutants(source, rules), opt.max_per_kernel, opt.sample_seed + ki), rep);
+    std::vector<Mutant> made = make_mutants(source, split(opt.rules));
+    if (!opt.mutants.empty()) {
+      std::set<std::string>& ids = listed[k.name];
+      std::erase_if(made, [&](const Mutant& mu) { return !ids.erase(mu.id()); });
+      for (const std::string& id : ids) rep.not_found.push_back(k.name + " " + id);
+      listed.erase(k.name);
+    }
+    std::deque<Job> jobs =
+        compile_mutants(k, source, sample_mutants(std::move(made), opt.max_per_kernel, opt.sample_seed + ki), rep);
     jobs.push_front({SIZE_MAX, {}});  // the unmutated kernel first: it must pass
     if (!opt.quiet) std::cerr << "mutate: " << k.name << ": " << jobs.size() - 1 << " mutants to run\n";
     run_jobs(m, ki, std::move(jobs), cases, ops, opt, rep);
   }
+  for (const auto& [kernel, ids] : listed)
+    for (const std::string& id : ids) rep.not_found.push_back(kernel + " " + id);
   if (bundled && opt.bundled_claims) apply_bundled_claims(rep);
   for (const std::string& path : opt.equivalent) {
     // A folder: every *.json in it (one claims file per kernel group).
@@ -457,7 +549,7 @@ int mutate_command(const MutateOptions& opt) {
   }
   const auto stats = kill_stats(rep);
   const auto all = stats.find("all");
-  return all != stats.end() && all->second.kill_rate() < opt.min_kill_rate ? 1 : 0;
+  return rep.interrupted || (all != stats.end() && all->second.kill_rate() < opt.min_kill_rate) ? 1 : 0;
 }
 
 }  // namespace moe::compare

@@ -33,6 +33,9 @@ struct MutateOptions {
   uint64_t timeout_ms = 20000;
   size_t max_per_kernel = 0;     // sample at most this many mutants per kernel (0: all)
   uint64_t sample_seed = 1;
+  // Only these mutants: a file of lines "<kernel> <mutant id>" (e.g. the survivors of an earlier
+  // run, to re-check them after a case or a bound changed). "" = every mutant.
+  std::string mutants;
   // Claims files, JSON [{"kernel", "mutant" (Mutant::id), "why"}], or folders of them.
   std::vector<std::string> equivalent;
   // Mutating the bundled kernels: also apply the claims about them built into the binary.
@@ -43,7 +46,8 @@ struct MutateOptions {
   bool quiet = false;
 };
 
-enum class MutantStatus { Killed, Survived, TimedOut, Equivalent, Identical, Duplicate, NotCompiled };
+// NotRun: the run was interrupted (SIGINT, SIGTERM) before the mutant's child finished.
+enum class MutantStatus { Killed, Survived, TimedOut, Equivalent, Identical, Duplicate, NotCompiled, NotRun };
 const char* mutant_status_name(MutantStatus s);
 
 struct MutantResult {
@@ -62,14 +66,16 @@ struct MutateReport {
   std::vector<MutantResult> mutants;
   std::vector<std::string> no_source;  // kernels without GLSL (SPIR-V only): not mutated
   std::vector<std::string> wrong_claims;  // equivalence claims whose mutant was killed or not found
+  std::vector<std::string> not_found;     // --mutants lines no selected kernel generated
   int64_t baseline_cases = 0;          // cases the unmutated kernels passed
+  bool interrupted = false;            // stopped by SIGINT/SIGTERM: the report holds what finished
 };
 
 // Per kernel (and "all"): counts by status and the kill rate killed / (run - equivalent), run =
 // killed + survived + timed out + equivalent; timed-out mutants count as killed (a hang fails the gate).
 struct KillStats {
   int64_t generated = 0, identical = 0, duplicate = 0, not_compiled = 0, killed = 0, survived = 0, timed_out = 0,
-          equivalent = 0;
+          equivalent = 0, not_run = 0;
   double kill_rate() const;
 };
 std::map<std::string, KillStats> kill_stats(const MutateReport& r, bool by_rule = false);

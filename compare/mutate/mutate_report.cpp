@@ -20,6 +20,7 @@ const char* mutant_status_name(MutantStatus s) {
     case MutantStatus::Identical: return "identical_spirv";
     case MutantStatus::Duplicate: return "duplicate_spirv";
     case MutantStatus::NotCompiled: return "not_compiled";
+    case MutantStatus::NotRun: return "not_run";
   }
   return "?";
 }
@@ -43,6 +44,7 @@ std::map<std::string, KillStats> kill_stats(const MutateReport& r, bool by_rule)
         case MutantStatus::Identical: ++s.identical; break;
         case MutantStatus::Duplicate: ++s.duplicate; break;
         case MutantStatus::NotCompiled: ++s.not_compiled; break;
+        case MutantStatus::NotRun: ++s.not_run; break;
       }
     }
   return out;
@@ -92,6 +94,8 @@ void write_mutate_console(std::ostream& os, const MutateReport& r) {
   }
   for (const std::string& w : r.wrong_claims) os << "\nCLAIM DID NOT HOLD " << w << "\n";
   for (const std::string& k : r.no_source) os << "\nNOT MUTATED " << k << ": SPIR-V only, no GLSL source\n";
+  for (const std::string& m : r.not_found)
+    os << "\nNOT FOUND " << m << ": listed by --mutants, not generated (another source, or the kernel not selected)\n";
   if (stats.count("all")) {
     const KillStats& a = stats.at("all");
     os << "\n" << a.generated << " mutants: " << a.killed + a.timed_out << " killed (" << a.timed_out
@@ -99,6 +103,8 @@ void write_mutate_console(std::ostream& os, const MutateReport& r) {
        << a.identical + a.duplicate << " equal SPIR-V (dropped), " << a.not_compiled
        << " did not compile; kill rate " << pct(a.kill_rate()) << " of non-equivalent mutants (unmutated kernels passed "
        << r.baseline_cases << " cases)\n";
+    if (r.interrupted)
+      os << "INTERRUPTED: " << a.not_run << " mutants not run; the figures above cover the finished ones\n";
   }
 }
 
@@ -115,13 +121,15 @@ void write_mutate_json(std::ostream& os, const MutateReport& r) {
   for (const auto& [k, s] : kill_stats(r))
     kernels[k] = {{"generated", s.generated}, {"identical", s.identical}, {"duplicate", s.duplicate},
                   {"not_compiled", s.not_compiled}, {"killed", s.killed}, {"timed_out", s.timed_out},
-                  {"survived", s.survived}, {"equivalent", s.equivalent}, {"kill_rate", s.kill_rate()}};
+                  {"survived", s.survived}, {"equivalent", s.equivalent}, {"not_run", s.not_run},
+                  {"kill_rate", s.kill_rate()}};
   json rules = json::object();
   for (const auto& [k, s] : kill_stats(r, true))
     rules[k] = {{"generated", s.generated}, {"killed", s.killed + s.timed_out}, {"survived", s.survived},
                 {"equivalent", s.equivalent}, {"kill_rate", s.kill_rate()}};
   os << json{{"kernels", kernels},          {"rules", rules},        {"mutants", mutants},
-             {"wrong_claims", r.wrong_claims}, {"no_source", r.no_source}, {"baseline_cases", r.baseline_cases}}
+             {"wrong_claims", r.wrong_claims}, {"no_source", r.no_source}, {"not_found", r.not_found}, {"interrupted", r.interrupted},
+             {"baseline_cases", r.baseline_cases}}
             .dump(1)
      << "\n";
 }

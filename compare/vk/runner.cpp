@@ -456,8 +456,9 @@ Pipeline& Context::Impl::pipeline_for(const Dispatch& d) {
 
   auto p = std::make_unique<Pipeline>();
   const ::vk::raii::Device& dev = core->device;
+  const std::vector<uint32_t> words = detail::poison_locals(d.spirv, label);
   p->module = ::vk::raii::ShaderModule(
-      dev, ::vk::ShaderModuleCreateInfo{.codeSize = d.spirv.size_bytes(), .pCode = d.spirv.data()});
+      dev, ::vk::ShaderModuleCreateInfo{.codeSize = words.size() * 4, .pCode = words.data()});
   std::vector<::vk::DescriptorSetLayoutBinding> lb;
   for (auto [s, uniform] : slots)
     lb.push_back({.binding = s,

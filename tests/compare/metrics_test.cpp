@@ -444,5 +444,28 @@ TEST(Metrics, IndexNearTies) {
   test::expect_error([&] { decide_indices(indices(3), truth, truth); }, "not a positive multiple of K = 3");
 }
 
+TEST(Metrics, IndexExactTiesGoToTheLowestIndex) {
+  // E = 5, K = 2: expert 0 is clear; experts 1, 2 and 4 tie exactly (equal inputs), expert 3 is
+  // within the bound of them. Every engine takes expert 1 (the lowest of the tie).
+  const std::vector<double> scores = {0.9, 0.5, 0.5, 0.5 - 1e-7, 0.5};
+  const std::vector<double> bound = {1e-6};
+  const std::vector<int32_t> truth = {0, 1};
+  EXPECT_TRUE(decide_indices(indices(2), truth, std::vector<int32_t>{1, 0}, scores, bound).pass);
+  // A near-tie that is no exact tie still passes: expert 3's score may round above the tied 0.5s.
+  const Verdict near = decide_indices(indices(2), truth, std::vector<int32_t>{0, 3}, scores, bound);
+  EXPECT_TRUE(near.pass) << near.reason;
+  EXPECT_EQ(near.near_ties, 1);
+  for (int32_t later : {2, 4}) {
+    const Verdict v = decide_indices(indices(2), truth, std::vector<int32_t>{0, later}, scores, bound);
+    EXPECT_FALSE(v.pass) << later;
+    EXPECT_TRUE(v.failed & kIndexSet);
+    EXPECT_TRUE(has(v.reason, "experts 1 and " + std::to_string(later) + " tie exactly (score 0.5): the lower index "
+                              "must win"))
+        << v.reason;
+    EXPECT_EQ(v.expected, 1);
+    EXPECT_EQ(v.found, later);
+  }
+}
+
 }  // namespace
 }  // namespace moe::compare

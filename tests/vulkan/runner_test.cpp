@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -103,6 +104,32 @@ void main() {
   for (uint i = 0u; i < outer; ++i)
     for (uint k = 0u; k < inner; ++k) acc = acc * 1664525u + 1013904223u + k;
   y[0] = acc;
+})");
+  return words;
+}
+
+// uninit.comp: y[0..3] from locals, written or not (mode 1 forgets the accumulator's zero, mode 2
+// one element of a private array, mode 3 an integer index, mode 0 is correct).
+std::span<const uint32_t> uninit_spv() {
+  static const std::vector<uint32_t> words = glsl("uninit.comp", R"(#version 450
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 0) readonly buffer A { float a[]; };
+layout(set = 0, binding = 1) writeonly buffer Y { float y[]; };
+layout(push_constant) uniform PC { uint mode; };
+float g[2];  // a Private global, written below only in mode 0
+void main() {
+  float acc;
+  if (mode != 1u) acc = 0.0;
+  for (uint k = 0u; k < 4u; ++k) acc += a[k];
+  float part[3];
+  for (uint r = (mode == 2u ? 1u : 0u); r < 3u; ++r) part[r] = a[r];
+  uint idx;
+  if (mode != 3u) idx = 1u;
+  if (mode == 0u) g[1] = 5.0;
+  y[0] = acc;
+  y[1] = part[0];
+  y[2] = idx < 4u ? a[idx] : -1.0;
+  y[3] = mode == 0u ? g[1] : 0.0;
 })");
   return words;
 }
@@ -250,6 +277,21 @@ TEST_F(VulkanRunner, ReusedBufferComesBackWithAFreshGuard) {
   EXPECT_TRUE(again.guard_intact());
   Buffer other = ctx->make_buffer(n * sizeof(float));  // a second one of that size: a new allocation
   EXPECT_TRUE(other.guard_intact());
+}
+
+// A kernel that reads a local it never wrote fails everywhere, not only where the driver's undefined
+// value is garbage: the runner gives such locals a poison initial value (spirv_poison.cpp).
+TEST_F(VulkanRunner, UninitialisedLocalsReadAsPoison) {
+  Buffer a = make_filled(*ctx, std::vector<float>{1.0f, 2.0f, 3.0f, 4.0f});
+  const auto run = [&](uint32_t mode) {
+    Buffer y = ctx->make_buffer(4 * sizeof(float));
+    ctx->run({dispatch("uninit", uninit_spv(), {{0, &a}, {1, &y}}, push(mode))});
+    return read<float>(y);
+  };
+  EXPECT_EQ(run(0), (std::vector<float>{10.0f, 1.0f, 2.0f, 5.0f}));  // correct: the poison is never seen
+  EXPECT_TRUE(std::isnan(run(1)[0]));                               // accumulator never zeroed
+  EXPECT_TRUE(std::isnan(run(2)[1]));                               // part[0] never written
+  EXPECT_EQ(run(3)[2], -1.0f);                                      // idx 0xFEFEFEFE: out of range
 }
 
 TEST_F(VulkanRunner, SpecializationConstantsChangeTheResult) {
