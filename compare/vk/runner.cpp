@@ -456,7 +456,7 @@ Pipeline& Context::Impl::pipeline_for(const Dispatch& d) {
 
   auto p = std::make_unique<Pipeline>();
   const ::vk::raii::Device& dev = core->device;
-  const std::vector<uint32_t> words = detail::poison_locals(d.spirv, label);
+  const std::vector<uint32_t> words = detail::poison_locals(d.spirv, label, d.spec_constants);
   p->module = ::vk::raii::ShaderModule(
       dev, ::vk::ShaderModuleCreateInfo{.codeSize = words.size() * 4, .pCode = words.data()});
   std::vector<::vk::DescriptorSetLayoutBinding> lb;

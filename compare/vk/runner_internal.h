@@ -58,9 +58,11 @@ std::vector<EntryPoint> compute_entry_points(std::span<const uint32_t> words, co
 // The module with every Function- and Private-storage variable that has no initializer given
 // one filled with a poison pattern (floats a NaN, integers 0xFEFEFEFE, bools true): a kernel
 // that reads a local before writing it shows that on every driver, not only where registers
-// happen to hold garbage (spirv_poison.cpp). Variables of types without a constant form (arrays
-// sized by specialization constants, pointers) are left as they are. Returns the module unchanged
-// when nothing needs it.
-std::vector<uint32_t> poison_locals(std::span<const uint32_t> words, const std::string& label);
+// happen to hold garbage (spirv_poison.cpp). An array sized by a specialization constant takes
+// the length `spec` gives it (else the default). Variables of types without a constant form
+// (lengths computed by OpSpecConstantOp, pointers) are left as they are. Returns the module
+// unchanged when nothing needs it.
+std::vector<uint32_t> poison_locals(std::span<const uint32_t> words, const std::string& label,
+                                    const std::vector<SpecConstant>& spec);
 
 }  // namespace moe::vk::detail

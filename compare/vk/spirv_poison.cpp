@@ -18,15 +18,17 @@ namespace {
 enum : uint32_t {
   kOpTypeBool = 20, kOpTypeInt = 21, kOpTypeFloat = 22, kOpTypeVector = 23, kOpTypeMatrix = 24,
   kOpTypeArray = 28, kOpTypeStruct = 30, kOpTypePointer = 32, kOpConstantTrue = 41, kOpConstant = 43,
-  kOpConstantComposite = 44, kOpFunction = 54, kOpVariable = 59,
+  kOpConstantComposite = 44, kOpSpecConstant = 50, kOpFunction = 54, kOpVariable = 59, kOpDecorate = 71,
 };
+constexpr uint32_t kSpecId = 1;  // Decoration SpecId
 constexpr uint32_t kPrivate = 6, kFunction = 7;
 // One instruction holds at most 65535 words: an array constant lists every element.
 constexpr size_t kMaxElements = 65000;
 
 class Poisoner {
  public:
-  Poisoner(std::span<const uint32_t> w, const std::string& label) : w_(w), label_(label), bound_(w[3]) {}
+  Poisoner(std::span<const uint32_t> w, const std::string& label, const std::vector<SpecConstant>& spec)
+      : w_(w), label_(label), spec_(spec), bound_(w[3]) {}
 
   std::vector<uint32_t> run() {
     scan_globals();
@@ -77,10 +79,17 @@ class Poisoner {
         types_[a[0]] = {op, std::vector<uint32_t>(a + 1, a + count - 1)};
       else if (op == kOpTypePointer && count == 4)
         pointee_[a[0]] = a[2];
-      else if (op == kOpConstant && count == 4)
+      else if ((op == kOpConstant || op == kOpSpecConstant) && count == 4)
         scalar_[a[1]] = a[2];
+      else if (op == kOpDecorate && count == 4 && a[1] == kSpecId)
+        spec_id_[a[0]] = a[2];
       i += count;
     }
+    // A specialization constant's length is the dispatch's value (the module is made per
+    // pipeline, whose key holds the specialization), or its default.
+    for (const auto& [id, sid] : spec_id_)
+      for (const SpecConstant& c : spec_)
+        if (c.id == sid && scalar_.count(id)) scalar_[id] = c.value;
   }
 
   uint32_t pointee(uint32_t pointer_type) const {
@@ -107,7 +116,7 @@ class Poisoner {
     if ((t.op == kOpTypeVector || t.op == kOpTypeMatrix) && a.size() == 2) {
       parts.assign(a[1], poison_of(a[0]));
     } else if (t.op == kOpTypeArray && a.size() == 2) {
-      auto n = scalar_.find(a[1]);  // a specialization constant's length is not known here
+      auto n = scalar_.find(a[1]);  // not found: a length computed by OpSpecConstantOp
       if (n == scalar_.end() || n->second == 0 || n->second > kMaxElements) return 0;
       parts.assign(n->second, poison_of(a[0]));
     } else if (t.op == kOpTypeStruct && !a.empty()) {
@@ -151,19 +160,21 @@ class Poisoner {
 
   std::span<const uint32_t> w_;
   const std::string& label_;
+  const std::vector<SpecConstant>& spec_;
   uint32_t bound_;
   std::map<uint32_t, Type> types_;
-  std::map<uint32_t, uint32_t> pointee_, scalar_, made_;
+  std::map<uint32_t, uint32_t> pointee_, scalar_, spec_id_, made_;
   std::vector<uint32_t> pending_;
   int poisoned_ = 0;
 };
 
 }  // namespace
 
-std::vector<uint32_t> poison_locals(std::span<const uint32_t> words, const std::string& label) {
+std::vector<uint32_t> poison_locals(std::span<const uint32_t> words, const std::string& label,
+                                    const std::vector<SpecConstant>& spec) {
   MOE_CHECK(words.size() >= 5 && words[0] == 0x07230203u,
             "vulkan: " << label << ": not SPIR-V (" << words.size() << " words)");
-  return Poisoner(words, label).run();
+  return Poisoner(words, label, spec).run();
 }
 
 }  // namespace moe::vk::detail

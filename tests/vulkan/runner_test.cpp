@@ -108,8 +108,9 @@ void main() {
   return words;
 }
 
-// uninit.comp: y[0..3] from locals, written or not (mode 1 forgets the accumulator's zero, mode 2
-// one element of a private array, mode 3 an integer index, mode 0 is correct).
+// uninit.comp: y[0..4] from locals, written or not (mode 1 forgets the accumulator's zero, mode 2
+// one element of a private array, mode 3 an integer index, mode 4 the last element of an array
+// sized by a specialization constant, mode 0 is correct).
 std::span<const uint32_t> uninit_spv() {
   static const std::vector<uint32_t> words = glsl("uninit.comp", R"(#version 450
 layout(local_size_x = 1) in;
@@ -117,7 +118,10 @@ layout(set = 0, binding = 0) readonly buffer A { float a[]; };
 layout(set = 0, binding = 1) writeonly buffer Y { float y[]; };
 layout(push_constant) uniform PC { uint mode; };
 float g[2];  // a Private global, written below only in mode 0
+layout(constant_id = 0) const uint N = 8;
 void main() {
+  float tile[N];
+  for (uint t = 0u; t < (mode == 4u ? N - 1u : N); ++t) tile[t] = 0.5;
   float acc;
   if (mode != 1u) acc = 0.0;
   for (uint k = 0u; k < 4u; ++k) acc += a[k];
@@ -130,6 +134,7 @@ void main() {
   y[1] = part[0];
   y[2] = idx < 4u ? a[idx] : -1.0;
   y[3] = mode == 0u ? g[1] : 0.0;
+  y[4] = tile[N - 1u];
 })");
   return words;
 }
@@ -284,14 +289,17 @@ TEST_F(VulkanRunner, ReusedBufferComesBackWithAFreshGuard) {
 TEST_F(VulkanRunner, UninitialisedLocalsReadAsPoison) {
   Buffer a = make_filled(*ctx, std::vector<float>{1.0f, 2.0f, 3.0f, 4.0f});
   const auto run = [&](uint32_t mode) {
-    Buffer y = ctx->make_buffer(4 * sizeof(float));
-    ctx->run({dispatch("uninit", uninit_spv(), {{0, &a}, {1, &y}}, push(mode))});
+    Buffer y = ctx->make_buffer(5 * sizeof(float));
+    Dispatch d = dispatch("uninit", uninit_spv(), {{0, &a}, {1, &y}}, push(mode));
+    d.spec_constants = {{0, 3}};  // N = 3: the poisoned array must have the specialized length
+    ctx->run({d});
     return read<float>(y);
   };
-  EXPECT_EQ(run(0), (std::vector<float>{10.0f, 1.0f, 2.0f, 5.0f}));  // correct: the poison is never seen
+  EXPECT_EQ(run(0), (std::vector<float>{10.0f, 1.0f, 2.0f, 5.0f, 0.5f}));  // correct: no poison seen
   EXPECT_TRUE(std::isnan(run(1)[0]));                               // accumulator never zeroed
   EXPECT_TRUE(std::isnan(run(2)[1]));                               // part[0] never written
   EXPECT_EQ(run(3)[2], -1.0f);                                      // idx 0xFEFEFEFE: out of range
+  EXPECT_TRUE(std::isnan(run(4)[4]));                               // tile[N - 1] never written
 }
 
 TEST_F(VulkanRunner, SpecializationConstantsChangeTheResult) {
