@@ -5,7 +5,10 @@
 //                         reads, the write, and the write-allocate read of a (plain stores;
 //                         the 3-stream STREAM convention is reported as GB/s_3arr = 3/4 of it).
 //   BM_matvec_q_ref/R/C   matvec_q_ref<float> (the engines' f32 loop, single thread by design).
-//   BM_matvec_q_fast/R/C/T  matvec_q_fast with T OpenMP threads.
+//   BM_matvec_q_fast/R/C/T/B  matvec_q_fast with T OpenMP threads, B-bit codes (group size 64),
+//                         on the SIMD target the dispatch picks (--simd=NAME pins another one;
+//                         the target is printed first, so one run's ratios are one target's).
+//                         4096x262144 is the DRAM-resident size peers publish (ggml's q4_0).
 //   BM_sgemv_f32/R/C/T    OpenBLAS cblas_sgemv over the same matrix dequantised to f32, T threads.
 // GB/s counts the weight bytes one call reads: packed words + scales + biases for the quantized
 // kernels, 4 B per weight for sgemv (x and y are negligible and stay in cache). Every iteration
@@ -28,6 +31,7 @@
 
 #include "bandwidth.h"
 #include "core/rng.h"
+#include "core/simd.h"
 #include "ops/matvec_q.h"
 
 namespace {
@@ -45,24 +49,25 @@ int64_t rotation_count(int64_t bytes_per_matrix) { return std::max<int64_t>(2, 2
 // finite scales/biases (values only need to be representative, not model-like).
 struct QuantPool {
   int64_t rows = 0, cols = 0, count = 0;
+  int bits = 4;
   std::vector<uint32_t> w;
   std::vector<bf16> scales, biases;
   moe::QuantMatrix view(int64_t i) const {
-    const int64_t wn = rows * cols / 8, sn = rows * cols / 64;
-    return {w.data() + i * wn, scales.data() + i * sn, biases.data() + i * sn, rows, cols, 4, 64};
+    const int64_t wn = rows * cols * bits / 32, sn = rows * cols / 64;
+    return {w.data() + i * wn, scales.data() + i * sn, biases.data() + i * sn, rows, cols, bits, 64};
   }
 };
 
-QuantPool& quant_pool(int64_t rows, int64_t cols) {
+QuantPool& quant_pool(int64_t rows, int64_t cols, int bits = 4) {
   static std::unique_ptr<QuantPool> pool;
-  if (pool && pool->rows == rows && pool->cols == cols) return *pool;
+  if (pool && pool->rows == rows && pool->cols == cols && pool->bits == bits) return *pool;
   pool.reset();  // free the previous shape's set first
   pool = std::make_unique<QuantPool>();
   QuantPool& p = *pool;
-  p.rows = rows, p.cols = cols;
-  const int64_t bytes = rows * cols / 2 + 2 * (rows * cols / 64) * 2;
+  p.rows = rows, p.cols = cols, p.bits = bits;
+  const int64_t bytes = rows * cols * bits / 8 + 2 * (rows * cols / 64) * 2;
   p.count = rotation_count(bytes);
-  p.w.resize(p.count * rows * cols / 8);
+  p.w.resize(p.count * rows * cols * bits / 32);
   p.scales.resize(p.count * rows * cols / 64), p.biases.resize(p.scales.size());
   uint64_t z = 12345;
   for (auto& v : p.w) v = uint32_t(moe::mix64(++z));
@@ -133,11 +138,11 @@ void BM_matvec_q_ref(benchmark::State& state) {
 
 void BM_matvec_q_fast(benchmark::State& state) {
   const int64_t rows = state.range(0), cols = state.range(1);
-  const int threads = threads_arg(state.range(2));
-  QuantPool& p = quant_pool(rows, cols);
+  const int threads = threads_arg(state.range(2)), bits = int(state.range(3));
+  QuantPool& p = quant_pool(rows, cols, bits);
   const std::vector<float> x = moe::Rng(1).activations(cols);
   std::vector<float> y(rows);
-  const moe::MatvecQParams mp{rows, cols, 4, 64};
+  const moe::MatvecQParams mp{rows, cols, bits, 64};
   omp_set_num_threads(threads);
   run_rotating(state, p.count, p.view(0).bytes(), threads, [&](int64_t i) { moe::matvec_q_fast(mp, p.view(i), x, y); });
   state.counters["threads"] = threads;
@@ -169,14 +174,32 @@ void shapes(benchmark::internal::Benchmark* b, bool threaded) {
   }
 }
 
+// The fast tier: 4-bit at every shape and at the peers' DRAM-resident 4096x262144; 2- and 8-bit
+// at the A17B in_proj_qkv shape. Arguments rows, cols, threads, bits.
+void fast_shapes(benchmark::internal::Benchmark* b) {
+  for (auto [r, c] : {std::pair{12288, 4096}, {4096, 8192}, {8192, 2048}, {512, 2048}, {4096, 262144}})
+    b->Args({r, c, 1, 4})->Args({r, c, 0, 4});
+  for (int bits : {2, 8}) b->Args({12288, 4096, 1, bits})->Args({12288, 4096, 0, bits});
+}
+
 }  // namespace
 
 BENCHMARK(BM_triad)->Arg(1)->Arg(0)->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_matvec_q_fast)->Apply([](auto* b) { shapes(b, true); })->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_matvec_q_fast)->Apply(fast_shapes)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sgemv_f32)->Apply([](auto* b) { shapes(b, true); })->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_matvec_q_ref)->Apply([](auto* b) { shapes(b, false); })->UseRealTime()->Unit(benchmark::kMillisecond);
 
 int main(int argc, char** argv) {
+  // --simd=NAME (ours, before Google Benchmark sees the flags): pin the fast tier's target.
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]).rfind("--simd=", 0) == 0) {
+      moe::simd_pin(std::string(argv[i]).substr(7));
+      for (int j = i; j + 1 < argc; ++j) argv[j] = argv[j + 1];
+      --argc, --i;
+    }
+  std::string all;
+  for (const std::string& t : moe::simd_targets()) all += (all.empty() ? "" : " ") + t;
+  std::printf("SIMD target: %s (this CPU and binary: %s)\n", moe::simd_target().c_str(), all.c_str());
   std::printf("LLC (sysfs, cpu0 highest level): %.1f MiB; all threads = %d\n", double(kLLC) / (1 << 20), kAllThreads);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

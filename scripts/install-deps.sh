@@ -3,7 +3,7 @@
 # only when something is missing). Needs root, as the README's commands are run.
 set -euo pipefail
 packages=(cmake g++ make pkg-config libeigen3-dev libopenblas-dev nlohmann-json3-dev libcli11-dev
-  libgtest-dev libbenchmark-dev libvulkan-dev glslc libspirv-cross-c-shared-dev libshaderc-dev
+  libgtest-dev libbenchmark-dev libhwy-dev libvulkan-dev glslc libspirv-cross-c-shared-dev libshaderc-dev
   mesa-vulkan-drivers)
 # The tests also render the HTML report in a headless browser.
 if [[ "${1:-}" == "--test" ]]; then packages+=(chromium); fi

@@ -7,6 +7,7 @@
 
 #include "core/check.h"
 #include "core/check_util.h"
+#include "core/simd.h"
 
 namespace moe::test {
 
@@ -29,6 +30,22 @@ void expect_error(F&& f, const std::string& needle) {
     return;
   }
   ADD_FAILURE() << "expected moe::Error containing '" << needle << "'";
+}
+
+// Runs `f` with the fast tier pinned to each SIMD target this binary and CPU offer (scalar,
+// SSE4, AVX2, AVX-512, ...), so every dispatched path is tested, not only the best; restores the
+// best afterwards. Failures carry the target's name.
+template <class F>
+void each_simd_target(F&& f) {
+  const std::vector<std::string> targets = simd_targets();
+  ASSERT_FALSE(targets.empty());
+  for (const std::string& t : targets) {
+    SCOPED_TRACE("SIMD target " + t);
+    simd_pin(t);
+    ASSERT_EQ(simd_target(), t);
+    f();
+  }
+  simd_pin("");
 }
 
 }  // namespace moe::test

@@ -1,12 +1,24 @@
 // matvec_q_fast: y = W x for MLX affine 2/4/8-bit W (shape contract in ops/matvec_q.h).
 //
 // Every term is the same value as in the reference: t = fma(q, s, b) (exact dequantised weight,
-// spec/ops.md §4.1) times x[c]; only the order of the sum differs (16 SIMD lanes, 2 partial
-// sums per row, a tree at the end), so the error is that of a dot product of `cols` terms in
-// another order, and NaN/Inf in x, scales or biases reach y exactly as in the reference.
+// spec/ops.md §4.1) times x[c]; only the order of the sum differs (SIMD lanes, 2 partial sums per
+// row, a tree at the end), so the error is that of a dot product of `cols` terms in another
+// order, and NaN/Inf in x, scales or biases reach y exactly as in the reference.
 //
-// AVX-512 path (group_size a multiple of 64, the checkpoints' 64): the row is walked in chunks of
-// 64 columns, each chunk in 4 steps of 16 lanes.
+// One binary, every CPU: Highway compiles this file once per target (SSE4, AVX2, AVX-512, NEON,
+// SVE, ...; hwy/foreach_target.h) and picks the best the CPU runs at the first call
+// (HWY_DYNAMIC_DISPATCH). No -march=native is needed for speed.
+//
+// Portable path (every target): a chunk is N consecutive words of a row (N = f32 lanes); lane j
+// holds word j, and step n (0 .. 32/bits - 1) takes code n of every word: shift, mask, convert
+// (exact, q <= 255), t = fma(q, s, b), acc = fma(t, x, acc). x is permuted once per call into
+// that lane order (xt). A chunk lies inside one group (words per group >= N: s, b broadcast) or
+// covers whole groups (fewer: s, b per lane by a table lookup of the staged f32 scales). Two rows
+// share each xt load; two accumulators per row (steps alternate) keep four FMA chains apart.
+// Words past the last whole chunk take the reference's scalar terms.
+//
+// AVX-512 path (targets AVX3 and AVX3_DL, group_size a multiple of 64, the checkpoints' 64): the
+// row is walked in chunks of 64 columns, each chunk in 4 steps of 16 lanes.
 //   4-bit: the chunk is 8 words, loaded into both halves of the vector; step k shifts lanes 0-7
 //          by 8k and lanes 8-15 by 8k + 4, so lane L holds code n = 2k + L/8 of word L%8 in
 //          its low 4 bits.
@@ -17,33 +29,32 @@
 //          them: the table is periodic, lut[i] = fma(i & 3, s, b).
 //   8-bit: the chunk is 64 bytes in column order; step k widens 16 bytes to int32, converts
 //          (exact, q <= 255) and t = fma(q, s, b).
-// x is permuted once per call into that lane order (xt), so the inner loop is three vector ops
-// per 16 weights: variable shift, vpermps, fma. Four rows are processed together to share the
-// xt loads and to give 8 independent FMA chains (FMA latency 4 x 2 ports). Threads split the
-// rows (OpenMP, blocks of 4 rows). Measured throughput against memory bandwidth:
-// docs/benchmarks.md (compute bound on one core at ~0.6 of the triad bandwidth).
-// Other group sizes, or a build without AVX-512 F+BW, use the portable loop below (same terms;
-// the matvec_q tests pass with this file built for AVX2 only as well).
-#include <algorithm>
-#include <cmath>
-#include <vector>
-
-#if defined(__AVX512F__) && defined(__AVX512BW__)
+// Four rows are processed together to share the xt loads and to give 8 independent FMA chains.
+// Threads split the rows (OpenMP). Measured throughput: docs/benchmarks.md.
+// Group sizes whose words per group and N are not powers of two of each other use the scalar
+// loop (same terms).
 // GCC 12's AVX-512 headers build masked intrinsics on _mm512_undefined_*(), which -Wuninitialized
 // reports at every inlined use (GCC bug 105593, fixed in GCC 13): silence it for this file.
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#endif
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "ops/matvec_q_fast.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+#include <vector>
 
 #include "ops/matvec_q.h"
 
-namespace moe {
-namespace {
+#ifndef MOE_MATVEC_Q_FAST_ONCE
+#define MOE_MATVEC_Q_FAST_ONCE
+namespace moe::matvec_q_detail {
 
-// Portable path: the reference's terms, summed into 8 partial sums (c mod 8) that the compiler
-// can keep in one vector register, then added pairwise.
-void rows_generic(const QuantMatrix& W, const float* x, float* y, int64_t r0, int64_t r1) {
+// The scalar loop: the reference's terms, summed into 8 partial sums (c mod 8), added pairwise.
+inline void rows_generic(const QuantMatrix& W, const float* x, float* y, int64_t r0, int64_t r1) {
   const int64_t groups = W.groups_per_row();
   for (int64_t r = r0; r < r1; ++r) {
     const uint32_t* wr = W.w + r * W.words_per_row();
@@ -60,7 +71,99 @@ void rows_generic(const QuantMatrix& W, const float* x, float* y, int64_t r0, in
   }
 }
 
-#if defined(__AVX512F__) && defined(__AVX512BW__)
+inline bool pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+}  // namespace moe::matvec_q_detail
+#endif  // MOE_MATVEC_Q_FAST_ONCE
+
+HWY_BEFORE_NAMESPACE();
+namespace moe::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// R rows [r0, r0 + R) on the portable path (x as given, xt permuted); sf/bfv: R x (gpr + N)
+// staging floats.
+template <int Bits, int R>
+void RowsHwy(const QuantMatrix& W, const float* x, const float* xt, float* y, int64_t r0, float* sf, float* bfv) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::RebindToUnsigned<decltype(df)> du;
+  constexpr int kCpw = 32 / Bits;
+  const int64_t N = int64_t(hn::Lanes(df));
+  const int64_t wpr = W.words_per_row(), gpr = W.groups_per_row(), wpg = W.group_size / kCpw;
+  const int64_t chunks = wpr / N, stride = gpr + N;
+  for (int i = 0; i < R; ++i)
+    for (int64_t g = 0; g < gpr; ++g) {
+      sf[i * stride + g] = bf16_to_f32(W.scales[(r0 + i) * gpr + g]);
+      bfv[i * stride + g] = bf16_to_f32(W.biases[(r0 + i) * gpr + g]);
+    }
+  // Lane j of a chunk that covers several groups reads group j / wpg of it (wpg a power of two).
+  int shift = 0;
+  while ((int64_t(1) << shift) < wpg) ++shift;
+  const auto idx = hn::IndicesFromVec(df, hn::ShiftRightSame(hn::Iota(di, 0), shift));
+  const bool per_lane = wpg < N;
+  const auto mask = hn::Set(du, (1u << Bits) - 1u);
+  decltype(hn::Zero(df)) acc[R][2];
+  for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = hn::Zero(df);
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t g = c * N / wpg;
+    decltype(hn::Zero(df)) s[R], b[R];
+    hn::Vec<decltype(du)> words[R];
+    for (int i = 0; i < R; ++i) {
+      s[i] = per_lane ? hn::TableLookupLanes(hn::LoadU(df, sf + i * stride + g), idx) : hn::Set(df, sf[i * stride + g]);
+      b[i] = per_lane ? hn::TableLookupLanes(hn::LoadU(df, bfv + i * stride + g), idx) : hn::Set(df, bfv[i * stride + g]);
+      words[i] = hn::LoadU(du, W.w + (r0 + i) * wpr + c * N);
+    }
+    const float* xc = xt + c * kCpw * N;
+    // Step n, unrolled at compile time (immediate shifts, accumulators in registers).
+    const auto step = [&]<int n>() {
+      const auto x = hn::LoadU(df, xc + n * N);
+      for (int i = 0; i < R; ++i) {
+        const auto q = hn::ConvertTo(df, hn::BitCast(di, hn::And(hn::ShiftRight<Bits * n>(words[i]), mask)));
+        acc[i][n & 1] = hn::MulAdd(hn::MulAdd(q, s[i], b[i]), x, acc[i][n & 1]);
+      }
+    };
+    [&]<int... n>(std::integer_sequence<int, n...>) { (step.template operator()<n>(), ...); }(
+        std::make_integer_sequence<int, kCpw>{});
+  }
+  // Words past the last whole chunk: the reference's terms, one by one.
+  for (int i = 0; i < R; ++i) {
+    float tail = 0.0f;
+    const uint32_t* wr = W.w + (r0 + i) * wpr;
+    for (int64_t j = chunks * N; j < wpr; ++j)
+      for (int n = 0; n < kCpw; ++n) {
+        const float t = std::fma(float((wr[j] >> (Bits * n)) & ((1u << Bits) - 1u)), sf[i * stride + j / wpg],
+                                 bfv[i * stride + j / wpg]);
+        tail = std::fma(t, x[j * kCpw + n], tail);
+      }
+    y[r0 + i] = hn::GetLane(hn::SumOfLanes(df, hn::Add(acc[i][0], acc[i][1]))) + tail;
+  }
+}
+
+template <int Bits>
+void MatvecHwy(const QuantMatrix& W, const float* x, float* y) {
+  const hn::ScalableTag<float> df;
+  constexpr int kCpw = 32 / Bits;
+  const int64_t N = int64_t(hn::Lanes(df)), wpr = W.words_per_row(), chunks = wpr / N;
+  // xt: x in lane order, chunk by chunk: lane j of step n is column (c N + j) kCpw + n.
+  std::vector<float> xt(size_t(chunks * N * kCpw));
+  for (int64_t c = 0; c < chunks; ++c)
+    for (int n = 0; n < kCpw; ++n)
+      for (int64_t j = 0; j < N; ++j) xt[size_t((c * kCpw + n) * N + j)] = x[(c * N + j) * kCpw + n];
+  constexpr int R = 2;
+  const int64_t blocks = W.rows / R, stride = W.groups_per_row() + N;
+#pragma omp parallel if (W.rows * W.cols >= (1 << 16))
+  {
+    std::vector<float> stage(size_t(4 * R * stride));
+    float* sf = stage.data();
+    float* bfv = sf + 2 * R * stride;
+#pragma omp for schedule(static)
+    for (int64_t blk = 0; blk < blocks; ++blk) RowsHwy<Bits, R>(W, x, xt.data(), y, blk * R, sf, bfv);
+#pragma omp single
+    for (int64_t r = blocks * R; r < W.rows; ++r) RowsHwy<Bits, 1>(W, x, xt.data(), y, r, sf, bfv);
+  }
+}
+
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 
 // Column (within its 64-column chunk) that lane L of step k covers; see the file comment.
 int lane_column(int bits, int k, int L) {
@@ -202,7 +305,7 @@ void rows_avx512(const QuantMatrix& W, const float* xt, float* y, int64_t r0) {
 }
 
 template <int Bits>
-void matvec_avx512(const QuantMatrix& W, const float* x, float* y) {
+void MatvecAvx512(const QuantMatrix& W, const float* x, float* y) {
   // xt: x in lane order, chunk by chunk (64 floats per chunk, 16 per step).
   std::vector<float> xt(W.cols);
   for (int64_t c = 0; c < W.cols / 64; ++c)
@@ -215,24 +318,43 @@ void matvec_avx512(const QuantMatrix& W, const float* x, float* y) {
   for (int64_t r = blocks * 4; r < W.rows; ++r) rows_avx512<Bits, 1>(W, xt.data(), y, r);
 }
 
-#endif  // __AVX512F__ && __AVX512BW__
 
-}  // namespace
+#endif  // HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+
+// The target's matvec: AVX-512's table path where it applies, else the portable one, else the
+// scalar loop (group sizes whose words per group and lanes are not powers of two).
+void MatvecQ(const QuantMatrix& W, const float* x, float* y) {
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  if (W.group_size % 64 == 0) {
+    if (W.bits == 4) return MatvecAvx512<4>(W, x, y);
+    if (W.bits == 2) return MatvecAvx512<2>(W, x, y);
+    return MatvecAvx512<8>(W, x, y);
+  }
+#endif
+  const int64_t wpg = W.group_size / W.values_per_word();
+  if (matvec_q_detail::pow2(wpg)) {
+    if (W.bits == 4) return MatvecHwy<4>(W, x, y);
+    if (W.bits == 2) return MatvecHwy<2>(W, x, y);
+    return MatvecHwy<8>(W, x, y);
+  }
+  const int64_t rows_per_block = 16, blocks = (W.rows + rows_per_block - 1) / rows_per_block;
+#pragma omp parallel for schedule(static) if (W.rows * W.cols >= (1 << 16))
+  for (int64_t blk = 0; blk < blocks; ++blk)
+    matvec_q_detail::rows_generic(W, x, y, blk * rows_per_block, std::min(W.rows, (blk + 1) * rows_per_block));
+}
+
+}  // namespace moe::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace moe {
+
+HWY_EXPORT(MatvecQ);
 
 void matvec_q_fast(const MatvecQParams& p, const QuantMatrix& W, std::span<const float> x, std::span<float> y) {
   matvec_q_validate(p, W, x, y);
-#if defined(__AVX512F__) && defined(__AVX512BW__)
-  if (W.group_size % 64 == 0) {
-    if (W.bits == 4) return matvec_avx512<4>(W, x.data(), y.data());
-    if (W.bits == 2) return matvec_avx512<2>(W, x.data(), y.data());
-    return matvec_avx512<8>(W, x.data(), y.data());
-  }
-#endif
-  const int64_t rows_per_block = 16;
-  const int64_t blocks = (W.rows + rows_per_block - 1) / rows_per_block;
-#pragma omp parallel for schedule(static) if (W.rows * W.cols >= (1 << 16))
-  for (int64_t blk = 0; blk < blocks; ++blk)
-    rows_generic(W, x.data(), y.data(), blk * rows_per_block, std::min(W.rows, (blk + 1) * rows_per_block));
+  HWY_DYNAMIC_DISPATCH(MatvecQ)(W, x.data(), y.data());
 }
 
 }  // namespace moe
+#endif  // HWY_ONCE

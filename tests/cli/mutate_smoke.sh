@@ -46,3 +46,14 @@ if [ "$killed" -lt $((recorded_killed - 1)) ]; then
   exit 1
 fi
 echo "ok: $killed killed (recorded $recorded_killed)"
+# Mutants only the poison for uninitialised locals and the exact-tie rule kill: each must die.
+known=$(dirname "$0")/data/mutate_known_kills.txt
+"$bin" mutate --device llvmpipe --mutants "$known" --shapes remainders --seeds 1 --jobs 2 >"$out/k.txt" 2>"$out/k.err"
+want=$(grep -c '^[a-z]' "$known")
+tail -1 "$out/k.txt"
+if ! tail -1 "$out/k.txt" | grep -q "^$want mutants: $want killed"; then
+  grep -E '^(SURVIVED|NOT FOUND)' "$out/k.txt"; tail -5 "$out/k.err"
+  echo "FAIL: of $want known kills (uninitialised locals, exact ties) some were not killed"
+  exit 1
+fi
+echo "ok: the $want known kills"

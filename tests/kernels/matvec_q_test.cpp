@@ -45,13 +45,10 @@ TEST(matvec_q, HandComputed) {
   }
 }
 
-TEST(matvec_q, OneHotXReadsEachDequantisedWeight) {
-  // x = e_c makes y[r] = q[r][c] s + b exactly in every tier (one non-zero term), so this pins
-  // the packing order and the fast tier's lane permutation for every column, bit width and the
-  // 4-row blocks plus the tail row.
+void one_hot_reads_each_dequantised_weight(const std::vector<int>& group_sizes) {
   for (int bits : {2, 4, 8}) {
-    for (int g : {64, 32}) {
-      const QuantStorage ws = random_quant(Rng(bits * 100 + g), 5, 192, bits, g);
+    for (int g : group_sizes) {
+      const QuantStorage ws = random_quant(Rng(bits * 100 + g), 5, 384, bits, g);
       const QuantMatrix W = ws.view();
       for (int64_t c = 0; c < W.cols; ++c) {
         std::vector<float> x(W.cols, 0.0f);
@@ -69,6 +66,29 @@ TEST(matvec_q, OneHotXReadsEachDequantisedWeight) {
       }
     }
   }
+}
+
+TEST(matvec_q, OneHotXReadsEachDequantisedWeight) {
+  // x = e_c makes y[r] = q[r][c] s + b exactly in every tier (one non-zero term), so this pins
+  // the packing order and the fast tier's lane permutation for every column, bit width and the
+  // row blocks plus the tail row.
+  one_hot_reads_each_dequantised_weight({64, 32});
+}
+
+TEST(matvec_q, EverySimdTarget) {
+  // The same binary on each target the CPU offers (the dispatch picks only the best): the lane
+  // permutation of each vector width (one-hot x, group sizes 32..128 and a chunk that spans
+  // groups or a tail of words), the three-way check, NaN propagation.
+  test::each_simd_target([] {
+    one_hot_reads_each_dequantised_weight({32, 64, 128});
+    test::expect_all_pass(matvec_q_check(4321, CheckScope::All));
+    const QuantStorage ws = random_quant(Rng(31), 9, 256, 4);
+    const QuantMatrix W = ws.view();
+    std::vector<float> x = Rng(32).activations(256), y(W.rows);
+    x[77] = std::numeric_limits<float>::quiet_NaN();
+    matvec_q_fast(params_of(W), W, x, y);
+    for (float v : y) EXPECT_TRUE(std::isnan(v));
+  });
 }
 
 TEST(matvec_q, F32TierMatchesEngineOrderBitExact) {
