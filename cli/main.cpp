@@ -1,6 +1,7 @@
 // moeoracle: the CPU ground truth and differential oracle for streaming-MoE engines.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "core/check.h"
@@ -11,6 +12,7 @@
 #include "compare/cases/bound_mode.h"
 #include "compare/run/calibrate.h"
 #include "run.h"
+#include "core/simd.h"
 #include "selfcheck.h"
 
 namespace moe {
@@ -19,7 +21,13 @@ int list_devices_command();  // cli/devices.cpp
 
 int main(int argc, char** argv) {
   CLI::App app{"moeoracle: CPU ground truth and differential oracle for streaming-MoE inference engines"};
-  app.set_version_flag("--version", std::string(MOE_VERSION));
+  // The fast tier's SIMD target is picked at run time (Highway): part of what a figure means.
+  app.set_version_flag("--version", [] {
+    std::string all;
+    for (const std::string& t : moe::simd_targets()) all += (all.empty() ? "" : " ") + t;
+    return std::string("moeoracle ") + MOE_VERSION + "\nfast tier SIMD target: " + moe::simd_target() +
+           " (this CPU and binary offer: " + all + "; MOE_SIMD=NAME pins one)";
+  });
   app.require_subcommand(1);
 
   moe::SelfcheckOptions sc;
@@ -173,7 +181,12 @@ int main(int argc, char** argv) {
   fixture->add_option("--seed", fo.seed, "Seed")->capture_default_str();
 
   try {
+    // MOE_SIMD=NAME runs the fast tier on another SIMD target than the best (to compare paths).
+    if (const char* t = std::getenv("MOE_SIMD"); t && *t) moe::simd_pin(t);
     app.parse(argc, argv);
+  } catch (const moe::Error& e) {
+    std::fprintf(stderr, "moeoracle: error: MOE_SIMD: %s\n", e.what());
+    return 2;
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : 2;

@@ -1,5 +1,7 @@
 #include "selfcheck.h"
 
+#include "core/simd.h"
+
 #include <cstdio>
 #include <set>
 #include <sstream>
@@ -29,7 +31,7 @@ int run_selfcheck(const SelfcheckOptions& opt) {
 
   std::printf("Three-way agreement: f32 tier (engine order) and fast tier against the f64 truth.\n");
   std::printf("'budget' is the worst |error| / bound over all elements (bounds from error analysis, <= 100%% passes).\n");
-  std::printf("seed %llu\n\n", (unsigned long long)opt.seed);
+  std::printf("seed %llu; fast tier SIMD target %s\n\n", (unsigned long long)opt.seed, simd_target().c_str());
   std::printf("%-17s %-28s %10s %10s %10s %10s %8s  %s\n", "op", "shape", "ref32 bud", "fast bud", "truth ms",
               "fast ms", "speedup", "verdict");
   int cases = 0, failed = 0;
