@@ -9,6 +9,7 @@
 //                         on the SIMD target the dispatch picks (--simd=NAME pins another one;
 //                         the target is printed first, so one run's ratios are one target's).
 //                         4096x262144 is the DRAM-resident size peers publish (ggml's q4_0).
+//   BM_matvec_bf16_fast/R/C/T  matvec_bf16_fast over bf16 weights (2 B each), T threads.
 //   BM_sgemv_f32/R/C/T    OpenBLAS cblas_sgemv over the same matrix dequantised to f32, T threads.
 // GB/s counts the weight bytes one call reads: packed words + scales + biases for the quantized
 // kernels, 4 B per weight for sgemv (x and y are negligible and stay in cache). Every iteration
@@ -32,6 +33,7 @@
 #include "bandwidth.h"
 #include "core/rng.h"
 #include "core/simd.h"
+#include "ops/matvec_bf16.h"
 #include "ops/matvec_q.h"
 
 namespace {
@@ -148,6 +150,24 @@ void BM_matvec_q_fast(benchmark::State& state) {
   state.counters["threads"] = threads;
 }
 
+void BM_matvec_bf16_fast(benchmark::State& state) {
+  const int64_t rows = state.range(0), cols = state.range(1);
+  const int threads = threads_arg(state.range(2));
+  static std::vector<bf16> pool;
+  const int64_t count = rotation_count(rows * cols * 2);
+  pool.resize(size_t(count * rows * cols));
+  uint64_t z = 99;
+  for (auto& v : pool) v = moe::f32_to_bf16_rne(0.002f * (float(moe::mix64(++z) % 16) - 7.5f));
+  const std::vector<float> x = moe::Rng(1).activations(cols);
+  std::vector<float> y(rows);
+  omp_set_num_threads(threads);
+  run_rotating(state, count, rows * cols * 2, threads, [&](int64_t i) {
+    moe::matvec_bf16_fast({rows, cols}, std::span<const bf16>(pool).subspan(size_t(i * rows * cols), size_t(rows * cols)),
+                          x, y);
+  });
+  state.counters["threads"] = threads;
+}
+
 void BM_sgemv_f32(benchmark::State& state) {
   const int64_t rows = state.range(0), cols = state.range(1);
   const int threads = threads_arg(state.range(2));
@@ -186,6 +206,7 @@ void fast_shapes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_triad)->Arg(1)->Arg(0)->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_matvec_q_fast)->Apply(fast_shapes)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_matvec_bf16_fast)->Args({12288, 4096, 1})->Args({12288, 4096, 0})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sgemv_f32)->Apply([](auto* b) { shapes(b, true); })->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_matvec_q_ref)->Apply([](auto* b) { shapes(b, false); })->UseRealTime()->Unit(benchmark::kMillisecond);
 

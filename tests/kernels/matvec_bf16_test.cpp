@@ -114,5 +114,29 @@ TEST(matvec_bf16, BadArguments) {
 
 TEST(matvec_bf16, ThreeWayAgreement) { test::expect_all_pass(matvec_bf16_check(1234, CheckScope::All)); }
 
+TEST(matvec_bf16, EverySimdTarget) {
+  // Each target the CPU offers: one-hot x reads each weight exactly (every lane and the scalar
+  // tail, cols 67 = 4 x 16 + 3), NaN in the vector body and in the tail, the three-way check.
+  test::each_simd_target([] {
+    Rng rng(7);
+    const int64_t rows = 3, cols = 67;
+    const std::vector<bf16> W = rng.bf16_normal_vec(rows * cols, 0.5);
+    std::vector<float> y(rows);
+    for (int64_t c = 0; c < cols; ++c) {
+      std::vector<float> x(cols, 0.0f);
+      x[c] = 1.0f;
+      matvec_bf16_fast({rows, cols}, W, x, y);
+      for (int64_t r = 0; r < rows; ++r) ASSERT_EQ(y[r], bf16_to_f32(W[r * cols + c])) << "r " << r << " c " << c;
+    }
+    for (int64_t c : {int64_t(5), cols - 1}) {
+      std::vector<float> x = rng.activations(cols);
+      x[c] = std::numeric_limits<float>::quiet_NaN();
+      matvec_bf16_fast({rows, cols}, W, x, y);
+      for (float v : y) EXPECT_TRUE(std::isnan(v)) << "NaN at " << c;
+    }
+    test::expect_all_pass(matvec_bf16_check(99, CheckScope::All));
+  });
+}
+
 }  // namespace
 }  // namespace moe
