@@ -217,7 +217,13 @@ TEST(foreign_corpus, HandRolledEngineKernels) {
   // A3B's 256) routes to experts that do not exist; the A17B cases (ties, near-ties, NaN/inf
   // tokens, not renormalised) pass.
   expect_defect(
-      rs, "vk_router_topk_512experts", [](const CaseResult& r) { return param(r, "experts") != 512; }, by_index_set,
+      rs, "vk_router_topk_512experts",
+      // More than 512 experts all tied: the truth is experts 0..K-1, inside the 512 it scans.
+      [](const CaseResult& r) {
+        return param(r, "experts") != 512 &&
+               !(param(r, "experts") > 512 && r.shape.find("all equal") != std::string::npos);
+      },
+      by_index_set,
       2 * 15);
   expect_skip(rs, "vk_router_topk_512experts", "k <= 16 (k = 33)");
 }
