@@ -153,11 +153,13 @@ void BM_matvec_q_fast(benchmark::State& state) {
 void BM_matvec_bf16_fast(benchmark::State& state) {
   const int64_t rows = state.range(0), cols = state.range(1);
   const int threads = threads_arg(state.range(2));
-  static std::vector<bf16> pool;
+  static std::vector<bf16> pool;  // filled once per size (the thread counts share it)
   const int64_t count = rotation_count(rows * cols * 2);
-  pool.resize(size_t(count * rows * cols));
-  uint64_t z = 99;
-  for (auto& v : pool) v = moe::f32_to_bf16_rne(0.002f * (float(moe::mix64(++z) % 16) - 7.5f));
+  if (pool.size() != size_t(count * rows * cols)) {
+    pool.resize(size_t(count * rows * cols));
+    uint64_t z = 99;
+    for (auto& v : pool) v = moe::f32_to_bf16_rne(0.002f * (float(moe::mix64(++z) % 16) - 7.5f));
+  }
   const std::vector<float> x = moe::Rng(1).activations(cols);
   std::vector<float> y(rows);
   omp_set_num_threads(threads);

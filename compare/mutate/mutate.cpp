@@ -346,13 +346,14 @@ void run_jobs(Manifest& m, size_t kernel, std::deque<Job> queue, const CaseSets&
       }
       const Outcome o = outcome_of(c, status);
       if (c.job.alone) alone = false;
-      // A lost device: the job again, alone; alone three times (5 s apart, for the driver to
-      // recover), the job itself loses it.
+      // A lost device: the job again, alone; lost in three runs alone (5 s apart, for the driver
+      // to recover), the job itself loses it.
+      if (device_lost(o) && c.job.alone) ++c.job.lost;
       if (device_lost(o) && c.job.lost < 3) {
         if (!opt.quiet)
           std::cerr << "mutate: " << m.kernels[kernel].name << ": device lost "
                     << (c.job.alone ? "again, alone" : "beside other mutants") << "; running it again alone\n";
-        if (c.job.alone) ++c.job.lost, std::this_thread::sleep_for(std::chrono::seconds(5));
+        if (c.job.alone) std::this_thread::sleep_for(std::chrono::seconds(5));
         c.job.alone = true;
         queue.push_front(std::move(c.job));
         active.erase(active.begin() + std::ptrdiff_t(i));
@@ -476,7 +477,7 @@ MutateReport run_mutate(const MutateOptions& opt) {
   CaseSets cases;
   CompareOptions co;
   co.shapes = opt.shapes, co.seed = opt.seed, co.seeds = opt.seeds;
-  for (size_t ki = 0; ki < m.kernels.size() && !rep.interrupted; ++ki) {
+  for (size_t ki = 0; ki < m.kernels.size(); ++ki) {
     if (g_stop) {
       rep.interrupted = true;
       break;
@@ -494,6 +495,7 @@ MutateReport run_mutate(const MutateOptions& opt) {
       continue;
     }
     if (ops.empty()) continue;  // no op with cases uses it
+    if (!opt.mutants.empty() && !listed.count(k.name)) continue;  // none listed: no cases to build
     // Cases once per op, kept while the next kernels use them.
     for (auto it = cases.begin(); it != cases.end();)
       it = std::count(ops.begin(), ops.end(), it->first) ? std::next(it) : cases.erase(it);
@@ -501,7 +503,6 @@ MutateReport run_mutate(const MutateOptions& opt) {
       if (!cases.count(op))
         for (int s = 0; s < opt.seeds; ++s)
           for (OpCase& c : make_cases(op, opt.shapes, opt.seed + uint64_t(s))) cases[op].push_back(std::move(c));
-    if (!opt.mutants.empty() && !listed.count(k.name)) continue;
     const std::string source = read_text(k.source_path);
     std::vector<Mutant> made = make_mutants(source, split(opt.rules));
     if (!opt.mutants.empty()) {

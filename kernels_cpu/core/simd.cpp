@@ -24,8 +24,7 @@ std::string joined(const std::vector<std::string>& v) {
 }  // namespace
 
 std::string simd_target() {
-  if (pinned) return hwy::TargetName(pinned);
-  const std::vector<int64_t> t = hwy::SupportedAndGeneratedTargets();
+  const std::vector<int64_t> t = hwy::SupportedAndGeneratedTargets();  // the pinned one alone, if any
   return t.empty() ? "none" : hwy::TargetName(t.front());
 }
 

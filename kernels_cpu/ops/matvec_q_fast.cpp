@@ -31,8 +31,7 @@
 //          (exact, q <= 255) and t = fma(q, s, b).
 // Four rows are processed together to share the xt loads and to give 8 independent FMA chains.
 // Threads split the rows (OpenMP). Measured throughput: docs/benchmarks.md.
-// Group sizes whose words per group and N are not powers of two of each other use the scalar
-// loop (same terms).
+// Group sizes (or lane counts) that are not powers of two use the scalar loop (same terms).
 // GCC 12's AVX-512 headers build masked intrinsics on _mm512_undefined_*(), which -Wuninitialized
 // reports at every inlined use (GCC bug 105593, fixed in GCC 13): silence it for this file.
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -331,8 +330,10 @@ void MatvecQ(const QuantMatrix& W, const float* x, float* y) {
     return MatvecAvx512<8>(W, x, y);
   }
 #endif
+  // The chunk walk needs words per group and lanes to divide one another (SVE may have, e.g.,
+  // 12 lanes).
   const int64_t wpg = W.group_size / W.values_per_word();
-  if (matvec_q_detail::pow2(wpg)) {
+  if (matvec_q_detail::pow2(wpg) && matvec_q_detail::pow2(int64_t(hn::Lanes(hn::ScalableTag<float>())))) {
     if (W.bits == 4) return MatvecHwy<4>(W, x, y);
     if (W.bits == 2) return MatvecHwy<2>(W, x, y);
     return MatvecHwy<8>(W, x, y);
