@@ -316,7 +316,8 @@ std::vector<T> parse_array(const json& obj, const char* key, const Ctx& c, F&& p
 KernelEntry parse_kernel(const json& j, const Ctx& c, const fs::path& dir, int64_t* declared_pc_size) {
   only_keys(j,
             {"name", "ops", "spirv", "glsl", "glsl_target", "defines", "entry", "bindings", "push_constants",
-             "push_constant_size", "specialization", "dispatch", "limits", "accumulation", "subgroup_sizes", "let"},
+             "push_constant_size", "specialization", "dispatch", "limits", "accumulation", "subgroup_sizes", "let",
+             "access_checks"},
             c);
   KernelEntry k;
   k.name = get_string(need(j, "name", c), c.sub("name"));
@@ -348,6 +349,11 @@ KernelEntry parse_kernel(const json& j, const Ctx& c, const fs::path& dir, int64
     }
   }
   if (j.contains("entry")) k.entry = get_string(j["entry"], kc.sub("entry"));
+  if (j.contains("access_checks")) {
+    MOE_CHECK(j["access_checks"].is_boolean(),
+              kc.sub("access_checks").str() << ": expected true or false, found " << type_name(j["access_checks"]));
+    k.access_checks = j["access_checks"].get<bool>();
+  }
 
   k.bindings = parse_array<ManifestBinding>(j, "bindings", kc, parse_binding);
   MOE_CHECK(!k.bindings.empty(), kc.str() << ": \"bindings\" is missing or empty; a kernel reads and writes buffers");

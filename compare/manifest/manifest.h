@@ -20,7 +20,9 @@
 //     "dispatch": ["rows", "1", "1"],           // workgroup counts, expressions
 //     "limits": ["dim <= 8192", "dim % 4 == 0"],  // a case outside them is skipped, with the reason
 //     "accumulation": "f32",                    // precision the kernel accumulates in: f32 | f16 | f64
-//     "subgroup_sizes": "any"                   // "any" (every size the device offers) or [32, 64]
+//     "subgroup_sizes": "any",                  // "any" (every size the device offers) or [32, 64]
+//     "access_checks": true                     // false: run without the runner's checks of
+//                                               // indices, shifts and shared-memory races
 //   }]
 // }
 // Expressions are integer/float arithmetic over the op's params (by their visit() names), the
@@ -128,6 +130,9 @@ struct KernelEntry {
   std::vector<std::string> limits;
   std::string accumulation = "f32";
   std::vector<uint32_t> subgroup_sizes;  // empty = any
+  // The runner's undefined-behaviour checks (vk::Dispatch::check_access) in correctness runs.
+  // Off only for a kernel meant to misbehave past them (the crash tests of the isolation).
+  bool access_checks = true;
   // Named values ("let"), in an order where each uses only op/device variables and earlier ones.
   std::vector<std::pair<std::string, std::string>> lets;
   // From reflection: the workgroup size the SPIR-V declares (its default, before any

@@ -179,6 +179,10 @@ struct Pipeline {
   ::vk::raii::DescriptorSetLayout set_layout{nullptr};
   ::vk::raii::PipelineLayout layout{nullptr};
   ::vk::raii::Pipeline pipeline{nullptr};
+  // With Dispatch::check_access: the binding of the check buffer and its sites (none: unchecked).
+  uint32_t check_binding = 0;
+  std::vector<std::string> check_sites;
+  bool checked() const { return !check_sites.empty(); }
 };
 
 // A submitted sequence: what the device may still be using until `fence` signals.
@@ -447,6 +451,7 @@ Pipeline& Context::Impl::pipeline_for(const Dispatch& d) {
   put32(static_cast<uint32_t>(d.spec_constants.size()));
   for (const SpecConstant& c : d.spec_constants) put32(c.id), put32(c.value);
   put32(d.required_subgroup_size);
+  put32(d.check_access ? 1u : 0u);
   put32(static_cast<uint32_t>(d.push_constants.size()));
   std::vector<std::pair<uint32_t, bool>> slots;  // (binding, uniform)
   for (const Binding& b : d.bindings) slots.emplace_back(b.binding, b.uniform);
@@ -456,7 +461,21 @@ Pipeline& Context::Impl::pipeline_for(const Dispatch& d) {
 
   auto p = std::make_unique<Pipeline>();
   const ::vk::raii::Device& dev = core->device;
-  const std::vector<uint32_t> words = detail::poison_locals(d.spirv, label, d.spec_constants);
+  std::vector<uint32_t> words = detail::poison_locals(d.spirv, label, d.spec_constants);
+  if (d.check_access && d.bindings.size() < core->probe.max_storage_buffers_per_stage) {
+    uint32_t next = 0;
+    for (const Binding& b : d.bindings) next = std::max(next, b.binding + 1);
+    const detail::AccessLimits lim{.min_binding = next,
+                                   .spec = d.spec_constants,
+                                   .invocations = uint32_t(invocations),
+                                   .max_shared_bytes = info.max_shared_memory};
+    detail::AccessCheck ac = detail::check_access(words, label, d.entry, lim);
+    if (!ac.words.empty()) {
+      words = std::move(ac.words);
+      p->check_binding = ac.binding, p->check_sites = std::move(ac.sites);
+      slots.emplace_back(ac.binding, false);
+    }
+  }
   p->module = ::vk::raii::ShaderModule(
       dev, ::vk::ShaderModuleCreateInfo{.codeSize = words.size() * 4, .pCode = words.data()});
   std::vector<::vk::DescriptorSetLayoutBinding> lb;
@@ -561,6 +580,19 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
     for (const Dispatch& d : sequence) pipes.push_back(&m.pipeline_for(d));
     const ::vk::raii::Device& dev = m.core->device;
     const uint32_t n = static_cast<uint32_t>(sequence.size());
+    // The check buffers: word 0 the violated site, word 1 + b binding b's usable bytes.
+    std::vector<std::optional<Buffer>> checks(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      if (!pipes[i]->checked()) continue;
+      std::vector<uint32_t> init(2 + pipes[i]->check_binding, 0u);
+      for (const Binding& b : sequence[i].bindings) {
+        const uint64_t size = b.buffer->size(), range = b.range ? b.range : size - b.offset;
+        init[1 + b.binding] = static_cast<uint32_t>(std::min<uint64_t>(range, UINT32_MAX));
+      }
+      checks[i] = make_buffer(init.size() * 4, 0);
+      checks[i]->upload(init.data(), init.size() * 4);
+      ++descriptors;
+    }
     const ::vk::DescriptorPoolSize pool_sizes[2] = {
         {.type = ::vk::DescriptorType::eStorageBuffer, .descriptorCount = std::max(descriptors - uniforms, 1u)},
         {.type = ::vk::DescriptorType::eUniformBuffer, .descriptorCount = std::max(uniforms, 1u)}};
@@ -593,6 +625,18 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
                               b.uniform ? ::vk::DescriptorType::eUniformBuffer : ::vk::DescriptorType::eStorageBuffer,
                           .pBufferInfo = &buffer_infos.back()});
       }
+    for (uint32_t i = 0; i < n; ++i) {
+      if (!checks[i]) continue;
+      const std::shared_ptr<Allocation>& a = checks[i]->impl_->alloc;
+      job->buffers.push_back(a);
+      buffer_infos.push_back({.buffer = *a->buffer, .offset = 0, .range = checks[i]->size()});
+      writes.push_back({.dstSet = sets[i],
+                        .dstBinding = pipes[i]->check_binding,
+                        .dstArrayElement = 0,
+                        .descriptorCount = 1,
+                        .descriptorType = ::vk::DescriptorType::eStorageBuffer,
+                        .pBufferInfo = &buffer_infos.back()});
+    }
     if (!writes.empty()) dev.updateDescriptorSets(writes, nullptr);
 
     const bool timed = info.timestamp_period_ns > 0;
@@ -643,6 +687,16 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
       m.abandoned = std::move(job);  // the device may still use all of it
       MOE_FAIL("vulkan: kernel hung or too slow: " << labels << " did not finish within " << timeout_ms << " ms on "
                                                    << info.name);
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+      if (!checks[i]) continue;
+      uint32_t site = 0;
+      checks[i]->download(&site, 4);
+      site &= detail::kAccessSiteRootCause - 1u;
+      const std::vector<std::string>& sites = pipes[i]->check_sites;
+      if (site != 0)
+        result.access_violations.push_back(sequence[i].label + ": " +
+                                           (site <= sites.size() ? sites[site - 1] : "site " + std::to_string(site)));
     }
     if (timed) {
       const auto [qr, stamps] =

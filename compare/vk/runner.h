@@ -119,6 +119,11 @@ struct Dispatch {
   std::vector<SpecConstant> spec_constants;
   uint32_t groups[3] = {1, 1, 1};         // each in 1..max_workgroup_count
   uint32_t required_subgroup_size = 0;    // 0: the driver's choice; else needs subgroup size control
+  // Check every dynamic array, buffer and vector index and every shift amount in the kernel
+  // (undefined behaviour when out of range, which a driver may hide): RunResult names the
+  // violated access. Costs a compare and a select per access; off for timing runs. Needs one
+  // storage-buffer slot more than `bindings` (else the dispatch runs unchecked).
+  bool check_access = false;
 };
 
 struct RunResult {
@@ -126,6 +131,9 @@ struct RunResult {
   // (empty if the queue has no timestamps).
   std::vector<double> gpu_ms;
   double wall_ms = 0;  // submit to fence, on the host's steady clock
+  // Per dispatch with check_access that made an out-of-range access: "label: what and where"
+  // (the highest-numbered violated site of the kernel; one line per dispatch).
+  std::vector<std::string> access_violations;
 };
 
 class Context {

@@ -65,4 +65,31 @@ std::vector<EntryPoint> compute_entry_points(std::span<const uint32_t> words, co
 std::vector<uint32_t> poison_locals(std::span<const uint32_t> words, const std::string& label,
                                     const std::vector<SpecConstant>& spec);
 
+// The module with every dynamic index into an array, a storage buffer's runtime array (against
+// the binding's usable size), a vector or a matrix, and every scalar shift amount checked before
+// use (spirv_access.cpp): an out-of-range one records its site and is clamped to index 0. Loads
+// and stores of Workgroup arrays and scalars are checked for data races between subgroups (an
+// element another subgroup stored since the last workgroup barrier), where the workgroup size is
+// known and a shadow of 4 bytes per element fits beside the kernel's in `max_shared_bytes`. The entry point's
+// returns publish the highest violated site code with an atomic max into word 0 of
+// a storage buffer at set 0, `binding` (the first number >= min_binding that the module does not
+// use), whose word 1 + b holds the usable bytes of binding b. A code is 0 (none) or the 1-based
+// site, plus kAccessSiteRootCause for an index or shift (which outranks the data races its
+// clamped index may cause); `sites[i]` describes site i + 1.
+// Empty `words`: nothing to check (no entry point `entry`, no access).
+constexpr uint32_t kAccessSiteRootCause = 0x10000u;
+struct AccessLimits {
+  uint32_t min_binding = 0;
+  std::vector<SpecConstant> spec;  // the dispatch's, for lengths of shared arrays
+  uint32_t invocations = 0;        // per workgroup (0: unknown, no race checks)
+  uint64_t max_shared_bytes = 0;   // the device's maxComputeSharedMemorySize
+};
+struct AccessCheck {
+  std::vector<uint32_t> words;
+  uint32_t binding = 0;
+  std::vector<std::string> sites;
+};
+AccessCheck check_access(std::span<const uint32_t> words, const std::string& label, const std::string& entry,
+                         const AccessLimits& limits);
+
 }  // namespace moe::vk::detail

@@ -145,21 +145,15 @@ TEST(foreign_corpus, GgmlKernels) {
   // With dim = 1 only lane 0 holds a square: the lost partials are all zeros (no defect to see).
   const Pred shows = [](const CaseResult& r) { return subgroup_of(r) != 32 && param(r, "dim") > 1; };
   expect_defect(rs, "ggml_rms_norm_subgroup", shows, by_element, sg != 32 ? 8 : 0);
-  // partial[256 / 32] indexed by gl_SubgroupID: below 32 the extra partials go past the array,
-  // which on lavapipe may kill the worker (subgroups of 4 and 8) or just lose them (16); above
+  // partial[256 / 32] indexed by gl_SubgroupID: below 32 the extra partials go past the array
+  // (undefined: on lavapipe it may kill the worker), which the runner's access checks name; above
   // 32 the combine adds slots nobody wrote.
-  // Below 32, the partials lost past the array are those of subgroups 8 and up (lanes from
-  // 8 x sg on): a row with dim <= 8 x sg loses nothing but the overflow may still kill the worker.
   expect_defect(
-      rs, "ggml_rms_norm_subgroup_id",
+      rs, "ggml_rms_norm_subgroup_id", not_32,
       [](const CaseResult& r) {
-        // (A plan-level line, no params: the worker died too often and the rest was not run.)
-        return r.params.empty() || subgroup_of(r) > 32 || (subgroup_of(r) < 32 && param(r, "dim") > 8 * subgroup_of(r));
+        return subgroup_of(r) < 32 ? by_error("index into 'partial' (an array of 8 elements)")(r) : by_element(r);
       },
-      [](const CaseResult& r) { return by_element(r) || by_crash(r); }, sg != 32 ? 1 : 0,
-      [](const CaseResult& r) {
-        return !r.params.empty() && subgroup_of(r) < 32 && param(r, "dim") <= 8 * subgroup_of(r);
-      });
+      sg != 32 ? 8 : 0);
 
   // NeoX rope: every case with an even head_dim passes (odd ones skipped: ggml asserts it).
   // ggml's angle p * theta_scale^i, theta_scale = base^(-2/R), carries an error growing with i
@@ -193,15 +187,13 @@ TEST(foreign_corpus, HandRolledEngineKernels) {
   // MLX affine 4-bit with fma(q, s*x, b*x), x staged in shared xs[8192]: every 4-bit, group-64
   // case (5 remainders + 5 real) with cols <= 8192.
   expect_correct(rs, "vk_dequant_matvec_q4", 2 * 10);
-  // The same cache with no check of cols: at 16448 columns the staging overflows it (on lavapipe
-  // the worker dies of heap corruption, or the dot reads garbage). At 8256 columns lavapipe reads
-  // the 64 floats written past the array back intact and the numbers are right (uncaught,
-  // reported); an NVIDIA GPU (H100) does not keep them, and the case fails: either is allowed.
+  // The same cache with no check of cols: above 8192 columns the staging overflows it (undefined:
+  // on lavapipe the worker died of heap corruption at 16448 columns, and at 8256 it read the 64
+  // floats written past the array back intact, an uncaught defect), which the access checks now
+  // name at every such case, on every device.
   expect_defect(
-      rs, "vk_matvec_q4_xs8192_unchecked",
-      [](const CaseResult& r) { return param(r, "cols") > 8192 && param(r, "cols") != 8256; },
-      [](const CaseResult& r) { return by_value(r) || by_crash(r); }, 2,
-      [](const CaseResult& r) { return param(r, "cols") == 8256; });
+      rs, "vk_matvec_q4_xs8192_unchecked", [](const CaseResult& r) { return param(r, "cols") > 8192; },
+      by_error("index into 'xs' (an array of 8192 elements)"), 2);
   expect_correct(rs, "vk_residual_add_vec4", 2 * 7);
   // The n % 4 tail never written.
   expect_defect(
@@ -210,7 +202,10 @@ TEST(foreign_corpus, HandRolledEngineKernels) {
   // 64 heads compiled in: the 32-head A3B decode writes past y; 129 heads leave 65 unwritten.
   expect_defect(
       rs, "vk_gated_norm_decode_64heads", [](const CaseResult& r) { return param(r, "heads") != 64; },
-      [](const CaseResult& r) { return param(r, "heads") < 64 ? by_error("past its end")(r) : by_unwritten(r); },
+      [](const CaseResult& r) {
+        return param(r, "heads") < 64 ? by_error("index into 'gated_out' (binding 3) past the buffer's usable size")(r)
+                                      : by_unwritten(r);
+      },
       2 * 2);
   expect_skip(rs, "vk_gated_norm_decode_64heads", "tokens == 1 (tokens = 2)");
   // 512 experts compiled in: every case with another expert count (the remainders with k <= 16,
@@ -223,7 +218,11 @@ TEST(foreign_corpus, HandRolledEngineKernels) {
         return param(r, "experts") != 512 &&
                !(param(r, "experts") > 512 && r.shape.find("all equal") != std::string::npos);
       },
-      by_index_set,
+      // Fewer experts: it reads logits past the row (the access checks name it); more: it
+      // never looks past expert 511.
+      [](const CaseResult& r) {
+        return param(r, "experts") < 512 ? by_error("index into 'logits'")(r) : by_index_set(r);
+      },
       2 * 15);
   expect_skip(rs, "vk_router_topk_512experts", "k <= 16 (k = 33)");
 }
@@ -247,7 +246,8 @@ TEST(foreign_corpus, MetalPortKernels) {
   }
   // x_shared[4096] read past its end for cols > 4096 (the A17B o_proj, cols 8256 and 16448).
   expect_defect(
-      rs, "metal_v3_port_matvec_q4", [](const CaseResult& r) { return param(r, "cols") > 4096; }, by_value, 2 * 3);
+      rs, "metal_v3_port_matvec_q4", [](const CaseResult& r) { return param(r, "cols") > 4096; },
+      by_error("index into 'x_shared' (an array of 4096 elements)"), 2 * 3);
 }
 
 // ---- Engine layouts (docs/manifests.md): per-slot expert bindings and a packed params buffer,

@@ -1,0 +1,148 @@
+// The runner's access checks (Dispatch::check_access, compare/vk/spirv_access.cpp): undefined
+// behaviour that lavapipe makes harmless must still fail. One kernel, one mode per defect; mode 0
+// is correct and must pass clean, with the checks changing none of its results. The checked
+// modules must also be valid SPIR-V (spirv-val under the Vulkan 1.2 rules), for the bundled
+// kernels too.
+#include <gtest/gtest.h>
+#include <spirv-tools/libspirv.hpp>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "compare/manifest/manifest.h"
+#include "compare/run/driver.h"
+#include "compare/vk/runner.h"
+#include "compare/vk/runner_internal.h"
+
+namespace moe::vk {
+namespace {
+
+std::vector<uint32_t> glsl(const char* name, const char* source) {
+  compare::KernelEntry k;
+  k.glsl_target = "vulkan1.2";
+  return compare::compile_glsl(source, name, k);
+}
+
+// y[0..WG) from a shared reduction and private arrays. Modes: 1 writes a private array one past
+// its end, 2 reads the input at index n (inside the guard, past the usable size), 3 shifts by 32,
+// 4 drops the barrier between subgroup 0's total and everyone's read of it, 5 has every lane
+// store the same 0 to a shared flag (benign: not a race), 6 has the lanes of subgroups > 0 store
+// their own id to it (a race).
+const std::vector<uint32_t>& defects_spv() {
+  static const std::vector<uint32_t> words = glsl("defects.comp", R"(#version 450
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0) readonly buffer A { float a[]; };
+layout(set = 0, binding = 1) writeonly buffer Y { float y[]; };
+layout(push_constant) uniform PC { uint n; uint mode; uint shift; };
+shared float partial[64];
+shared uint flag;
+shared float grid[2][32];
+void main() {
+  const uint l = gl_LocalInvocationID.x;
+  float tmp[4];
+  for (uint k = 0u; k < (mode == 1u ? 5u : 4u); ++k) tmp[k] = float(k);
+  const uint at = mode == 2u ? n : l % n;
+  float v = a[at] + tmp[l % 4u] + float((1u << (mode == 3u ? shift : 3u)) & 1u);
+  grid[l / 32u][l % 32u] = v;  // 2-D: rows written by different subgroups, no element shared
+  if (l == 0u) flag = 0u;
+  barrier();
+  if (mode == 5u) flag = 0u;
+  if (mode == 6u && gl_SubgroupID != 0u) flag = gl_SubgroupID;
+  v = subgroupAdd(grid[l / 32u][l % 32u]);
+  if (subgroupElect()) partial[gl_SubgroupID] = v;
+  barrier();
+  if (gl_SubgroupID == 0u) {
+    float t = 0.0;
+    for (uint s = gl_SubgroupInvocationID; s < gl_NumSubgroups; s += gl_SubgroupSize) t += partial[s];
+    t = subgroupAdd(t);
+    if (subgroupElect()) partial[0] = t;
+  }
+  if (mode != 4u) barrier();
+  y[l] = partial[0];
+})");
+  return words;
+}
+
+class AccessCheck : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (list_devices().empty()) GTEST_SKIP() << "no Vulkan device on this machine";
+    ctx = std::make_unique<Context>();
+  }
+
+  // Runs the kernel in `mode` (checked or not); the violations, and y in *out.
+  std::vector<std::string> run(uint32_t mode, bool checked, std::vector<float>* out = nullptr, uint32_t shift = 32) {
+    const uint32_t n = 64;
+    std::vector<float> av(n);
+    for (uint32_t i = 0; i < n; ++i) av[i] = 0.25f * float(i);
+    Buffer a = ctx->make_buffer(n * 4, 64), y = ctx->make_buffer(n * 4);
+    a.upload(av.data(), n * 4);
+    Dispatch d;
+    d.label = "defects";
+    d.spirv = defects_spv();
+    d.bindings = {{0, &a}, {1, &y}};
+    const uint32_t pc[3] = {n, mode, shift};
+    d.push_constants.resize(sizeof pc);
+    std::memcpy(d.push_constants.data(), pc, sizeof pc);
+    d.check_access = checked;
+    const RunResult r = ctx->run({d});
+    if (out) out->resize(n), y.download(out->data(), n * 4);
+    return r.access_violations;
+  }
+  std::unique_ptr<Context> ctx;
+};
+
+TEST_F(AccessCheck, CorrectKernelPassesWithUnchangedResults) {
+  std::vector<float> plain, checked;
+  EXPECT_TRUE(run(0, false, &plain).empty());
+  EXPECT_TRUE(run(0, true, &checked).empty());
+  EXPECT_EQ(plain, checked);
+  EXPECT_TRUE(run(5, true).empty()) << "every lane storing the same value is not a race";
+}
+
+TEST_F(AccessCheck, EachDefectIsNamed) {
+  const auto first = [&](uint32_t mode) {
+    const std::vector<std::string> v = run(mode, true);
+    return v.empty() ? std::string("(none)") : v[0];
+  };
+  EXPECT_NE(first(1).find("an array of 4 elements"), std::string::npos) << first(1);
+  EXPECT_NE(first(2).find("index into 'a' (binding 0) past the buffer's usable size"), std::string::npos) << first(2);
+  EXPECT_NE(first(3).find("shift by 32 or more bits"), std::string::npos) << first(3);
+  if (ctx->info().subgroup_size < 64) {  // one subgroup per workgroup has nobody to race with
+    EXPECT_NE(first(4).find("'partial': a load of an element another subgroup stored"), std::string::npos) << first(4);
+    EXPECT_NE(first(6).find("'flag': a store to an element another subgroup stored"), std::string::npos) << first(6);
+  }
+  EXPECT_TRUE(run(3, true, nullptr, 31).empty()) << "a shift by 31 is defined";
+}
+
+TEST_F(AccessCheck, UncheckedRunsReportNothing) {
+  for (uint32_t mode : {1u, 3u, 4u}) EXPECT_TRUE(run(mode, false).empty()) << mode;
+}
+
+// The checked form of every bundled kernel is valid SPIR-V (the driver would otherwise be handed
+// undefined input), with and without debug names.
+TEST(AccessCheckModule, BundledKernelsStayValid) {
+  spvtools::SpirvTools tools(SPV_ENV_VULKAN_1_2);
+  std::string messages;
+  tools.SetMessageConsumer([&](spv_message_level_t, const char*, const spv_position_t& pos, const char* msg) {
+    messages += " word " + std::to_string(pos.index) + ": " + msg;
+  });
+  spvtools::ValidatorOptions opt;
+  opt.SetScalarBlockLayout(true);
+  const compare::Manifest m = compare::load_kernels("");
+  ASSERT_FALSE(m.kernels.empty());
+  for (const compare::KernelEntry& k : m.kernels) {
+    const detail::AccessLimits lim{.min_binding = 16, .spec = {}, .invocations = 256, .max_shared_bytes = 32768};
+    const detail::AccessCheck ac = detail::check_access(k.spirv, k.name, k.entry, lim);
+    if (ac.words.empty()) continue;
+    messages.clear();
+    EXPECT_TRUE(tools.Validate(ac.words.data(), ac.words.size(), opt)) << k.name << ":" << messages;
+    EXPECT_FALSE(ac.sites.empty()) << k.name;
+  }
+}
+
+}  // namespace
+}  // namespace moe::vk
