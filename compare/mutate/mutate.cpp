@@ -111,6 +111,7 @@ std::string criterion_of(const CaseResult& r) {
     if (e.find("killed by signal") != std::string::npos || e.find("exited with code") != std::string::npos) return "crash";
     if (e.find("hung") != std::string::npos || e.find("did not finish") != std::string::npos) return "timeout";
     if (e.find("past its end") != std::string::npos) return "guard";
+    if (e.find("out-of-range access") != std::string::npos) return "bounds";
     if (e.find("outside its views") != std::string::npos) return "view";
     if (e.find("was changed") != std::string::npos) return "input_changed";
     if (e.find("vulkan:") != std::string::npos) return "pipeline";
@@ -173,6 +174,7 @@ void emit(int fd, const json& msg) {
     vk::Context ctx(opt.device, vk::Context::Memory::Readback);
     int64_t ran = 0;
     double max_budget = 0;
+    uint32_t min_subgroup = UINT32_MAX, max_subgroup = 0;
     for (const std::string& op : ops)
       for (const Plan& plan : plans_for(m, op, nullptr)) {
         bool uses = std::count(plan.kernels.begin(), plan.kernels.end(), k) > 0;
@@ -185,6 +187,8 @@ void emit(int fd, const json& msg) {
             proto.shape = c.shape, proto.seed = c.seed, proto.subgroup = sg;
             emit(fd, {{"start", result_to_json(proto)}, {"steps", std::max<size_t>(1, c.steps.size())}});
             const CaseResult r = run_plan_case(ctx, m, plan, c, sg, opt.timeout_ms);
+            min_subgroup = std::min(min_subgroup, sg ? sg : ctx.info().subgroup_size);
+            max_subgroup = std::max(max_subgroup, sg ? sg : ctx.info().subgroup_size);
             if (r.status() == CaseResult::Status::Fail) {
               emit(fd, {{"fail", result_to_json(r)}, {"cases", ran + 1}});
               ::_exit(0);
@@ -194,7 +198,8 @@ void emit(int fd, const json& msg) {
               if (std::isfinite(v.budget_used)) max_budget = std::max(max_budget, v.budget_used);
           }
       }
-    emit(fd, {{"pass", ran}, {"max_budget", max_budget}});
+    emit(fd, {{"pass", ran}, {"max_budget", max_budget}, {"min_subgroup", min_subgroup == UINT32_MAX ? 0u : min_subgroup},
+              {"max_subgroup", max_subgroup}});
   } catch (const std::exception& e) {
     emit(fd, {{"error", e.what()}});
   }
@@ -258,6 +263,7 @@ struct Outcome {
   CaseResult failure;
   int cases = 0;
   double max_budget = 0;
+  uint32_t min_subgroup = 0, max_subgroup = 0;
   std::string error;  // the child could not run at all (bad input)
 };
 
@@ -265,6 +271,7 @@ Outcome outcome_of(const Child& c, int status) {
   Outcome o;
   if (c.finished && c.last.contains("pass")) {
     o.cases = c.last["pass"].get<int>(), o.max_budget = c.last.value("max_budget", 0.0);
+    o.min_subgroup = c.last.value("min_subgroup", 0u), o.max_subgroup = c.last.value("max_subgroup", 0u);
     return o;
   }
   if (c.finished && c.last.contains("fail")) {
@@ -300,12 +307,14 @@ bool device_lost(const Outcome& o) {
 
 void apply(MutantResult& mr, const Outcome& o) {
   mr.cases = o.cases, mr.max_budget = o.max_budget;
+  mr.min_subgroup = o.min_subgroup, mr.max_subgroup = o.max_subgroup;
   if (!o.failed) {
     mr.status = MutantStatus::Survived;
     return;
   }
   mr.criterion = criterion_of(o.failure);
   mr.status = mr.criterion == "timeout" ? MutantStatus::TimedOut : MutantStatus::Killed;
+  mr.min_subgroup = mr.max_subgroup = o.failure.subgroup;  // killed: the killing case's subgroup size
   mr.evidence = first_reason(o.failure);
 }
 
@@ -414,7 +423,33 @@ std::deque<Job> compile_mutants(const KernelEntry& k, const std::string& source,
   return jobs;
 }
 
-// Equivalence claims: {"kernel", "mutant" (its id), "why"} each.
+// Whether claim `c`'s condition holds for mutant `r`. "when": {"min_subgroup_size": N} and/or
+// {"max_subgroup_size": N}: the argument needs subgroups of at least (at most) N lanes (e.g. at
+// most as many subgroups per workgroup as lanes, so that a loop over the partial sums makes one
+// pass), which every case of the mutant must have run at (unknown sizes: it does not apply).
+bool claim_applies(const std::string& path, const json& c, const MutantResult& r) {
+  if (!c.contains("when")) return true;
+  const json& w = c["when"];
+  bool ok = w.is_object() && !w.empty();
+  for (const auto& [key, value] : w.items())
+    ok = ok && (key == "min_subgroup_size" || key == "max_subgroup_size") && value.is_number_unsigned();
+  MOE_CHECK(ok, path << ": a claim's \"when\" takes \"min_subgroup_size\" and/or \"max_subgroup_size\" (unsigned); found "
+                     << w.dump());
+  if (r.min_subgroup == 0) return false;
+  return r.min_subgroup >= w.value("min_subgroup_size", 0u) && r.max_subgroup <= w.value("max_subgroup_size", UINT32_MAX);
+}
+
+// The condition in words, for the report.
+std::string condition_text(const json& c) {
+  if (!c.contains("when")) return "";
+  std::string t;
+  if (c["when"].contains("min_subgroup_size")) t += "subgroup size >= " + c["when"]["min_subgroup_size"].dump();
+  if (c["when"].contains("max_subgroup_size"))
+    t += (t.empty() ? "" : " and ") + std::string("subgroup size <= ") + c["when"]["max_subgroup_size"].dump();
+  return t;
+}
+
+// Equivalence claims: {"kernel", "mutant" (its id), "why"[, "when"]} each.
 void apply_claims_text(const std::string& path, const std::string& text, MutateReport& rep) {
   json claims;
   try {
@@ -431,8 +466,13 @@ void apply_claims_text(const std::string& path, const std::string& text, MutateR
                            [&](const MutantResult& r) { return r.kernel == kernel && r.mutant.id() == id; });
     if (it == rep.mutants.end()) continue;  // not generated in this run (sampled out, or another rule set)
     if (it->status == MutantStatus::Survived) {
+      if (!claim_applies(path, c, *it)) continue;  // a survivor here: the device lacks the condition
       it->status = MutantStatus::Equivalent, it->why = why;
-    } else if (it->status == MutantStatus::Killed || it->status == MutantStatus::TimedOut) {
+      if (c.contains("when"))
+        it->why += " [holds at " + condition_text(c) + "; this run's cases: " + std::to_string(it->min_subgroup) +
+                   (it->max_subgroup != it->min_subgroup ? ".." + std::to_string(it->max_subgroup) : "") + "]";
+    } else if ((it->status == MutantStatus::Killed || it->status == MutantStatus::TimedOut) &&
+               claim_applies(path, c, *it)) {  // a conditional claim is refuted only inside its condition
       rep.wrong_claims.push_back(kernel + " " + id + ": claimed equivalent (" + why + ") but killed by " + it->criterion);
     }
   }

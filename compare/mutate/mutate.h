@@ -55,11 +55,15 @@ struct MutantResult {
   Mutant mutant;
   MutantStatus status = MutantStatus::Survived;
   std::string criterion;  // Killed/TimedOut: unwritten, nan_inf, element, cosine, norm_ratio, max_abs_rel,
-                          // index_set, guard, view, input_changed, crash, timeout, pipeline, error
+                          // index_set, guard, view, bounds (an out-of-range index or shift, or a data
+                          // race: the runner's access checks), input_changed, crash, timeout, pipeline, error
   std::string evidence;   // the first failing case: its line and first reason; or why it was dropped
   std::string why;        // Equivalent: the claim's argument
   int cases = 0;          // cases run (a killed mutant stops at its first failure)
   double max_budget = 0;  // survivors: the largest share of an error bound any output used
+  // Survivors: the smallest and largest subgroup size its cases ran at; killed: the killing
+  // case's (0: unknown). Conditional equivalence claims apply only inside their range.
+  uint32_t min_subgroup = 0, max_subgroup = 0;
 };
 
 struct MutateReport {
