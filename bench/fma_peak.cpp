@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <utility>
 
 #include "fma_peak.h"
 
@@ -33,8 +34,10 @@ float FmaChains(int64_t iters) {
   const auto m = hn::Set(df, 0.999f), a = hn::Set(df, 1e-3f);
   decltype(hn::Zero(df)) acc[kChains];
   for (int i = 0; i < kChains; ++i) acc[i] = hn::Set(df, float(i));
-  for (int64_t it = 0; it < iters; ++it)
-    for (int i = 0; i < kChains; ++i) acc[i] = hn::MulAdd(acc[i], m, a);
+  // Unrolled by a fold: a plain inner loop let GCC 12 interchange the loops and keep acc[] in
+  // memory (a load and a store per FMA: 60 % of the real peak).
+  const auto round = [&]<size_t... I>(std::index_sequence<I...>) { ((acc[I] = hn::MulAdd(acc[I], m, a)), ...); };
+  for (int64_t it = 0; it < iters; ++it) round(std::make_index_sequence<kChains>());
   for (int i = 1; i < kChains; ++i) acc[0] = hn::Add(acc[0], acc[i]);
   return hn::GetLane(hn::SumOfLanes(df, acc[0]));
 }
