@@ -239,11 +239,13 @@ void fast_shapes(benchmark::internal::Benchmark* b) {
   for (int bits : {2, 8}) b->Args({12288, 4096, 1, bits})->Args({12288, 4096, 0, bits});
 }
 
-// Prefill at the matvec's A3B/A17B shapes, tokens 1, 4, 16, 64, one and all threads, 4-bit; 2- and
+// Prefill at the matvec's A3B/A17B shapes, tokens 1, 4, 16, 64 (and 2, 3, 8 at one shape), one and
+// all threads, 4-bit; 2- and
 // 8-bit at the A17B in_proj_qkv shape, 64 tokens. Arguments rows, cols, tokens, threads, bits.
 void matmul_shapes(benchmark::internal::Benchmark* b) {
   for (auto [r, c] : {std::pair{12288, 4096}, {4096, 8192}, {8192, 2048}, {512, 2048}})
     for (int t : {1, 4, 16, 64}) b->Args({r, c, t, 1, 4})->Args({r, c, t, 0, 4});
+  for (int t : {2, 3, 8}) b->Args({12288, 4096, t, 1, 4})->Args({12288, 4096, t, 0, 4});  // the small-T crossover
   for (int bits : {2, 8}) b->Args({12288, 4096, 64, 1, bits})->Args({12288, 4096, 64, 0, bits});
 }
 

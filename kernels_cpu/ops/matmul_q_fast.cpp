@@ -90,7 +90,7 @@ using matmul_q_detail::Layout;
 #if HWY_ARCH_X86 && HWY_TARGET > HWY_AVX3
 constexpr int kR = 3, kTk = 4;
 #else
-constexpr int kR = 4, kTk = 6;
+constexpr int kR = 6, kTk = 4;
 #endif
 
 // R rows (stride ws) times TT tokens (stride xs) over n floats; out[j * R + i] = the sum for row

@@ -36,7 +36,7 @@ TEST(forward, PrefillThenDecodeEqualsDecode) {
     const auto a = run_split(*m, backend, 0), b = run_split(*m, backend, 9);
     EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * 4), 0) << backend;
   }
-  // The fast tier batches prefill projections (sgemm), which sums in another order: each logit
+  // The fast tier batches prefill projections (matmul_q_fast's tiles), which sums in another order: each logit
   // may move by a few f32 ulps of the dot products feeding it, amplified through 4 layers. The
   // bound 1e-4 of max|logit| is the one the golden test allows the fast tier against HF.
   const auto a = run_split(*m, "fast", 0), b = run_split(*m, "fast", 9);
