@@ -7,7 +7,8 @@ namespace moe::bench {
 
 // f32 FMA throughput in GFLOP/s (2 flops per lane per FMA) with `threads` OpenMP threads, each
 // running independent vector FMA chains (enough of them to cover FMA latency x FMA ports on
-// current x86 and ARM cores) for about `seconds`; best of `reps` runs.
-double fma_peak_gflops(int threads, double seconds = 0.2, int reps = 3);
+// current x86 and ARM cores) for about `seconds`; best of `reps` runs (short runs, many: on a
+// shared machine some of them find every core free).
+double fma_peak_gflops(int threads, double seconds = 0.1, int reps = 7);
 
 }  // namespace moe::bench
