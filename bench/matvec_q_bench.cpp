@@ -237,6 +237,8 @@ void fast_shapes(benchmark::internal::Benchmark* b) {
   for (auto [r, c] : {std::pair{12288, 4096}, {4096, 8192}, {8192, 2048}, {512, 2048}, {4096, 262144}})
     b->Args({r, c, 1, 4})->Args({r, c, 0, 4});
   for (int bits : {2, 8}) b->Args({12288, 4096, 1, bits})->Args({12288, 4096, 0, bits});
+  // Rows of 8 KiB on one thread: where the hardware prefetcher alone fell behind (rows_avx512).
+  b->Args({4096, 8192, 1, 8})->Args({4096, 16384, 1, 4});
 }
 
 // Prefill at the matvec's A3B/A17B shapes, tokens 1, 4, 16, 64 (and 2, 3, 8 at one shape), one and
