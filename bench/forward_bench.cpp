@@ -1,13 +1,17 @@
 // forward_bench: decode speed of the oracle's fast backend on a real-shape synthetic model, next to
 // the floor set by the bytes each token must read at the memory bandwidth this binary measures.
 //
-//   forward_bench [--preset a3b-2layers|a17b-2layers] [--tokens N] [--dir DIR] [--threads T]
+//   forward_bench [--preset a3b-2layers|a17b-2layers] [--tokens N] [--prefill P] [--dir DIR] [--threads T]
 //
 // The model (one linear-attention and one full-attention layer at the real shapes, all experts,
 // the real vocabulary) is written once to DIR (default build/bench_models/PRESET) by the same
 // generator as `moeoracle fixture`. Per token the forward must read at least: every attention
 // projection of each layer, the router, the shared expert and its gate, K routed experts, one
 // embedding row and the whole lm_head. floor = those bytes / triad bandwidth (all threads).
+// Prefill: one forward of P prompt tokens (default 64; 0 skips it) on a fresh state, reported in
+// GFLOP/s = 2 x (weights of those same matrices, one multiply-add each per token) x P / time,
+// against the f32 FMA peak of the dispatched SIMD target (all threads). Attention's own products
+// and the elementwise ops are not counted, so the figure slightly understates the work done.
 #include <omp.h>
 
 #include <algorithm>
@@ -17,8 +21,10 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "bandwidth.h"
+#include "fma_peak.h"
 #include "oracle/forward.h"
 #include "oracle/synth.h"
 
@@ -49,16 +55,54 @@ class LayerClock final : public moe::TapSink {
 };
 
 int64_t bytes_of(const moe::QuantMatrix& m) { return m.bytes(); }
+int64_t weights_of(const moe::QuantMatrix& m) { return m.rows * m.cols; }
+
+// What one token must touch: `f` summed over every matrix of the per-token set (file comment).
+template <class F>
+int64_t sum_per_token(const moe::Model& model, int64_t K, F f) {
+  const moe::ModelConfig& c = model.config();
+  int64_t sum = f(model.lm_head());
+  for (int64_t i = 0; i < c.layers; ++i) {
+    const moe::LayerWeights& l = model.layer(i);
+    if (l.kind == moe::LayerKind::Linear)
+      sum += f(l.lin.qkv) + f(l.lin.z) + f(l.lin.a) + f(l.lin.b) + f(l.lin.out);
+    else
+      sum += f(l.full.q) + f(l.full.k) + f(l.full.v) + f(l.full.o);
+    const moe::ExpertWeights e = model.expert(i, 0);
+    sum += f(l.mlp.router) + f(l.mlp.shared_expert_gate) + f(l.mlp.shared.gate) + f(l.mlp.shared.up) +
+           f(l.mlp.shared.down) + K * (f(e.gate) + f(e.up) + f(e.down));
+  }
+  return sum;
+}
+
+// One forward of `prompt` tokens on a fresh state (after a warm-up one), against the FMA peak.
+void report_prefill(moe::Forward& fwd, const moe::Model& model, int64_t K, int prompt, int threads) {
+  const moe::ModelConfig& c = model.config();
+  std::vector<int32_t> ids(static_cast<size_t>(prompt));
+  for (int t = 0; t < prompt; ++t) ids[size_t(t)] = int32_t((t * 7919 + 3) % c.vocab);
+  double best = 1e30;
+  for (int rep = 0; rep < 2; ++rep) {  // the first also warms the threads and the touched weights
+    moe::ModelState st = moe::ModelState::make(c, prompt + 1);
+    const auto t0 = Clock::now();
+    fwd.run(ids, st);
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  const double flops = 2.0 * double(sum_per_token(model, K, weights_of)) * prompt;
+  const double peak = moe::bench::fma_peak_gflops(threads);
+  std::printf("prefill %d tokens: %.1f ms = %.1f tokens/s; %.1f GFLOP/s of products, %.1f%% of the FMA peak (%.1f GFLOP/s, %d threads)\n",
+              prompt, 1e3 * best, prompt / best, flops / best / 1e9, 100.0 * flops / best / 1e9 / peak, peak, threads);
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string preset = "a3b-2layers", dir;
-  int tokens = 8, threads = 0;
+  int tokens = 8, threads = 0, prefill = 64;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--preset") preset = v;
     else if (k == "--tokens") tokens = std::stoi(v);
+    else if (k == "--prefill") prefill = std::stoi(v);
     else if (k == "--dir") dir = v;
     else if (k == "--threads") threads = std::stoi(v);
     else { std::fprintf(stderr, "unknown option %s\n", k.c_str()); return 2; }
@@ -79,18 +123,7 @@ int main(int argc, char** argv) {
     const int64_t K = fwd.experts_per_tok();
 
     // Bytes a token must read.
-    int64_t bytes = bytes_of(model->lm_head()) + model->embed().bytes() / c.vocab;
-    for (int64_t i = 0; i < c.layers; ++i) {
-      const moe::LayerWeights& l = model->layer(i);
-      if (l.kind == moe::LayerKind::Linear)
-        bytes += bytes_of(l.lin.qkv) + bytes_of(l.lin.z) + bytes_of(l.lin.a) + bytes_of(l.lin.b) + bytes_of(l.lin.out);
-      else
-        bytes += bytes_of(l.full.q) + bytes_of(l.full.k) + bytes_of(l.full.v) + bytes_of(l.full.o);
-      const moe::ExpertWeights e = model->expert(i, 0);
-      bytes += bytes_of(l.mlp.router) + bytes_of(l.mlp.shared_expert_gate) + bytes_of(l.mlp.shared.gate) +
-               bytes_of(l.mlp.shared.up) + bytes_of(l.mlp.shared.down) +
-               K * (bytes_of(e.gate) + bytes_of(e.up) + bytes_of(e.down));
-    }
+    const int64_t bytes = sum_per_token(*model, K, bytes_of) + model->embed().bytes() / c.vocab;
 
     moe::ModelState st = moe::ModelState::make(c, tokens + 1);
     LayerClock clock(c.layers);
@@ -122,6 +155,7 @@ int main(int argc, char** argv) {
                   c.layer_kinds[size_t(i)] == moe::LayerKind::Full ? "full attention" : "linear attention", 1e3 * s);
     }
     std::printf("  embedding + final norm + lm_head: %.2f ms/token\n", 1e3 * (per_token - layers_total));
+    if (prefill > 0) report_prefill(fwd, *model, K, prefill, used_threads);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "forward_bench: %s\n", e.what());
     return 2;

@@ -11,6 +11,10 @@
 //                         4096x262144 is the DRAM-resident size peers publish (ggml's q4_0).
 //   BM_matvec_bf16_fast/R/C/T  matvec_bf16_fast over bf16 weights (2 B each), T threads.
 //   BM_sgemv_f32/R/C/T    OpenBLAS cblas_sgemv over the same matrix dequantised to f32, T threads.
+//   BM_fma_peak/T         f32 FMA peak of the dispatched target (bench/fma_peak.h), T threads: the
+//                         arithmetic ceiling of the prefill product below.
+//   BM_matmul_q_fast/R/C/Tok/T/B  matmul_q_fast (prefill: Tok tokens) with T threads, B-bit codes;
+//                         GFLOP/s counts 2 R C Tok per call; pct_peak = of BM_fma_peak at T.
 // GB/s counts the weight bytes one call reads: packed words + scales + biases for the quantized
 // kernels, 4 B per weight for sgemv (x and y are negligible and stay in cache). Every iteration
 // uses the next of a rotation set of distinct matrices whose total exceeds 2 x LLC (LLC read from
@@ -31,8 +35,10 @@
 #include <vector>
 
 #include "bandwidth.h"
+#include "fma_peak.h"
 #include "core/rng.h"
 #include "core/simd.h"
+#include "ops/matmul_q.h"
 #include "ops/matvec_bf16.h"
 #include "ops/matvec_q.h"
 
@@ -43,6 +49,7 @@ using moe::bf16;
 const int64_t kLLC = moe::bench::llc_bytes();
 const int kAllThreads = int(std::max(1u, std::thread::hardware_concurrency()));
 std::map<int, double> g_ceiling;  // threads -> triad GB/s (4 streams)
+std::map<int, double> g_peak;     // threads -> FMA peak GFLOP/s
 
 // Matrices needed so that the rotation set exceeds 2 x LLC (at least 2).
 int64_t rotation_count(int64_t bytes_per_matrix) { return std::max<int64_t>(2, 2 * kLLC / bytes_per_matrix + 1); }
@@ -184,6 +191,34 @@ void BM_sgemv_f32(benchmark::State& state) {
   state.counters["threads"] = threads;
 }
 
+void BM_fma_peak(benchmark::State& state) {
+  const int threads = threads_arg(state.range(0));
+  double gflops = 0;
+  for (auto _ : state) gflops = moe::bench::fma_peak_gflops(threads);
+  state.counters["GFLOP/s"] = gflops;
+  state.counters["threads"] = threads;
+  g_peak[threads] = std::max(g_peak[threads], gflops);  // the best of --benchmark_repetitions
+}
+
+// Prefill: Y = X W^T for `tokens` tokens, weights from the same rotation set as the matvec (so
+// from memory at small token counts, where the product is bandwidth bound).
+void BM_matmul_q_fast(benchmark::State& state) {
+  const int64_t rows = state.range(0), cols = state.range(1), tokens = state.range(2);
+  const int threads = threads_arg(state.range(3)), bits = int(state.range(4));
+  QuantPool& p = quant_pool(rows, cols, bits);
+  const std::vector<float> X = moe::Rng(1).activations(tokens * cols);
+  std::vector<float> Y(tokens * rows);
+  const moe::MatmulQParams mp{tokens, rows, cols, bits, 64};
+  omp_set_num_threads(threads);
+  openblas_set_num_threads(threads);
+  run_rotating(state, p.count, p.view(0).bytes(), threads, [&](int64_t i) { moe::matmul_q_fast(mp, p.view(i), X, Y); });
+  const double calls_per_s = state.counters["GB/s"] * 1e9 / double(p.view(0).bytes());
+  const double gflops = calls_per_s * 2.0 * double(rows * cols * tokens) / 1e9;
+  state.counters["GFLOP/s"] = gflops;
+  if (g_peak.count(threads)) state.counters["pct_peak"] = 100.0 * gflops / g_peak[threads];
+  state.counters["threads"] = threads;
+}
+
 // Shapes (out x in, spec/ops.md §12.2): A17B in_proj_qkv 12288x4096, A17B o_proj 4096x8192,
 // A3B in_proj_qkv 8192x2048, A3B expert / k_proj 512x2048. Thread argument 0 = all threads.
 void shapes(benchmark::internal::Benchmark* b, bool threaded) {
@@ -202,11 +237,25 @@ void fast_shapes(benchmark::internal::Benchmark* b) {
   for (auto [r, c] : {std::pair{12288, 4096}, {4096, 8192}, {8192, 2048}, {512, 2048}, {4096, 262144}})
     b->Args({r, c, 1, 4})->Args({r, c, 0, 4});
   for (int bits : {2, 8}) b->Args({12288, 4096, 1, bits})->Args({12288, 4096, 0, bits});
+  // Rows of 8 KiB on one thread: where the hardware prefetcher alone fell behind (rows_avx512).
+  b->Args({4096, 8192, 1, 8})->Args({4096, 16384, 1, 4});
+}
+
+// Prefill at the matvec's A3B/A17B shapes, tokens 1, 4, 16, 64 (and 2, 3, 8 at one shape), one and
+// all threads, 4-bit; 2- and
+// 8-bit at the A17B in_proj_qkv shape, 64 tokens. Arguments rows, cols, tokens, threads, bits.
+void matmul_shapes(benchmark::internal::Benchmark* b) {
+  for (auto [r, c] : {std::pair{12288, 4096}, {4096, 8192}, {8192, 2048}, {512, 2048}})
+    for (int t : {1, 4, 16, 64}) b->Args({r, c, t, 1, 4})->Args({r, c, t, 0, 4});
+  for (int t : {2, 3, 8}) b->Args({12288, 4096, t, 1, 4})->Args({12288, 4096, t, 0, 4});  // the small-T crossover
+  for (int bits : {2, 8}) b->Args({12288, 4096, 64, 1, bits})->Args({12288, 4096, 64, 0, bits});
 }
 
 }  // namespace
 
 BENCHMARK(BM_triad)->Arg(1)->Arg(0)->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_fma_peak)->Arg(1)->Arg(0)->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_matmul_q_fast)->Apply(matmul_shapes)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_matvec_q_fast)->Apply(fast_shapes)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_matvec_bf16_fast)->Args({12288, 4096, 1})->Args({12288, 4096, 0})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sgemv_f32)->Apply([](auto* b) { shapes(b, true); })->UseRealTime()->Unit(benchmark::kMillisecond);

@@ -13,7 +13,7 @@ namespace {
 // Bound per element (t, r), both tiers, as for matvec_q (check/matvec_q_check.cpp): with
 // w = q s + b the dequantised weight in f64 (exact), each tier's term is w rounded once to f32
 // (|t - w| <= u |w|) and the cols products are summed with one rounding per operation in some
-// order (the reference's fma chain, or sgemm's blocked FMA sums): |err| <= gamma_cols sum |t x|,
+// order (the reference's fma chain, or the fast tier's lanes, panels and tiles): |err| <= gamma_cols sum |t x|,
 // so |Y_tier - Y_exact| <= gamma_{cols+1} sum_c |w[r][c] X[t][c]|; + u |Y_truth| for the
 // truth's rounding to f32; + (cols + 1) 2^-149 for results and partial sums in the subnormal
 // range (half a subnormal spacing per operation).

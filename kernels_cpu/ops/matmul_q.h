@@ -7,8 +7,9 @@
 //   Y  [tokens, rows] f32, row-major (must not alias X)
 //   Y[t][r] = sum_c (q[r][c] * s[r][c/G] + b[r][c/G]) * X[t][c]
 // Ref tiers: exactly matvec_q_ref per token (ops/matvec_q.h), so row t of Y is bit-identical to
-// matvec_q_ref<Acc> of row t of X. Fast tier: tiles of W rows dequantised to f32 (exact: the
-// same t = fma(q, s, b) as the reference) and multiplied with OpenBLAS cblas_sgemm.
+// matvec_q_ref<Acc> of row t of X. Fast tier (ops/matmul_q_fast.cpp): blocks of W rows dequantised
+// to f32 per k-panel (exact: the same t = fma(q, s, b) as the reference) and multiplied with every
+// token by register-tiled Highway dot products; T = 1 is matvec_q_fast.
 // tokens = 0 is allowed (nothing to do); tokens = 1 is the matvec.
 #pragma once
 #include <cstdint>

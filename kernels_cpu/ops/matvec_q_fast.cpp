@@ -15,7 +15,8 @@
 // that lane order (xt). A chunk lies inside one group (words per group >= N: s, b broadcast) or
 // covers whole groups (fewer: s, b per lane by a table lookup of the staged f32 scales). Two rows
 // share each xt load; two accumulators per row (steps alternate) keep four FMA chains apart.
-// Words past the last whole chunk take the reference's scalar terms.
+// Words past the last whole chunk take the reference's scalar terms. The next block's words are
+// prefetched by hand on both paths (rows_avx512 says why).
 //
 // AVX-512 path (targets AVX3 and AVX3_DL, group_size a multiple of 64, the checkpoints' 64): the
 // row is walked in chunks of 64 columns, each chunk in 4 steps of 16 lanes.
@@ -40,6 +41,8 @@
 #define HWY_TARGET_INCLUDE "ops/matvec_q_fast.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
+
+#include <hwy/cache_control.h>
 
 #include <algorithm>
 #include <cmath>
@@ -103,7 +106,13 @@ void RowsHwy(const QuantMatrix& W, const float* x, const float* xt, float* y, in
   const auto mask = hn::Set(du, (1u << Bits) - 1u);
   decltype(hn::Zero(df)) acc[R][2];
   for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = hn::Zero(df);
+  // The next R rows' words, a cache line at a time, spread over this block's chunks (as on the
+  // AVX-512 path: without it one thread of 8-bit rows waits on memory, see rows_avx512).
+  const int64_t next_rows = std::clamp<int64_t>(W.rows - (r0 + R), 0, R);
+  const uint32_t* next_w = W.w + (r0 + R) * wpr;
   for (int64_t c = 0; c < chunks; ++c) {
+    if ((c * N) % 16 == 0)
+      for (int i = 0; i < next_rows; ++i) hwy::Prefetch(next_w + i * wpr + c * N);
     const int64_t g = c * N / wpg;
     decltype(hn::Zero(df)) s[R], b[R];
     hn::Vec<decltype(du)> words[R];
@@ -255,12 +264,13 @@ void rows_avx512(const QuantMatrix& W, const float* xt, float* y, int64_t r0) {
   // next block): its scales and biases now, its codes spread over this block's chunks, so that
   // the R short streams of a narrow row (1 KiB at 2048 4-bit columns) do not wait on the
   // hardware prefetcher. One block ahead is microseconds ahead, far more than memory latency.
-  // Only for rows shorter than a 4 KiB page (the hardware streamer stops at page boundaries, so
-  // such rows never let it ramp up): measured on a 16-core Xeon (docs/benchmarks.md), 4096 and
-  // 2048 4-bit columns went from ~50 to ~75 GB/s with it, while 8192 columns (4 KiB rows, left to
-  // the hardware) were as fast or faster without it.
+  // Measured on a 16-core Xeon (docs/benchmarks.md), 4096 and 2048 4-bit columns went from ~50
+  // to ~75 GB/s with it, while 8192 columns (4 KiB rows) were as fast or faster without it, so it
+  // was kept for rows shorter than a page; on the 2-core AMD EPYC (Zen 5) one thread of rows of
+  // 4 and 8 KiB went from 9-15 to 19-34 GB/s with it (8-bit 12288 x 4096: 13 -> 30 GB/s) and
+  // 128 KiB rows stayed put (14.1 / 14.9), so it is now on for every row length.
   // Addresses stay inside the matrix (next_rows may be fewer than R, or none).
-  const int64_t next_rows = wpr * 4 < 4096 ? std::clamp<int64_t>(W.rows - (r0 + R), 0, R) : 0;
+  const int64_t next_rows = std::clamp<int64_t>(W.rows - (r0 + R), 0, R);
   const char* next_w = reinterpret_cast<const char*>(W.w + (r0 + R) * wpr);  // at most one past the end
   const int64_t next_bytes_per_chunk = R * words_per_chunk * 4, next_limit = next_rows * wpr * 4;
   if (next_rows > 0) {

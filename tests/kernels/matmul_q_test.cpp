@@ -1,5 +1,8 @@
+#include <omp.h>
+
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include "core/rng.h"
 #include "core/test_data.h"
@@ -116,6 +119,102 @@ TEST(matmul_q, BadArguments) {
   QuantMatrix bad = W;
   bad.group_size = 6;
   test::expect_error([&] { matmul_q_fast({2, 4, 128, 4, 6}, bad, X, Y); }, "matmul_q: W has group_size=6");
+}
+
+// Every element of the fast tier's Y against the truth (matmul_q_ref<double>): within
+// gamma_{cols+1} sum |w x| + u |y| as in FastRowTWithinBoundOfMatvec; NaN where the truth is NaN,
+// the same infinity where it is infinite.
+void expect_fast_within_bound(const QuantMatrix& W, int64_t tokens, const std::vector<float>& X, const std::string& what) {
+  std::vector<float> Y(tokens * W.rows, -1.0f), truth(Y.size());
+  matmul_q_fast(params_of(W, tokens), W, X, Y);
+  matmul_q_ref<double>(params_of(W, tokens), W, X, truth);
+  std::vector<double> w(W.cols);
+  for (int64_t r = 0; r < W.rows; ++r) {
+    for (int64_t c = 0; c < W.cols; ++c) {
+      const int64_t g = r * W.groups_per_row() + c / W.group_size;
+      w[c] = double(quant_code(W.w + r * W.words_per_row(), c, W.bits)) * bf16_to_f32(W.scales[g]) +
+             bf16_to_f32(W.biases[g]);
+    }
+    for (int64_t t = 0; t < tokens; ++t) {
+      const float y = Y[t * W.rows + r], want = truth[t * W.rows + r];
+      if (std::isnan(want) || std::isinf(want)) {
+        if (std::isnan(want)) {
+          ASSERT_TRUE(std::isnan(y)) << what << " t " << t << " r " << r;
+        } else {
+          ASSERT_EQ(y, want) << what << " t " << t << " r " << r;
+        }
+        continue;
+      }
+      double sum_abs = 0;
+      for (int64_t c = 0; c < W.cols; ++c) sum_abs += std::fabs(w[c] * X[t * W.cols + c]);
+      const double bound = gamma_n(double(W.cols + 1)) * sum_abs + kU32 * std::fabs(want);
+      ASSERT_LE(std::fabs(double(y) - want), bound) << what << " t " << t << " r " << r << " y " << y << " truth " << want;
+    }
+  }
+}
+
+TEST(matmul_q, EverySimdTargetTokensTailsGroups) {
+  // Token counts around the register tile (3/4 or 6/4 tokens) and the 64-token super-block; row
+  // counts that leave partial row blocks; columns that leave words past the last whole chunk and
+  // cross the 1024-column panel; every group size kind: powers of two below, at and above the
+  // lanes' word span, and non-powers of two (words per group 12, 3; the column-order path).
+  struct Shape {
+    int bits, group_size;
+    int64_t rows, cols;
+  };
+  const Shape shapes[] = {{4, 64, 13, 2112}, {2, 64, 7, 1088}, {8, 64, 5, 1088}, {4, 32, 7, 160},
+                          {4, 128, 3, 1152}, {4, 96, 7, 288},  {8, 12, 5, 132},  {2, 16, 1, 48},
+                          {8, 4, 2, 36}};
+  test::each_simd_target([&] {
+    for (const Shape& sh : shapes)
+      for (int64_t tokens : {1, 2, 3, 15, 16, 17, 64, 65}) {
+        const QuantStorage ws = random_quant(Rng(100 + tokens), sh.rows, sh.cols, sh.bits, sh.group_size);
+        const std::vector<float> X = Rng(200 + tokens).activations(tokens * sh.cols);
+        expect_fast_within_bound(ws.view(), tokens, X,
+                                 std::to_string(sh.bits) + "-bit G=" + std::to_string(sh.group_size) + " " +
+                                     std::to_string(sh.rows) + "x" + std::to_string(sh.cols) + " T=" +
+                                     std::to_string(tokens));
+      }
+  });
+}
+
+TEST(matmul_q, EverySimdTargetNanInfPropagate) {
+  // NaN in one token's x (in the chunked part and in the tail words), a NaN scale, an infinite
+  // bias (every t of its group infinite), and an infinite x: each reaches exactly the outputs
+  // the truth says, on every target.
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  test::each_simd_target([&] {
+    for (int bits : {2, 4, 8})
+      for (int64_t tokens : {2, 17, 65}) {
+        const int64_t rows = 9, cols = 1088;  // 1088 = 1024 + one 64-column group: tail words
+        QuantStorage ws = random_quant(Rng(41), rows, cols, bits);
+        const int64_t gpr = cols / 64;
+        ws.scales[2 * gpr + 3] = f32_to_bf16_rne(nan);
+        ws.biases[5 * gpr + 16] = f32_to_bf16_rne(inf);  // the last group (tail words)
+        std::vector<float> X = Rng(42).activations(tokens * cols);
+        X[1 * cols + 5] = nan;
+        X[(tokens - 1) * cols + cols - 1] = nan;
+        X[0 * cols + 700] = inf;
+        expect_fast_within_bound(ws.view(), tokens, X, std::to_string(bits) + "-bit T=" + std::to_string(tokens));
+      }
+  });
+}
+
+TEST(matmul_q, FastIndependentOfThreadAndTokenCount) {
+  // Each (row, token) sum is formed the same way whatever the thread count, and whatever the
+  // other tokens: one thread vs all, and token t alone in a 2-token call vs in a 65-token call.
+  const QuantStorage ws = random_quant(Rng(51), 301, 2112, 4);
+  const QuantMatrix W = ws.view();
+  const std::vector<float> X = Rng(52).activations(65 * W.cols);
+  std::vector<float> y1(65 * W.rows), yn(y1.size()), y2(2 * W.rows);
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(1);
+  matmul_q_fast(params_of(W, 65), W, X, y1);
+  omp_set_num_threads(saved);
+  matmul_q_fast(params_of(W, 65), W, X, yn);
+  EXPECT_EQ(y1, yn);
+  matmul_q_fast(params_of(W, 2), W, std::span<const float>(X).subspan(63 * W.cols, 2 * W.cols), y2);
+  EXPECT_EQ(y2, std::vector<float>(yn.begin() + 63 * W.rows, yn.end()));
 }
 
 TEST(matmul_q, ThreeWayAgreement) { test::expect_all_pass(matmul_q_check(4321, CheckScope::All)); }

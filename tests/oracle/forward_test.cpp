@@ -36,9 +36,10 @@ TEST(forward, PrefillThenDecodeEqualsDecode) {
     const auto a = run_split(*m, backend, 0), b = run_split(*m, backend, 9);
     EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * 4), 0) << backend;
   }
-  // The fast tier batches prefill projections (sgemm), which sums in another order: each logit
-  // may move by a few f32 ulps of the dot products feeding it, amplified through 4 layers. The
-  // bound 1e-4 of max|logit| is the one the golden test allows the fast tier against HF.
+  // The fast tier batches prefill projections (matmul_q_fast's tiles), which sums in another
+  // order: each logit may move by a few f32 ulps of the dot products feeding it, amplified
+  // through 4 layers. The bound 1e-4 of max|logit| is the one the golden test allows the fast
+  // tier against HF.
   const auto a = run_split(*m, "fast", 0), b = run_split(*m, "fast", 9);
   double maxd = 0, maxa = 0;
   for (size_t i = 0; i < a.size(); ++i) maxd = std::max(maxd, double(std::fabs(a[i] - b[i]))), maxa = std::max(maxa, double(std::fabs(a[i])));
