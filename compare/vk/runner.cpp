@@ -182,6 +182,7 @@ struct Pipeline {
   // With Dispatch::check_access: the binding of the check buffer and its sites (none: unchecked).
   uint32_t check_binding = 0;
   std::vector<std::string> check_sites;
+  std::vector<detail::RuntimeLength> check_lengths;
   bool checked() const { return !check_sites.empty(); }
 };
 
@@ -472,7 +473,7 @@ Pipeline& Context::Impl::pipeline_for(const Dispatch& d) {
     detail::AccessCheck ac = detail::check_access(words, label, d.entry, lim);
     if (!ac.words.empty()) {
       words = std::move(ac.words);
-      p->check_binding = ac.binding, p->check_sites = std::move(ac.sites);
+      p->check_binding = ac.binding, p->check_sites = std::move(ac.sites), p->check_lengths = std::move(ac.lengths);
       slots.emplace_back(ac.binding, false);
     }
   }
@@ -580,15 +581,20 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
     for (const Dispatch& d : sequence) pipes.push_back(&m.pipeline_for(d));
     const ::vk::raii::Device& dev = m.core->device;
     const uint32_t n = static_cast<uint32_t>(sequence.size());
-    // The check buffers: word 0 the violated site, word 1 + b binding b's usable bytes.
+    // The check buffers: word 0 the violated site, word 1 + j the element count of the
+    // kernel's runtime-array access j over its binding's usable bytes (not the guard).
     std::vector<std::optional<Buffer>> checks(n);
     for (uint32_t i = 0; i < n; ++i) {
       if (!pipes[i]->checked()) continue;
-      std::vector<uint32_t> init(2 + pipes[i]->check_binding, 0u);
-      for (const Binding& b : sequence[i].bindings) {
-        const uint64_t size = b.buffer->size(), range = b.range ? b.range : size - b.offset;
-        init[1 + b.binding] = static_cast<uint32_t>(std::min<uint64_t>(range, UINT32_MAX));
-      }
+      const std::vector<detail::RuntimeLength>& lens = pipes[i]->check_lengths;
+      std::vector<uint32_t> init(1 + std::max<size_t>(lens.size(), 1), 0u);
+      for (size_t j = 0; j < lens.size(); ++j)
+        for (const Binding& b : sequence[i].bindings) {
+          if (b.binding != lens[j].binding) continue;
+          const uint64_t size = b.buffer->size(), range = b.range ? b.range : size - b.offset;
+          init[1 + j] = range < lens[j].offset ? 0u : static_cast<uint32_t>(std::min<uint64_t>(
+                                                          (range - lens[j].offset) / lens[j].stride, UINT32_MAX));
+        }
       checks[i] = make_buffer(init.size() * 4, 0);
       checks[i]->upload(init.data(), init.size() * 4);
       ++descriptors;

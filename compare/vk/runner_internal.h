@@ -73,7 +73,8 @@ std::vector<uint32_t> poison_locals(std::span<const uint32_t> words, const std::
 // known and a shadow of 4 bytes per element fits beside the kernel's in `max_shared_bytes`. The entry point's
 // returns publish the highest violated site code with an atomic max into word 0 of
 // a storage buffer at set 0, `binding` (the first number >= min_binding that the module does not
-// use), whose word 1 + b holds the usable bytes of binding b. A code is 0 (none) or the 1-based
+// use), whose word 1 + j holds the element count of `lengths[j]`: (usable bytes of the binding -
+// offset) / stride, 0 when the binding is shorter than the offset. A code is 0 (none) or the 1-based
 // site, plus kAccessSiteRootCause for an index or shift (which outranks the data races its
 // clamped index may cause); `sites[i]` describes site i + 1.
 // Empty `words`: nothing to check (no entry point `entry`, no access).
@@ -84,10 +85,14 @@ struct AccessLimits {
   uint32_t invocations = 0;        // per workgroup (0: unknown, no race checks)
   uint64_t max_shared_bytes = 0;   // the device's maxComputeSharedMemorySize
 };
+struct RuntimeLength {
+  uint32_t binding = 0, offset = 0, stride = 0;  // a runtime array member of a buffer block
+};
 struct AccessCheck {
   std::vector<uint32_t> words;
   uint32_t binding = 0;
   std::vector<std::string> sites;
+  std::vector<RuntimeLength> lengths;
 };
 AccessCheck check_access(std::span<const uint32_t> words, const std::string& label, const std::string& entry,
                          const AccessLimits& limits);

@@ -41,6 +41,7 @@ class Checker {
     if (sites_.empty()) return res;
     res.binding = check_binding_;
     res.sites = sites_;
+    res.lengths = lengths_;
     res.words = assemble(body);
     return res;
   }
@@ -446,20 +447,17 @@ class Checker {
                           uint32_t array_type) {
     auto s = stride_.find(array_type);
     if (s == stride_.end() || s->second == 0) return 0;
-    const uint32_t off = offset_.count({block, member}) ? offset_.at({block, member}) : 0;
-    const uint32_t p = fresh(), bytes = fresh(), len = fresh();
-    emit(to, spv::OpAccessChain, {ptr_buf_uint_, p, check_var_, constant(uint_, 1), constant(uint_, binding)});
-    emit(to, spv::OpLoad, {uint_, bytes, p});
-    uint32_t avail = bytes;
-    if (off > 0) {  // usable bytes below the member's offset: no element (and no wrap-around)
-      const uint32_t big = fresh(), sub = fresh();
-      emit(to, spv::OpUGreaterThanEqual, {bool_, big, bytes, constant(uint_, off)});
-      const uint32_t diff = fresh();
-      emit(to, spv::OpISub, {uint_, diff, bytes, constant(uint_, off)});
-      emit(to, spv::OpSelect, {uint_, sub, big, diff, constant(uint_, 0)});
-      avail = sub;
-    }
-    emit(to, spv::OpUDiv, {uint_, len, avail, constant(uint_, s->second)});
+    const RuntimeLength want{binding, offset_.count({block, member}) ? offset_.at({block, member}) : 0, s->second};
+    // Its element count is one word of the check buffer, filled by the runner: a load per access
+    // (the same address in every invocation), no division in the kernel's loops.
+    size_t slot = 0;
+    while (slot < lengths_.size() && !(lengths_[slot].binding == want.binding && lengths_[slot].offset == want.offset &&
+                                       lengths_[slot].stride == want.stride))
+      ++slot;
+    if (slot == lengths_.size()) lengths_.push_back(want);
+    const uint32_t p = fresh(), len = fresh();
+    emit(to, spv::OpAccessChain, {ptr_buf_uint_, p, check_var_, constant(uint_, 1), constant(uint_, uint32_t(slot))});
+    emit(to, spv::OpLoad, {uint_, len, p});
     return len;
   }
 
@@ -563,11 +561,19 @@ class Checker {
         record(to, c, "shift by " + std::to_string(base->a[0]) + " or more bits");
       }
     } else if (op == spv::OpReturn && in_entry) {
-      const uint32_t v = fresh(), p = fresh(), r = fresh();
+      // if (bad != 0) atomicMax(check[0], bad); return — only invocations that saw a violation
+      // touch the one shared word. The block ending here becomes the selection's header.
+      const uint32_t v = fresh(), nz = fresh(), then = fresh(), merge = fresh(), p = fresh(), r = fresh();
       emit(to, spv::OpLoad, {uint_, v, bad_var_});
+      emit(to, spv::OpINotEqual, {bool_, nz, v, constant(uint_, 0)});
+      emit(to, spv::OpSelectionMerge, {merge, spv::SelectionControlMaskNone});
+      emit(to, spv::OpBranchConditional, {nz, then, merge});
+      emit(to, spv::OpLabel, {then});
       emit(to, spv::OpAccessChain, {ptr_buf_uint_, p, check_var_, constant(uint_, 0)});
       emit(to, spv::OpAtomicUMax,
            {uint_, r, p, constant(uint_, spv::ScopeDevice), constant(uint_, spv::MemorySemanticsMaskNone), v});
+      emit(to, spv::OpBranch, {merge});
+      emit(to, spv::OpLabel, {merge});
     }
     to.insert(to.end(), inst.begin(), inst.end());
   }
@@ -626,6 +632,7 @@ class Checker {
   std::map<uint32_t, std::string> name_;
   std::vector<uint32_t> globals_, annotations_;
   std::vector<std::string> sites_;
+  std::vector<RuntimeLength> lengths_;
   std::string line_;
   // Races.
   struct Tracked {

@@ -11,7 +11,7 @@ bin=$1
 # The recorded sample: kernels, size, and its kill rate (killed / non-equivalent) on lavapipe.
 kernels=rmsnorm,residual_add,matvec_q4,matmul_q4,rope,router_topk,argmax,embedding,conv1d_step,expert_buckets,attention_softmax,moe_combine
 per_kernel=10
-recorded_killed=${MUTATE_SMOKE_KILLED:-106}
+recorded_killed=${MUTATE_SMOKE_KILLED:-109}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 if ! "$bin" devices 2>/dev/null | grep -q '^device [0-9]*: llvmpipe'; then
@@ -46,14 +46,15 @@ if [ "$killed" -lt $((recorded_killed - 1)) ]; then
   exit 1
 fi
 echo "ok: $killed killed (recorded $recorded_killed)"
-# Mutants only the poison for uninitialised locals and the exact-tie rule kill: each must die.
+# Mutants only the poison for uninitialised locals, the exact-tie rule and the access checks kill:
+# each must die.
 known=$(dirname "$0")/data/mutate_known_kills.txt
 "$bin" mutate --device llvmpipe --mutants "$known" --shapes remainders --seeds 1 --jobs 2 >"$out/k.txt" 2>"$out/k.err"
 want=$(grep -c '^[a-z]' "$known")
 tail -1 "$out/k.txt"
 if ! tail -1 "$out/k.txt" | grep -q "^$want mutants: $want killed"; then
   grep -E '^(SURVIVED|NOT FOUND)' "$out/k.txt"; tail -5 "$out/k.err"
-  echo "FAIL: of $want known kills (uninitialised locals, exact ties) some were not killed"
+  echo "FAIL: of $want known kills (uninitialised locals, exact ties, access checks) some were not killed"
   exit 1
 fi
 echo "ok: the $want known kills"

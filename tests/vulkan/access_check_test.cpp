@@ -111,9 +111,18 @@ TEST_F(AccessCheck, EachDefectIsNamed) {
   EXPECT_NE(first(1).find("an array of 4 elements"), std::string::npos) << first(1);
   EXPECT_NE(first(2).find("index into 'a' (binding 0) past the buffer's usable size"), std::string::npos) << first(2);
   EXPECT_NE(first(3).find("shift by 32 or more bits"), std::string::npos) << first(3);
-  if (ctx->info().subgroup_size < 64) {  // one subgroup per workgroup has nobody to race with
-    EXPECT_NE(first(4).find("'partial': a load of an element another subgroup stored"), std::string::npos) << first(4);
-    EXPECT_NE(first(6).find("'flag': a store to an element another subgroup stored"), std::string::npos) << first(6);
+  // Races need several subgroups per workgroup, and are seen when the racing accesses happen in
+  // the racy order: always on a CPU driver (lavapipe runs a workgroup's subgroups one after
+  // another up to each barrier), by chance on a GPU (H100: mode 4 and 6 went unseen in a run).
+  const bool in_order = ctx->info().type == "cpu";
+  const auto race = [&](uint32_t mode, const std::string& want) {
+    const std::string got = first(mode);
+    if (in_order) EXPECT_NE(got.find(want), std::string::npos) << got;
+    else EXPECT_TRUE(got == "(none)" || got.find(want) != std::string::npos) << got;
+  };
+  if (ctx->info().subgroup_size < 64) {
+    race(4, "'partial': a load of an element another subgroup stored");
+    race(6, "'flag': a store to an element another subgroup stored");
   }
   EXPECT_TRUE(run(3, true, nullptr, 31).empty()) << "a shift by 31 is defined";
 }
