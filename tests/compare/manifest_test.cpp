@@ -105,6 +105,7 @@ TEST(Manifest, ValidSpirvLoads) {
   EXPECT_EQ(k.dispatch[0], "rows");
   EXPECT_EQ(k.limits.size(), 2u);
   EXPECT_TRUE(k.subgroup_sizes.empty());  // "any"
+  EXPECT_TRUE(k.access_checks);           // on unless the manifest says false
   EXPECT_EQ(m.find_op("rmsnorm"), &m.kernels[0]);
   EXPECT_EQ(m.find_op("attention"), nullptr);
 }
@@ -328,7 +329,7 @@ TEST(Manifest, MalformedJson) {
 
 TEST(Manifest, StructureErrors) {
   expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["bindngs"] = kernel0(j)["bindings"]; },
-                    {"kernel 0: unknown key \"bindngs\" (known: accumulation, bindings,"});
+                    {"kernel 0: unknown key \"bindngs\" (known: access_checks, accumulation, bindings,"});
   expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["ops"] = {"rmsnrom"}; },
                     {"'rmsnorm_f32': ops[0]: unknown op \"rmsnrom\" (known: argmax, attention,"});
   expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["bindings"][1]["binding"] = "1"; },
@@ -353,6 +354,8 @@ TEST(Manifest, StructureErrors) {
                     {"expected exactly one of \"spirv\" and \"glsl\", found both"});
   expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["glsl_target"] = "vulkan1.3"; },
                     {"\"glsl_target\" applies only to a \"glsl\" source"});
+  expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["access_checks"] = "no"; },
+                    {"access_checks: expected true or false, found string"});
   expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["accumulation"] = "bf16"; },
                     {"accumulation: expected one of f32 | f16 | f64, found \"bf16\""});
   expect_load_error("valid_spirv.json", [](json& j) { j["version"] = 2; }, {"version: expected 1, found 2"});
