@@ -214,6 +214,10 @@ Manifest load_manifest(const std::string& path, const std::set<std::string>* onl
 // fills push_constant_size, each spec constant's type, local_size and local_size_spec_id. `where` prefixes every message
 // (the manifest file); messages then name the kernel.
 void reflect_and_check(KernelEntry& k, const std::string& where);
+// SPIRV-Tools' validator under the Vulkan rules of the module's SPIR-V version (scalar and relaxed
+// block layouts allowed); throws moe::Error starting with `where` and listing the messages.
+void validate_spirv(const std::vector<uint32_t>& words, const std::string& where);
+
 // Compiles GLSL compute source with shaderc for k.glsl_target with k.defines; #include "..."
 // resolves relative to the including file. `path` names the source in messages and includes.
 // No optimization, so member names (push constants are matched by name) survive.

@@ -328,6 +328,9 @@ void check_spec_and_workgroup(const Reflection& r, KernelEntry& k, const std::st
   }
 }
 
+
+}  // namespace
+
 // SPIRV-Tools' validator under the Vulkan rules for the module's SPIR-V version: a malformed
 // module must be an error here, not a crash in spirv-cross or in the driver. Scalar block layout
 // is allowed (engines use GL_EXT_scalar_block_layout; the device feature is the runner's
@@ -349,8 +352,6 @@ void validate_spirv(const std::vector<uint32_t>& words, const std::string& where
             where << ": invalid SPIR-V (spirv-val, " << (env == SPV_ENV_VULKAN_1_3 ? "Vulkan 1.3" : "Vulkan 1.2")
                   << " rules):" << messages);
 }
-
-}  // namespace
 
 void reflect_and_check(KernelEntry& k, const std::string& where_in) {
   std::string where = where_in + " '" + k.name + "'";

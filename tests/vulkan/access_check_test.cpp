@@ -4,7 +4,6 @@
 // modules must also be valid SPIR-V (spirv-val under the Vulkan 1.2 rules), for the bundled
 // kernels too.
 #include <gtest/gtest.h>
-#include <spirv-tools/libspirv.hpp>
 
 #include <cstring>
 #include <string>
@@ -14,15 +13,12 @@
 #include "compare/run/driver.h"
 #include "compare/vk/runner.h"
 #include "compare/vk/runner_internal.h"
+#include "vulkan/test_glsl.h"
 
 namespace moe::vk {
 namespace {
 
-std::vector<uint32_t> glsl(const char* name, const char* source) {
-  compare::KernelEntry k;
-  k.glsl_target = "vulkan1.2";
-  return compare::compile_glsl(source, name, k);
-}
+using test::glsl;
 
 // y[0..WG) from a shared reduction and private arrays. Modes: 1 writes a private array one past
 // its end, 2 reads the input at index n (inside the guard, past the usable size), 3 shifts by 32,
@@ -134,21 +130,17 @@ TEST_F(AccessCheck, UncheckedRunsReportNothing) {
 // The checked form of every bundled kernel is valid SPIR-V (the driver would otherwise be handed
 // undefined input), with and without debug names.
 TEST(AccessCheckModule, BundledKernelsStayValid) {
-  spvtools::SpirvTools tools(SPV_ENV_VULKAN_1_2);
-  std::string messages;
-  tools.SetMessageConsumer([&](spv_message_level_t, const char*, const spv_position_t& pos, const char* msg) {
-    messages += " word " + std::to_string(pos.index) + ": " + msg;
-  });
-  spvtools::ValidatorOptions opt;
-  opt.SetScalarBlockLayout(true);
   const compare::Manifest m = compare::load_kernels("");
   ASSERT_FALSE(m.kernels.empty());
   for (const compare::KernelEntry& k : m.kernels) {
     const detail::AccessLimits lim{.min_binding = 16, .spec = {}, .invocations = 256, .max_shared_bytes = 32768};
     const detail::AccessCheck ac = detail::check_access(k.spirv, k.name, k.entry, lim);
     if (ac.words.empty()) continue;
-    messages.clear();
-    EXPECT_TRUE(tools.Validate(ac.words.data(), ac.words.size(), opt)) << k.name << ":" << messages;
+    try {
+      compare::validate_spirv(ac.words, k.name + " (checked)");
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what();
+    }
     EXPECT_FALSE(ac.sites.empty()) << k.name;
   }
 }

@@ -19,16 +19,13 @@
 #include <vector>
 
 #include "compare/manifest/manifest.h"
+#include "vulkan/test_glsl.h"
 #include "test_util.h"
 
 namespace moe::vk {
 namespace {
 
-std::vector<uint32_t> glsl(const char* name, const char* source) {
-  compare::KernelEntry k;
-  k.glsl_target = "vulkan1.2";
-  return compare::compile_glsl(source, name, k);
-}
+using test::glsl;
 
 // add.comp
 std::span<const uint32_t> add_spv() {
