@@ -187,10 +187,10 @@ void emit(int fd, const json& msg) {
             proto.shape = c.shape, proto.seed = c.seed, proto.subgroup = sg;
             emit(fd, {{"start", result_to_json(proto)}, {"steps", std::max<size_t>(1, c.steps.size())}});
             const CaseResult r = run_plan_case(ctx, m, plan, c, sg, opt.timeout_ms);
-            min_subgroup = std::min(min_subgroup, sg ? sg : ctx.info().subgroup_size);
-            max_subgroup = std::max(max_subgroup, sg ? sg : ctx.info().subgroup_size);
+            const uint32_t size = sg ? sg : ctx.info().subgroup_size;  // 0: the driver's choice
+            min_subgroup = std::min(min_subgroup, size), max_subgroup = std::max(max_subgroup, size);
             if (r.status() == CaseResult::Status::Fail) {
-              emit(fd, {{"fail", result_to_json(r)}, {"cases", ran + 1}});
+              emit(fd, {{"fail", result_to_json(r)}, {"cases", ran + 1}, {"subgroup", size}});
               ::_exit(0);
             }
             ran += r.status() == CaseResult::Status::Pass;
@@ -276,6 +276,7 @@ Outcome outcome_of(const Child& c, int status) {
   }
   if (c.finished && c.last.contains("fail")) {
     o.failed = true, o.failure = result_from_json(c.last["fail"]), o.cases = c.last["cases"].get<int>();
+    o.min_subgroup = o.max_subgroup = c.last.value("subgroup", 0u);  // the killing case's
     return o;
   }
   if (c.finished && c.last.contains("error")) {
@@ -314,7 +315,6 @@ void apply(MutantResult& mr, const Outcome& o) {
   }
   mr.criterion = criterion_of(o.failure);
   mr.status = mr.criterion == "timeout" ? MutantStatus::TimedOut : MutantStatus::Killed;
-  mr.min_subgroup = mr.max_subgroup = o.failure.subgroup;  // killed: the killing case's subgroup size
   mr.evidence = first_reason(o.failure);
 }
 
@@ -427,14 +427,19 @@ std::deque<Job> compile_mutants(const KernelEntry& k, const std::string& source,
 // {"max_subgroup_size": N}: the argument needs subgroups of at least (at most) N lanes (e.g. at
 // most as many subgroups per workgroup as lanes, so that a loop over the partial sums makes one
 // pass), which every case of the mutant must have run at (unknown sizes: it does not apply).
-bool claim_applies(const std::string& path, const json& c, const MutantResult& r) {
-  if (!c.contains("when")) return true;
+void check_when(const std::string& path, const json& c) {
+  if (!c.contains("when")) return;
   const json& w = c["when"];
   bool ok = w.is_object() && !w.empty();
   for (const auto& [key, value] : w.items())
     ok = ok && (key == "min_subgroup_size" || key == "max_subgroup_size") && value.is_number_unsigned();
   MOE_CHECK(ok, path << ": a claim's \"when\" takes \"min_subgroup_size\" and/or \"max_subgroup_size\" (unsigned); found "
                      << w.dump());
+}
+
+bool claim_applies(const json& c, const MutantResult& r) {
+  if (!c.contains("when")) return true;
+  const json& w = c["when"];
   if (r.min_subgroup == 0) return false;
   return r.min_subgroup >= w.value("min_subgroup_size", 0u) && r.max_subgroup <= w.value("max_subgroup_size", UINT32_MAX);
 }
@@ -462,17 +467,18 @@ void apply_claims_text(const std::string& path, const std::string& text, MutateR
     MOE_CHECK(c.is_object() && c.contains("kernel") && c.contains("mutant") && c.contains("why"),
               path << ": every claim needs \"kernel\", \"mutant\" and \"why\"; found " << c.dump());
     const std::string kernel = c["kernel"], id = c["mutant"], why = c["why"];
+    check_when(path, c);  // every claim's condition, whether or not its mutant was generated
     auto it = std::find_if(rep.mutants.begin(), rep.mutants.end(),
                            [&](const MutantResult& r) { return r.kernel == kernel && r.mutant.id() == id; });
     if (it == rep.mutants.end()) continue;  // not generated in this run (sampled out, or another rule set)
     if (it->status == MutantStatus::Survived) {
-      if (!claim_applies(path, c, *it)) continue;  // a survivor here: the device lacks the condition
+      if (!claim_applies(c, *it)) continue;  // a survivor here: the device lacks the condition
       it->status = MutantStatus::Equivalent, it->why = why;
       if (c.contains("when"))
         it->why += " [holds at " + condition_text(c) + "; this run's cases: " + std::to_string(it->min_subgroup) +
                    (it->max_subgroup != it->min_subgroup ? ".." + std::to_string(it->max_subgroup) : "") + "]";
     } else if ((it->status == MutantStatus::Killed || it->status == MutantStatus::TimedOut) &&
-               claim_applies(path, c, *it)) {  // a conditional claim is refuted only inside its condition
+               claim_applies(c, *it)) {  // a conditional claim is refuted only inside its condition
       rep.wrong_claims.push_back(kernel + " " + id + ": claimed equivalent (" + why + ") but killed by " + it->criterion);
     }
   }

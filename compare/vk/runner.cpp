@@ -39,6 +39,9 @@ uint8_t guard_byte(size_t j, uint32_t salt) {
   return static_cast<uint8_t>(word >> (8 * (j % 4)));
 }
 
+// The bytes a binding views (its range, or to the end of the buffer's usable size).
+uint64_t usable_range(const Binding& b) { return b.range ? b.range : b.buffer->size() - b.offset; }
+
 std::string labels_of(const std::vector<Dispatch>& seq) {
   std::string s;
   for (const Dispatch& d : seq)
@@ -559,7 +562,7 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
       MOE_CHECK(b.offset % info.min_storage_buffer_offset_alignment == 0,
                 "vulkan: " << label << ": binding " << b.binding << " offset " << b.offset << " is not a multiple of "
                            << info.min_storage_buffer_offset_alignment << " (minStorageBufferOffsetAlignment)");
-      const uint64_t range = b.range ? b.range : size - b.offset;
+      const uint64_t range = usable_range(b);
       MOE_CHECK(range <= size - b.offset, "vulkan: " << label << ": binding " << b.binding << " range " << range
                                                      << " at offset " << b.offset << " overruns its " << size
                                                      << "-byte buffer");
@@ -591,7 +594,7 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
       for (size_t j = 0; j < lens.size(); ++j)
         for (const Binding& b : sequence[i].bindings) {
           if (b.binding != lens[j].binding) continue;
-          const uint64_t size = b.buffer->size(), range = b.range ? b.range : size - b.offset;
+          const uint64_t range = usable_range(b);
           init[1 + j] = range < lens[j].offset ? 0u : static_cast<uint32_t>(std::min<uint64_t>(
                                                           (range - lens[j].offset) / lens[j].stride, UINT32_MAX));
         }
@@ -616,7 +619,7 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
       for (const Binding& b : sequence[i].bindings) {
         const std::shared_ptr<Allocation>& a = b.buffer->impl_->alloc;
         job->buffers.push_back(a);
-        const uint64_t size = b.buffer->size(), range = b.range ? b.range : size - b.offset;
+        const uint64_t size = b.buffer->size(), range = usable_range(b);
         // Reaching the usable end: expose the guard too (see Binding), within the device's limit;
         // a uniform buffer is read-only, so its guard has nothing to catch.
         const uint64_t bound = b.offset + range == size && !b.uniform

@@ -87,6 +87,7 @@ struct AccessLimits {
 };
 struct RuntimeLength {
   uint32_t binding = 0, offset = 0, stride = 0;  // a runtime array member of a buffer block
+  bool operator==(const RuntimeLength&) const = default;
 };
 struct AccessCheck {
   std::vector<uint32_t> words;

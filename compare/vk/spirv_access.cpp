@@ -13,15 +13,12 @@
 #include <algorithm>
 #include <map>
 #include <optional>
-#include <sstream>
 
 #include "compare/vk/runner_internal.h"
 #include "core/check.h"
 
 namespace moe::vk::detail {
 namespace {
-
-constexpr uint32_t kRootCause = kAccessSiteRootCause;
 
 class Checker {
  public:
@@ -151,10 +148,11 @@ class Checker {
 
   // ---- races on shared memory ----------------------------------------------------------------
   // Each tracked Workgroup array (or scalar) gets a shadow of one uint per element: the epoch
-  // (barriers passed) << 12 | the writing subgroup + 1 of its last store. A load or store of an
-  // element that another subgroup stored since the last workgroup barrier is a data race: the
-  // kernel relies on an order of subgroups no barrier enforces (lavapipe runs them in order,
-  // so a dropped barrier changes nothing there). Atomics are not tracked (they may race).
+  // (barriers passed) << 12 | the writing subgroup + 1 of its last plain store. A load, store or
+  // atomic of an element that another subgroup stored since the last workgroup barrier is a data
+  // race: the kernel relies on an order of subgroups no barrier enforces (lavapipe runs them in
+  // order, so a dropped barrier changes nothing there). Atomics leave the tag as it is.
+
   // The value a length id has in this dispatch (0: unknown): constants, specialization constants
   // and the integer OpSpecConstantOp forms that array lengths take (gl_WorkGroupSize.x / 4).
   uint32_t value_of(uint32_t id, int depth = 0) const {
@@ -209,11 +207,11 @@ class Checker {
     if (t == 0 || w_[1] < 0x00010300u) return;  // subgroup ids need SPIR-V 1.3
     uint64_t used = 0;
     for (const auto& [var, sc] : global_var_)
-      if (sc == spv::StorageClassWorkgroup) used += size_of(pointee_of_var(var));
+      if (sc == spv::StorageClassWorkgroup) used += size_of(pointee_of(var));
     uint64_t budget = lim_.max_shared_bytes > used ? lim_.max_shared_bytes - used : 0;
     for (const auto& [var, sc] : global_var_) {
       if (sc != spv::StorageClassWorkgroup) continue;
-      const uint32_t pointee = pointee_of_var(var);
+      const uint32_t pointee = pointee_of(var);
       auto ty = type_.find(pointee);
       if (ty == type_.end()) continue;
       // Arrays (of arrays) are shadowed per innermost element of their array levels.
@@ -272,11 +270,10 @@ class Checker {
     }
   }
 
-  uint32_t pointee_of_var(uint32_t var) const {
-    auto t = result_type_.find(var);
-    if (t == result_type_.end()) return 0;
-    auto p = type_.find(t->second);
-    return p != type_.end() && p->second.op == spv::OpTypePointer ? p->second.a[1] : 0;
+  // The type a pointer id points to (a variable, an access chain, a parameter); 0 if unknown.
+  uint32_t pointee_of(uint32_t ptr) const {
+    const std::optional<Type> t = type_of_id(ptr);
+    return t && t->op == spv::OpTypePointer ? t->a[1] : 0;
   }
 
   // Every shadow element to 0 ("no store yet"), then a workgroup barrier: at the entry's start.
@@ -306,17 +303,11 @@ class Checker {
          {wg, wg, constant(uint_, spv::MemorySemanticsAcquireReleaseMask | spv::MemorySemanticsWorkgroupMemoryMask)});
   }
 
-  // A load or store through `ptr` (an element of a tracked variable): race check, and for a
-  // store the element's new tag.
   // For a store: whether `value` equals what the element at `ptr` holds (another subgroup storing
   // the very value this one stores is the benign "every lane writes the flag" idiom); 0 where the
   // element's type has no such comparison (vectors, structs).
   uint32_t same_value(std::vector<uint32_t>& to, uint32_t ptr, uint32_t value) {
-    auto pt = result_type_.find(ptr);
-    if (pt == result_type_.end()) return 0;
-    auto p = type_.find(pt->second);
-    if (p == type_.end() || p->second.op != spv::OpTypePointer) return 0;
-    const uint32_t elem = p->second.a[1];
+    const uint32_t elem = pointee_of(ptr);
     auto t = type_.find(elem);
     if (t == type_.end()) return 0;
     const uint32_t old = fresh(), eq = fresh();
@@ -338,6 +329,8 @@ class Checker {
     return eq;
   }
 
+  // A load, store or atomic through `ptr` (an element of a tracked variable): the race check, and
+  // for a store the element's new tag.
   enum class Access { kLoad, kStore, kAtomic };
   void race_check(std::vector<uint32_t>& to, uint32_t ptr, Access kind, uint32_t value = 0) {
     const bool store = kind == Access::kStore;
@@ -388,12 +381,8 @@ class Checker {
 
   // A 32-bit integer scalar id (an index or shift amount); its type id, else 0.
   uint32_t int32_type(uint32_t id) const {
-    auto t = result_type_.find(id);
-    if (t == result_type_.end()) return 0;
-    auto d = type_.find(t->second);
-    return d != type_.end() && d->second.op == spv::OpTypeInt && d->second.a.size() == 2 && d->second.a[0] == 32
-               ? t->second
-               : 0;
+    const std::optional<Type> t = type_of_id(id);
+    return t && t->op == spv::OpTypeInt && t->a.size() == 2 && t->a[0] == 32 ? result_type_.at(id) : 0;
   }
 
   // A variable's name, or (unnamed: a module without debug names) its kind and id.
@@ -415,14 +404,14 @@ class Checker {
     return n ? std::to_string(n) + " elements" : "a specialization-constant length";
   }
 
-  // Records violation `site` when `cond` holds: bad = cond ? site : bad.
-  // The recorded value is the larger of the site's code and the one before (the entry's returns
-  // publish the largest over the workgroups): index and shift sites code as kRootCause | site,
+  // Records a new site, violated where `cond` holds: bad = cond ? max(bad, code) : bad (the
+  // entry's returns publish the largest code over all invocations). Index and shift sites code
+  // as kAccessSiteRootCause | site,
   // above every race site, so an out-of-range index is named rather than the race its clamping
   // (to index 0) may cause.
   void record(std::vector<uint32_t>& to, uint32_t cond, const std::string& what, bool root_cause = true) {
     sites_.push_back(what + line_);
-    const uint32_t site = constant(uint_, uint32_t(sites_.size()) | (root_cause ? kRootCause : 0u));
+    const uint32_t site = constant(uint_, uint32_t(sites_.size()) | (root_cause ? kAccessSiteRootCause : 0u));
     const uint32_t cur = fresh(), above = fresh(), take = fresh(), next = fresh();
     emit(to, spv::OpLoad, {uint_, cur, bad_var_});
     emit(to, spv::OpUGreaterThan, {bool_, above, site, cur});
@@ -450,10 +439,7 @@ class Checker {
     const RuntimeLength want{binding, offset_.count({block, member}) ? offset_.at({block, member}) : 0, s->second};
     // Its element count is one word of the check buffer, filled by the runner: a load per access
     // (the same address in every invocation), no division in the kernel's loops.
-    size_t slot = 0;
-    while (slot < lengths_.size() && !(lengths_[slot].binding == want.binding && lengths_[slot].offset == want.offset &&
-                                       lengths_[slot].stride == want.stride))
-      ++slot;
+    const size_t slot = size_t(std::find(lengths_.begin(), lengths_.end(), want) - lengths_.begin());
     if (slot == lengths_.size()) lengths_.push_back(want);
     const uint32_t p = fresh(), len = fresh();
     emit(to, spv::OpAccessChain, {ptr_buf_uint_, p, check_var_, constant(uint_, 1), constant(uint_, uint32_t(slot))});
@@ -464,10 +450,7 @@ class Checker {
   // OpAccessChain / OpInBoundsAccessChain: every dynamic index checked against its level's length.
   void access_chain(std::vector<uint32_t>& to, std::vector<uint32_t> inst) {
     const uint32_t base = inst[3];
-    auto bt = result_type_.find(base);
-    uint32_t cur = 0;
-    if (bt != result_type_.end())
-      if (auto p = type_.find(bt->second); p != type_.end() && p->second.op == spv::OpTypePointer) cur = p->second.a[1];
+    uint32_t cur = pointee_of(base);
     const bool buffer_var = global_var_.count(base) && binding_.count(base) &&
                             (global_var_[base] == spv::StorageClassStorageBuffer ||
                              global_var_[base] == spv::StorageClassUniform) &&
