@@ -22,6 +22,12 @@ int64_t checked_mul(int64_t a, int64_t b, const char* what) {
 // of qt[d * G + j] * K[pos][d]) * scale. std::fma is exactly rounded whichever way it is done,
 // so the clones (hardware FMA where the CPU has it, libm's fma otherwise) give identical bits;
 // the clone only avoids a libm call per multiply-add.
+// (x86 only: 64-bit ARM always has FMA.)
+#if defined(__x86_64__) || defined(__i386__)
+#define MOE_FMA_CLONES __attribute__((target_clones("fma", "default")))
+#else
+#define MOE_FMA_CLONES
+#endif
 template <class Acc>
 inline void scores_body(const Acc* __restrict qt, const float* kc, int64_t row, int64_t len, int64_t D, int64_t G,
                         Acc scale, Acc* __restrict dot, Acc* __restrict s) {
@@ -35,12 +41,12 @@ inline void scores_body(const Acc* __restrict qt, const float* kc, int64_t row, 
     for (int64_t j = 0; j < G; ++j) s[j * len + pos] = dot[j] * scale;
   }
 }
-__attribute__((target_clones("fma", "default"))) void scores(const float* qt, const float* kc, int64_t row,
+MOE_FMA_CLONES void scores(const float* qt, const float* kc, int64_t row,
                                                              int64_t len, int64_t D, int64_t G, float scale,
                                                              float* dot, float* s) {
   scores_body(qt, kc, row, len, D, G, scale, dot, s);
 }
-__attribute__((target_clones("fma", "default"))) void scores(const double* qt, const float* kc, int64_t row,
+MOE_FMA_CLONES void scores(const double* qt, const float* kc, int64_t row,
                                                              int64_t len, int64_t D, int64_t G, double scale,
                                                              double* dot, double* s) {
   scores_body(qt, kc, row, len, D, G, scale, dot, s);
