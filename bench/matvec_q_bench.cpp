@@ -145,7 +145,11 @@ void BM_matvec_q_ref(benchmark::State& state) {
   run_rotating(state, p.count, p.view(0).bytes(), 1, [&](int64_t i) { moe::matvec_q_ref<float>(mp, p.view(i), x, y); });
 }
 
-void BM_matvec_q_fast(benchmark::State& state) {
+// hot = false: each call takes the next matrix of the rotation set (from DRAM). hot = true: the
+// same matrix every call (512 x 2048: 0.5 MiB of codes, resident in L2): what the kernel computes
+// per second when memory is not the limit. Both alike: the shape is compute bound; the hot one
+// far above: the kernel waits on memory.
+void matvec_q_fast_bench(benchmark::State& state, bool hot) {
   const int64_t rows = state.range(0), cols = state.range(1);
   const int threads = threads_arg(state.range(2)), bits = int(state.range(3));
   QuantPool& p = quant_pool(rows, cols, bits);
@@ -153,24 +157,12 @@ void BM_matvec_q_fast(benchmark::State& state) {
   std::vector<float> y(rows);
   const moe::MatvecQParams mp{rows, cols, bits, 64};
   omp_set_num_threads(threads);
-  run_rotating(state, p.count, p.view(0).bytes(), threads, [&](int64_t i) { moe::matvec_q_fast(mp, p.view(i), x, y); });
+  run_rotating(state, hot ? 1 : p.count, p.view(0).bytes(), threads,
+               [&](int64_t i) { moe::matvec_q_fast(mp, p.view(i), x, y); });
   state.counters["threads"] = threads;
 }
-
-// The same matrix every call (512 x 2048: 0.5 MiB of codes, resident in L2): what the kernel
-// computes per second when memory is not the limit. Beside BM_matvec_q_fast's rotating figure it
-// says whether a shape is compute bound (both alike) or waiting on memory (this one far above).
-void BM_matvec_q_fast_hot(benchmark::State& state) {
-  const int64_t rows = state.range(0), cols = state.range(1);
-  const int threads = threads_arg(state.range(2)), bits = int(state.range(3));
-  QuantPool& p = quant_pool(rows, cols, bits);
-  const std::vector<float> x = moe::Rng(1).activations(cols);
-  std::vector<float> y(rows);
-  const moe::MatvecQParams mp{rows, cols, bits, 64};
-  omp_set_num_threads(threads);
-  run_rotating(state, 1, p.view(0).bytes(), threads, [&](int64_t) { moe::matvec_q_fast(mp, p.view(0), x, y); });
-  state.counters["threads"] = threads;
-}
+void BM_matvec_q_fast(benchmark::State& state) { matvec_q_fast_bench(state, false); }
+void BM_matvec_q_fast_hot(benchmark::State& state) { matvec_q_fast_bench(state, true); }
 
 void BM_matvec_bf16_fast(benchmark::State& state) {
   const int64_t rows = state.range(0), cols = state.range(1);
