@@ -1,7 +1,10 @@
 // The oracle against HuggingFace transformers (fixtures/golden, made by
 // fixtures/hf_golden/make_golden.py): every tap and the logits of the tiny Qwen3.5-MoE and
 // Qwen3-Next models for 80 tokens.
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -73,9 +76,13 @@ GoldenRun run_golden(const std::string& name, const std::string& golden, const s
 void expect_matches_golden(const std::string& name, const std::string& golden, const std::string& backend, bool decode,
                            double rel, QkNormEps eps = QkNormEps::Hf) {
   GoldenRun r = run_golden(name, golden, backend, decode, eps);
-  const std::string path = "/tmp/moeoracle_golden_" + name + "_" + backend + ".safetensors";
+  // One file per process: ctest runs this file's tests in parallel processes, and two of them
+  // dump the same model and backend (a shared name raced: one's rename took the other's file).
+  const std::string path = "/tmp/moeoracle_golden_" + name + "_" + backend + "_" + std::to_string(::getpid()) +
+                           ".safetensors";
   r.dump->write(path, {});
   SafetensorsFile ours(path);
+  std::remove(path.c_str());  // the open file stays readable
   int compared = 0;
   double worst = 0;
   std::string worst_tap;
