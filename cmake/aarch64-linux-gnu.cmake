@@ -15,6 +15,6 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY BOTH)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE BOTH)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE BOTH)
-# ctest (and gtest_discover_tests) run the test binaries through qemu; its CPU model `max`
-# offers SVE and SVE2 besides NEON, so Highway's dispatch can pick any of them.
+# ctest (and gtest_discover_tests) run the test binaries through qemu (CPU model `max`). One
+# OpenMP thread is what scripts/cross_arm64.sh runs with (docs/portability.md says why).
 set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64;-L;/usr/aarch64-linux-gnu;-cpu;max)

@@ -2,7 +2,7 @@
 # kernels_cpu and its tests cross-compiled for 64-bit ARM with Debian's cross toolchain and run
 # under qemu-user (docs/portability.md). Debian 12, as root; installs what it needs.
 # Usage: scripts/cross_arm64.sh [BUILD_DIR]   (default build-arm64)
-#   QEMU_CPU=max          the emulated CPU (default max: NEON, SVE, SVE2)
+#   QEMU_CPU=max          the emulated CPU (default max; the dispatch picks NEON: SVE is disabled)
 # One OpenMP thread: under qemu-user a second thread of these kernels spins for minutes where the
 # native run takes milliseconds (an emulation cost; threads are tested natively).
 set -eu

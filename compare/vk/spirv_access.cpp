@@ -36,7 +36,6 @@ class Checker {
     prepare_races();
     std::vector<uint32_t> body = instrument_functions();
     if (sites_.empty()) return res;
-    load_lengths(body);
     res.binding = check_binding_;
     res.sites = sites_;
     res.lengths = lengths_;
@@ -130,7 +129,6 @@ class Checker {
     const bool sb = storage_buffer_seen_ || w_[1] >= 0x00010300u;
     sc_ = sb ? spv::StorageClassStorageBuffer : spv::StorageClassUniform;
     const uint32_t rta = fresh(), block = fresh(), ptr_block = fresh(), ptr_private = fresh();
-    ptr_private_uint_ = ptr_private;
     ptr_buf_uint_ = fresh(), check_var_ = fresh(), bad_var_ = fresh();
     emit(globals_, spv::OpTypeRuntimeArray, {rta, uint_});
     emit(globals_, spv::OpTypeStruct, {block, uint_, rta});
@@ -439,33 +437,14 @@ class Checker {
     auto s = stride_.find(array_type);
     if (s == stride_.end() || s->second == 0) return 0;
     const RuntimeLength want{binding, offset_.count({block, member}) ? offset_.at({block, member}) : 0, s->second};
-    // Its element count is one word of the check buffer, filled by the runner (no division in
-    // the kernel's loops), copied by the entry point into a Private variable (load_lengths): the
-    // check buffer is host memory, too far to read at every access.
+    // Its element count is one word of the check buffer, filled by the runner: a load per access
+    // (the same address in every invocation), no division in the kernel's loops.
     const size_t slot = size_t(std::find(lengths_.begin(), lengths_.end(), want) - lengths_.begin());
-    if (slot == lengths_.size()) {
-      lengths_.push_back(want);
-      length_var_.push_back(fresh());
-      emit(globals_, spv::OpVariable, {ptr_private_uint_, length_var_.back(), spv::StorageClassPrivate});
-      new_globals_.push_back(length_var_.back());
-    }
-    const uint32_t len = fresh();
-    emit(to, spv::OpLoad, {uint_, len, length_var_[slot]});
+    if (slot == lengths_.size()) lengths_.push_back(want);
+    const uint32_t p = fresh(), len = fresh();
+    emit(to, spv::OpAccessChain, {ptr_buf_uint_, p, check_var_, constant(uint_, 1), constant(uint_, uint32_t(slot))});
+    emit(to, spv::OpLoad, {uint_, len, p});
     return len;
-  }
-
-  // The entry point's first instructions: each runtime length from the check buffer into its
-  // Private variable (slots are known only after the pass, hence the insertion afterwards).
-  void load_lengths(std::vector<uint32_t>& body) {
-    std::vector<uint32_t> loads;
-    for (size_t slot = 0; slot < length_var_.size(); ++slot) {
-      const uint32_t p = fresh(), len = fresh();
-      emit(loads, spv::OpAccessChain, {ptr_buf_uint_, p, check_var_, constant(uint_, 1), constant(uint_, uint32_t(slot))});
-      emit(loads, spv::OpLoad, {uint_, len, p});
-      emit(loads, spv::OpStore, {length_var_[slot], len});
-    }
-    MOE_CHECK(loads.empty() || entry_start_ != 0, "vulkan: " << label_ << ": the entry point's first block not found");
-    body.insert(body.begin() + ptrdiff_t(entry_start_), loads.begin(), loads.end());
   }
 
   // OpAccessChain / OpInBoundsAccessChain: every dynamic index checked against its level's length.
@@ -527,7 +506,6 @@ class Checker {
     if (clear_pending_ && op != spv::OpFunction && op != spv::OpFunctionParameter && op != spv::OpLabel &&
         op != spv::OpVariable && op != spv::OpLine && op != spv::OpNoLine) {
       clear_pending_ = false;
-      entry_start_ = to.size();  // the runtime lengths' loads go here (load_lengths)
       if (!tracked_.empty()) clear_shadows(to);
     }
     if (op == spv::OpLoad && inst.size() >= 4 && shadow_of_.count(inst[3])) race_check(to, inst[3], Access::kLoad);
@@ -628,9 +606,7 @@ class Checker {
   uint32_t bound_;
   size_t first_function_ = 0, first_annotation_ = 0, entry_at_ = 0;
   uint32_t entry_fn_ = 0, uint_ = 0, bool_ = 0, sc_ = 0, ptr_buf_uint_ = 0, check_var_ = 0, bad_var_ = 0;
-  uint32_t check_binding_ = 0, ptr_private_uint_ = 0;
-  size_t entry_start_ = 0;  // in the instrumented body: the entry point's first non-variable instruction
-  std::vector<uint32_t> length_var_;  // Private copy of each runtime length, by slot
+  uint32_t check_binding_ = 0;
   bool storage_buffer_seen_ = false;
   std::map<uint32_t, uint32_t> result_type_, binding_, set_, stride_, constant_, global_var_;
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> offset_, made_const_;

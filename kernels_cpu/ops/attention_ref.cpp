@@ -41,14 +41,12 @@ inline void scores_body(const Acc* __restrict qt, const float* kc, int64_t row, 
     for (int64_t j = 0; j < G; ++j) s[j * len + pos] = dot[j] * scale;
   }
 }
-MOE_FMA_CLONES void scores(const float* qt, const float* kc, int64_t row,
-                                                             int64_t len, int64_t D, int64_t G, float scale,
-                                                             float* dot, float* s) {
+MOE_FMA_CLONES void scores(const float* qt, const float* kc, int64_t row, int64_t len, int64_t D, int64_t G,
+                           float scale, float* dot, float* s) {
   scores_body(qt, kc, row, len, D, G, scale, dot, s);
 }
-MOE_FMA_CLONES void scores(const double* qt, const float* kc, int64_t row,
-                                                             int64_t len, int64_t D, int64_t G, double scale,
-                                                             double* dot, double* s) {
+MOE_FMA_CLONES void scores(const double* qt, const float* kc, int64_t row, int64_t len, int64_t D, int64_t G,
+                           double scale, double* dot, double* s) {
   scores_body(qt, kc, row, len, D, G, scale, dot, s);
 }
 

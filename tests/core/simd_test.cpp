@@ -2,7 +2,6 @@
 // (what `MOE_SIMD` and the tests' each_simd_target do), and a clear error for a name it lacks.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstdio>
 
 #include "core/simd.h"
