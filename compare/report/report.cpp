@@ -193,6 +193,7 @@ std::string case_line(const CaseResult& c) {
     os << "  " << num(c.gpu_ms, 4) << " ms";
     if (c.gpu_ms > 0 && c.bytes > 0) os << ' ' << num(c.bytes / (c.gpu_ms * 1e6), 4) << " GB/s";
     if (c.gpu_ms > 0 && c.flops > 0) os << ' ' << num(c.flops / (c.gpu_ms * 1e6), 4) << " GFLOP/s";
+    if (c.timing.runs > 0) os << " cold, " << num(c.timing.warm, 4) << " ms warm";
   }
   if (!c.params.empty()) os << "  " << c.params;
   return os.str();
@@ -216,8 +217,8 @@ void write_console(std::ostream& os, std::span<const CaseResult> cases) {
 
 void write_perf(std::ostream& os, std::span<const CaseResult> cases, double copy_gbs) {
   struct Agg {
-    std::vector<double> ms;
-    double bytes = 0, flops = 0;
+    std::vector<double> ms, warm;
+    double lo = 0, hi = 0, bytes = 0, flops = 0;
     bool system_memory = false;
   };
   std::vector<std::string> order;
@@ -227,19 +228,35 @@ void write_perf(std::ostream& os, std::span<const CaseResult> cases, double copy
     const std::string key = c.op + "  " + c.kernel + "  [" + c.shape + "]";
     if (!by.count(key)) order.push_back(key);
     Agg& a = by[key];
+    const bool first = a.ms.empty();
     a.ms.push_back(c.gpu_ms), a.bytes = c.bytes, a.flops = c.flops;
     a.system_memory = a.system_memory || c.system_memory;
+    if (c.timing.runs == 0) continue;
+    a.warm.push_back(c.timing.warm);
+    a.lo = first ? c.timing.cold_lo : std::min(a.lo, c.timing.cold_lo);
+    a.hi = first ? c.timing.cold_hi : std::max(a.hi, c.timing.cold_hi);
   }
-  os << "\nperf (median GPU time over seeds and subgroup sizes";
-  if (copy_gbs > 0) os << "; device copy bandwidth " << num(copy_gbs, 4) << " GB/s, measured by a copy kernel";
-  os << ")\n";
+  os << "\nperf: per case, the median of 5-25 runs in one submission, each cold run after a cache flush (a fill\n"
+        "larger than the last-level cache: inputs come from memory), the warm runs back to back after them;\n"
+        "per line, the median over seeds and subgroup sizes, [fastest, slowest] cold run of any of them";
+  if (copy_gbs > 0) os << ";\ndevice copy bandwidth " << num(copy_gbs, 4) << " GB/s, measured by a copy kernel";
+  os << "\n";
+  const auto rate = [&](double ms, double bytes) {
+    std::ostringstream r;
+    const double gbs = bytes / (ms * 1e6);
+    r << num(ms, 4) << " ms " << num(gbs, 4) << " GB/s";
+    if (copy_gbs > 0) r << " (" << num(100 * gbs / copy_gbs, 3) << "% of copy)";
+    return r.str();
+  };
   for (const std::string& key : order) {
     Agg& a = by[key];
     std::sort(a.ms.begin(), a.ms.end());
     const double ms = a.ms[a.ms.size() / 2];
-    const double gbs = a.bytes / (ms * 1e6);
-    os << "  " << key << "  " << num(ms, 4) << " ms  " << num(gbs, 4) << " GB/s";
-    if (copy_gbs > 0) os << " (" << num(100 * gbs / copy_gbs, 3) << "% of copy)";
+    os << "  " << key << "  " << (a.warm.empty() ? "" : "cold ") << rate(ms, a.bytes);
+    if (!a.warm.empty()) {
+      std::sort(a.warm.begin(), a.warm.end());
+      os << " [" << num(a.lo, 4) << ", " << num(a.hi, 4) << "]  warm " << rate(a.warm[a.warm.size() / 2], a.bytes);
+    }
     if (a.flops > 0) os << "  " << num(a.flops / (ms * 1e6), 4) << " GFLOP/s";
     if (a.system_memory) os << "  [some buffers in system memory: timed over PCIe]";
     os << '\n';
@@ -266,6 +283,14 @@ void write_json(std::ostream& os, std::span<const CaseResult> cases) {
                    {"skip_reason", c.skip_reason},
                    {"error", c.error},
                    {"gpu_ms", c.gpu_ms >= 0 ? jnum(c.gpu_ms) : nlohmann::json(nullptr)},
+                   {"timing", c.timing.runs == 0 ? nlohmann::json(nullptr)
+                                                 : nlohmann::json{{"runs", c.timing.runs},
+                                                                  {"cold_median_ms", jnum(c.gpu_ms)},
+                                                                  {"cold_min_ms", jnum(c.timing.cold_lo)},
+                                                                  {"cold_max_ms", jnum(c.timing.cold_hi)},
+                                                                  {"warm_median_ms", jnum(c.timing.warm)},
+                                                                  {"warm_min_ms", jnum(c.timing.warm_lo)},
+                                                                  {"warm_max_ms", jnum(c.timing.warm_hi)}}},
                    {"bytes", c.bytes},
                    {"flops", c.flops},
                    {"repro", repro_command(c)},

@@ -29,7 +29,14 @@ struct CaseResult {
   // Non-empty: the case failed before or beside the numbers (a guard region overwritten, the
   // dispatch timed out, the pipeline failed to build). Such a case fails whatever its outputs say.
   std::string error;
-  double gpu_ms = -1;  // device time of the dispatches, from timestamps; < 0: not measured
+  // Device time of the dispatches, from timestamps; < 0: not measured. With --perf, for a
+  // one-step case, the median of its cold runs (vk::Repeat), and `timing` the rest.
+  double gpu_ms = -1;
+  struct Timing {
+    int runs = 0;  // cold runs (and as many warm ones); 0: not timed so
+    double cold_lo = -1, cold_hi = -1;          // fastest and slowest cold run
+    double warm = -1, warm_lo = -1, warm_hi = -1;  // median, fastest and slowest warm run
+  } timing;
   double bytes = 0;    // bytes the op must move at least (for GB/s)
   double flops = 0;    // floating-point operations (for GFLOP/s)
   // A buffer was not device-local (--perf): gpu_ms includes reads over PCIe.

@@ -30,10 +30,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// --perf: runs of a one-step case timed back to back (at least 4, at most 30, stopping after
-// 100 ms); its gpu_ms is their median.
-constexpr int kTimingRepeats = 30;
-
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream ss(s);
@@ -197,7 +193,7 @@ void run_op_cases(vk::Context& ctx, const Manifest& m, const std::string& op, co
             proto.case_pos = int64_t(pos), proto.plan_index = int(pr.index);
             hooks.start(unit - 1, proto, int(std::max<size_t>(1, c.steps.size())));
           }
-          CaseResult r = run_plan_case(ctx, m, *pr.plan, c, sg, opt.timeout_ms, nullptr, opt.perf ? kTimingRepeats : 0);
+          CaseResult r = run_plan_case(ctx, m, *pr.plan, c, sg, opt.timeout_ms, nullptr, opt.perf);
           r.case_pos = int64_t(pos), r.plan_index = int(pr.index);
           hooks.result(std::move(r));
         }
@@ -276,7 +272,7 @@ std::vector<CaseResult> replay_case(vk::Context& ctx, const CompareOptions& opt)
   std::vector<CaseResult> results;
   for (const Plan& plan : plans)
     for (uint32_t sg : plan_subgroup_sizes(plan, ctx.info(), opt.subgroup)) {
-      results.push_back(run_plan_case(ctx, m, plan, f.c, sg, opt.timeout_ms, nullptr, opt.perf ? kTimingRepeats : 0));
+      results.push_back(run_plan_case(ctx, m, plan, f.c, sg, opt.timeout_ms, nullptr, opt.perf));
       results.back().case_file = opt.case_file;
     }
   return results;

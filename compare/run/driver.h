@@ -47,11 +47,11 @@ std::vector<uint32_t> plan_subgroup_sizes(const Plan& plan, const vk::DeviceInfo
 // buffers by case tensor name kept across the case's steps; per step uploads, poison, the
 // dispatch sequence, guard regions, untouched inputs, then the step's outputs.
 // `downloads` (optional) receives the final contents of every case tensor the plan binds.
-// `timing_repeats` > 0 (--perf): a one-step case's dispatches then run again back to back, up to
-// that many times (at least 4, stopping after 100 ms), and gpu_ms is their median.
+// `perf` (--perf): a one-step case's dispatches then run again as cold and warm batches
+// (run_case.cpp, time_repeats): gpu_ms is the cold median, CaseResult::timing the rest.
 CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, const OpCase& c, uint32_t subgroup,
                          uint64_t timeout_ms, std::map<std::string, std::vector<uint32_t>>* downloads = nullptr,
-                         int timing_repeats = 0);
+                         bool perf = false);
 
 // From now on every malloc'ed block of this process starts as bytes 0xFE instead of whatever
 // was there (often zeros). On a CPU driver a dispatch's shared memory is malloc'ed, so a kernel

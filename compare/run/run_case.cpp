@@ -8,7 +8,9 @@
 #include <bit>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -427,27 +429,65 @@ std::vector<vk::Dispatch> step_sequence(CaseBuffers& cb, const Picked& pk, size_
   return seq;
 }
 
-// --perf: the dispatches again, back to back, after everything was decided (a kernel updating
-// state in place advances it; nothing is compared any more): one run is one sample, and the
-// first run of a pipeline may include the driver's lazy work. The median of at least 4 runs, at
-// most `repeats`, stopping after 100 ms.
-std::string time_repeats(vk::Context& ctx, const std::vector<vk::Dispatch>& seq, int repeats, uint64_t timeout_ms,
-                         double* gpu_ms) {
-  std::vector<vk::Dispatch> bare = seq;  // timed as engines run them: without the access checks
+// Bytes a cache flush fills (vk::Repeat): on a GPU 256 MiB, five times the 50 MB L2 of an H100 or
+// H200 and more than any GPU's last-level cache we know of; on a CPU driver twice the host's
+// largest cache (sysfs), 64 MiB where it cannot be read. MOE_PERF_FLUSH_MB overrides it (0: none,
+// the "cold" runs then differ from the warm ones only by their place in the batch).
+uint64_t flush_bytes(const vk::DeviceInfo& info) {
+  if (const char* e = std::getenv("MOE_PERF_FLUSH_MB")) return uint64_t(std::strtoull(e, nullptr, 10)) << 20;
+  if (info.type != "cpu") return uint64_t(256) << 20;
+  uint64_t largest = 0;
+  for (int i = 0; i < 8; ++i) {
+    std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size");
+    uint64_t v = 0;
+    std::string unit;
+    if (!(f >> v)) continue;
+    f >> unit;
+    largest = std::max(largest, v << (unit == "M" ? 20 : unit == "K" ? 10 : 0));
+  }
+  return largest ? 2 * largest : uint64_t(64) << 20;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// --perf: after everything was decided (a kernel updating state in place advances it; nothing is
+// compared any more), the case's dispatches again, without the access checks (timed as engines
+// run them), as one vk::Repeat: `runs` cold copies, each after a cache flush, then as many warm
+// ones, in one submission, so that neither the host nor an idle GPU sits between them and the
+// figure does not depend on what the process did before (docs/benchmarks.md). runs: enough for
+// ~20 ms of kernel time at the case's first run, at least 5, at most 25.
+// MOE_PERF_METHOD=submits times each run in its own submission instead, without flushes (the
+// method before 2026-11-25, kept to compare the two): its median goes to gpu_ms.
+std::string time_repeats(vk::Context& ctx, const std::vector<vk::Dispatch>& seq, uint64_t timeout_ms, CaseResult& r) {
+  std::vector<vk::Dispatch> bare = seq;
   for (vk::Dispatch& d : bare) d.check_access = false;
-  std::vector<double> times;
-  const auto stop = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+  const uint32_t runs = uint32_t(std::clamp(20.0 / std::max(r.gpu_ms, 1e-3), 5.0, 25.0));
+  const char* method = std::getenv("MOE_PERF_METHOD");
   try {
-    while (int(times.size()) < repeats && (times.size() < 4 || std::chrono::steady_clock::now() < stop)) {
-      double ms = 0;
-      for (double t : ctx.run(bare, timeout_ms).gpu_ms) ms += t;
-      times.push_back(ms);
+    if (method && std::string(method) == "submits") {
+      std::vector<double> times;
+      for (uint32_t i = 0; i < runs; ++i) {
+        double ms = 0;
+        for (double t : ctx.run(bare, timeout_ms).gpu_ms) ms += t;
+        times.push_back(ms);
+      }
+      r.gpu_ms = median_of(times);
+      return "";
     }
+    const vk::RunResult rr =
+        ctx.run(bare, timeout_ms * (2 * runs + 1), {.cold = runs, .warm = runs, .flush_bytes = flush_bytes(ctx.info())});
+    if (rr.cold_ms.size() != runs || rr.warm_ms.size() != runs) return "timing repeat: no timestamps";
+    const auto [clo, chi] = std::minmax_element(rr.cold_ms.begin(), rr.cold_ms.end());
+    const auto [wlo, whi] = std::minmax_element(rr.warm_ms.begin(), rr.warm_ms.end());
+    r.gpu_ms = median_of(rr.cold_ms);
+    r.timing = {.runs = int(runs), .cold_lo = *clo, .cold_hi = *chi, .warm = median_of(rr.warm_ms),
+                .warm_lo = *wlo, .warm_hi = *whi};
   } catch (const Error& e) {
     return std::string("timing repeat: ") + e.what();
   }
-  std::sort(times.begin(), times.end());
-  *gpu_ms = times[times.size() / 2];
   return "";
 }
 
@@ -492,7 +532,7 @@ void poison_fresh_memory() {
 
 CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, const OpCase& c, uint32_t subgroup,
                          uint64_t timeout_ms, std::map<std::string, std::vector<uint32_t>>* downloads,
-                         int timing_repeats) {
+                         bool perf) {
   CaseResult r;
   r.op = c.op, r.kernel = plan.label, r.manifest = m.path, r.params = c.params, r.shape = c.shape, r.seed = c.seed;
   r.subgroup = subgroup, r.flops = c.flops;
@@ -533,7 +573,7 @@ CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, 
   r.gpu_ms = 0;
   std::vector<vk::Dispatch> seq;
   std::map<size_t, std::vector<uint32_t>> expect;  // per unwritten buffer, its last upload
-  const bool scrub = ctx.info().type != "cpu" && timing_repeats == 0;
+  const bool scrub = ctx.info().type != "cpu" && !perf;
   vk::Buffer sink = ctx.make_buffer(4);
   for (size_t s = 0; s < nsteps; ++s) {
     const std::string at = nsteps > 1 ? " at step " + std::to_string(s) : "";
@@ -561,8 +601,8 @@ CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, 
     std::map<size_t, std::vector<uint32_t>> images;
     for (const auto& [name, holders] : cb.produced) (*downloads)[name] = gather(cb, c, name, images);
   }
-  if (timing_repeats > 0 && nsteps == 1 && r.gpu_ms > 0 && r.error.empty()) {
-    r.error = time_repeats(ctx, seq, timing_repeats, timeout_ms, &r.gpu_ms);
+  if (perf && nsteps == 1 && r.gpu_ms > 0 && r.error.empty()) {
+    r.error = time_repeats(ctx, seq, timeout_ms, r);
     r.device_fault = !r.error.empty();
   }
   return r;

@@ -1,11 +1,12 @@
 // Device discovery: the process's one Vulkan loader and instance, and what each physical device
-// offers (driver, subgroup sizes and size control, limits, timestamps).
+// offers (driver, subgroup sizes and size control, limits, timestamps), and which one a Context opens.
 #include <algorithm>
 #include <cstring>
 #include <optional>
 #include <sstream>
 
 #include "compare/vk/runner_internal.h"
+#include "core/check.h"
 
 namespace moe::vk {
 using namespace detail;
@@ -199,6 +200,35 @@ std::vector<DeviceInfo> list_devices() {
   } catch (const ::vk::SystemError&) {
     return {};  // no loader, no driver (VK_ERROR_INCOMPATIBLE_DRIVER) or no device at all
   }
+}
+
+int choose_device(const std::vector<DeviceInfo>& devs, const std::string& device) {
+  MOE_CHECK(!devs.empty(), "vulkan: " << device_list(devs));
+  int chosen = -1;
+  if (device.empty()) {
+    // A discrete GPU first, a CPU driver (lavapipe) last; ties go to the lower index.
+    const auto rank = [](const std::string& t) {
+      return t == "discrete" ? 0 : t == "integrated" ? 1 : t == "virtual" ? 2 : t == "other" ? 3 : 4;
+    };
+    for (const DeviceInfo& d : devs)
+      if (chosen < 0 || rank(d.type) < rank(devs[chosen].type)) chosen = d.index;
+  } else if (std::all_of(device.begin(), device.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    const long idx = device.size() <= 6 ? std::stol(device) : -1;
+    MOE_CHECK(idx >= 0 && idx < static_cast<long>(devs.size()),
+              "vulkan: no device with index " << device << "; " << device_list(devs));
+    chosen = static_cast<int>(idx);
+  } else {
+    for (const DeviceInfo& d : devs)
+      if (lower(d.name).find(lower(device)) != std::string::npos) {
+        chosen = d.index;
+        break;
+      }
+    MOE_CHECK(chosen >= 0, "vulkan: no device name contains '" << device << "'; " << device_list(devs));
+  }
+  MOE_CHECK(devs[chosen].api_version >= VK_API_VERSION_1_1,
+            "vulkan: device " << chosen << " (" << devs[chosen].name << ") supports Vulkan "
+                              << version_string(devs[chosen].api_version) << ", the runner needs 1.1 or newer");
+  return chosen;
 }
 
 }  // namespace moe::vk

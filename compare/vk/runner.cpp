@@ -211,38 +211,25 @@ struct Context::Impl {
   // A sequence that timed out; the next run waits for it before anything else.
   std::unique_ptr<InFlight> abandoned;
 
+  // Filled before each cold copy of a Repeat (grown on demand, kept for the next).
+  std::optional<Buffer> flush;
+
   Pipeline& pipeline_for(const Dispatch& d);
   void retire_abandoned(uint64_t timeout_ms);
+  // run()'s steps.
+  struct Bound {
+    std::vector<Pipeline*> pipes;
+    std::vector<::vk::DescriptorSet> sets;
+    std::vector<std::optional<Buffer>> checks;
+  };
+  void validate(const std::vector<Dispatch>& sequence, uint32_t* descriptors, uint32_t* uniforms) const;
+  Bound bind(Context& ctx, InFlight& job, const std::vector<Dispatch>& sequence, uint32_t descriptors,
+             uint32_t uniforms);
+  void record_copy(::vk::raii::CommandBuffer& cmd, const std::vector<Dispatch>& sequence, const Bound& bd,
+                   const ::vk::raii::QueryPool* queries, uint32_t first, bool per_dispatch);
+  void record_repeat(Context& ctx, InFlight& job, const std::vector<Dispatch>& sequence, const Bound& bd,
+                     const Repeat& repeat);
 };
-
-int choose_device(const std::vector<DeviceInfo>& devs, const std::string& device) {
-  MOE_CHECK(!devs.empty(), "vulkan: " << device_list(devs));
-  int chosen = -1;
-  if (device.empty()) {
-    // A discrete GPU first, a CPU driver (lavapipe) last; ties go to the lower index.
-    const auto rank = [](const std::string& t) {
-      return t == "discrete" ? 0 : t == "integrated" ? 1 : t == "virtual" ? 2 : t == "other" ? 3 : 4;
-    };
-    for (const DeviceInfo& d : devs)
-      if (chosen < 0 || rank(d.type) < rank(devs[chosen].type)) chosen = d.index;
-  } else if (std::all_of(device.begin(), device.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    const long idx = device.size() <= 6 ? std::stol(device) : -1;
-    MOE_CHECK(idx >= 0 && idx < static_cast<long>(devs.size()),
-              "vulkan: no device with index " << device << "; " << device_list(devs));
-    chosen = static_cast<int>(idx);
-  } else {
-    for (const DeviceInfo& d : devs)
-      if (lower(d.name).find(lower(device)) != std::string::npos) {
-        chosen = d.index;
-        break;
-      }
-    MOE_CHECK(chosen >= 0, "vulkan: no device name contains '" << device << "'; " << device_list(devs));
-  }
-  MOE_CHECK(devs[chosen].api_version >= VK_API_VERSION_1_1,
-            "vulkan: device " << chosen << " (" << devs[chosen].name << ") supports Vulkan "
-                              << version_string(devs[chosen].api_version) << ", the runner needs 1.1 or newer");
-  return chosen;
-}
 
 Context::Context(const std::string& device, Memory memory) : impl_(std::make_unique<Impl>()) {
   impl_->memory = memory;
@@ -530,28 +517,23 @@ void Context::Impl::retire_abandoned(uint64_t timeout_ms) {
   abandoned.reset();
 }
 
-RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_ms) {
-  MOE_CHECK(!sequence.empty(), "vulkan: run() of an empty sequence");
-  MOE_CHECK(timeout_ms <= UINT64_MAX / 1'000'000ull, "vulkan: timeout of " << timeout_ms << " ms is too long");
-  Impl& m = *impl_;
-  const DeviceInfo& info = m.core->probe.info;
-  const std::string labels = labels_of(sequence);
-  // Check every argument before anything is recorded: a bad binding is the caller's error, and
-  // Vulkan would only answer it with undefined behaviour.
-  uint32_t descriptors = 0, uniforms = 0;
+// Checks every argument before anything is recorded: a bad binding is the caller's error, and
+// Vulkan would only answer it with undefined behaviour. Counts the descriptors the sets need.
+void Context::Impl::validate(const std::vector<Dispatch>& sequence, uint32_t* descriptors, uint32_t* uniforms) const {
+  const DeviceInfo& info = core->probe.info;
   for (const Dispatch& d : sequence) {
     const std::string& label = d.label;
     for (int k = 0; k < 3; ++k)
       MOE_CHECK(d.groups[k] >= 1 && d.groups[k] <= info.max_workgroup_count[k],
                 "vulkan: " << label << ": groups[" << k << "] = " << d.groups[k] << ", expected 1.."
                            << info.max_workgroup_count[k]);
-    MOE_CHECK(d.bindings.size() <= m.core->probe.max_storage_buffers_per_stage,
+    MOE_CHECK(d.bindings.size() <= core->probe.max_storage_buffers_per_stage,
               "vulkan: " << label << ": " << d.bindings.size() << " storage buffers, the device allows "
-                         << m.core->probe.max_storage_buffers_per_stage);
+                         << core->probe.max_storage_buffers_per_stage);
     for (size_t i = 0; i < d.bindings.size(); ++i) {
       const Binding& b = d.bindings[i];
       MOE_CHECK(b.buffer && b.buffer->impl_, "vulkan: " << label << ": binding " << b.binding << " has no buffer");
-      MOE_CHECK(b.buffer->impl_->alloc->core == m.core,
+      MOE_CHECK(b.buffer->impl_->alloc->core == core,
                 "vulkan: " << label << ": binding " << b.binding << " is a buffer of another Context");
       for (size_t j = 0; j < i; ++j)
         MOE_CHECK(d.bindings[j].binding != b.binding,
@@ -570,113 +552,169 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
       MOE_CHECK(range <= max_range, "vulkan: " << label << ": binding " << b.binding << " range " << range << " exceeds "
                                                << (b.uniform ? "maxUniformBufferRange " : "maxStorageBufferRange ")
                                                << max_range << " of " << info.name);
-      uniforms += b.uniform ? 1u : 0u;
+      *uniforms += b.uniform ? 1u : 0u;
     }
-    descriptors += static_cast<uint32_t>(d.bindings.size());
+    *descriptors += static_cast<uint32_t>(d.bindings.size());
   }
+}
+
+// The access-check buffer of each checked pipeline (word 0 the violated site, word 1 + j the
+// element count of the kernel's runtime-array access j over its binding's usable bytes, not the
+// guard), and one descriptor set per dispatch in the job's pool.
+Context::Impl::Bound Context::Impl::bind(Context& ctx, InFlight& job, const std::vector<Dispatch>& sequence,
+                                         uint32_t descriptors, uint32_t uniforms) {
+  Bound bd;
+  const ::vk::raii::Device& dev = core->device;
+  const DeviceInfo& info = core->probe.info;
+  const uint32_t n = static_cast<uint32_t>(sequence.size());
+  for (const Dispatch& d : sequence) bd.pipes.push_back(&pipeline_for(d));
+  bd.checks.resize(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (!bd.pipes[i]->checked()) continue;
+    const std::vector<detail::RuntimeLength>& lens = bd.pipes[i]->check_lengths;
+    std::vector<uint32_t> init(1 + std::max<size_t>(lens.size(), 1), 0u);
+    for (size_t j = 0; j < lens.size(); ++j)
+      for (const Binding& b : sequence[i].bindings) {
+        if (b.binding != lens[j].binding) continue;
+        const uint64_t range = usable_range(b);
+        init[1 + j] = range < lens[j].offset ? 0u : static_cast<uint32_t>(std::min<uint64_t>(
+                                                        (range - lens[j].offset) / lens[j].stride, UINT32_MAX));
+      }
+    bd.checks[i] = ctx.make_buffer(init.size() * 4, 0);
+    bd.checks[i]->upload(init.data(), init.size() * 4);
+    ++descriptors;
+  }
+  const ::vk::DescriptorPoolSize pool_sizes[2] = {
+      {.type = ::vk::DescriptorType::eStorageBuffer, .descriptorCount = std::max(descriptors - uniforms, 1u)},
+      {.type = ::vk::DescriptorType::eUniformBuffer, .descriptorCount = std::max(uniforms, 1u)}};
+  job.pool = ::vk::raii::DescriptorPool(
+      dev, ::vk::DescriptorPoolCreateInfo{.maxSets = n, .poolSizeCount = 2, .pPoolSizes = pool_sizes});
+  std::vector<::vk::DescriptorSetLayout> layouts;
+  for (Pipeline* p : bd.pipes) layouts.push_back(*p->set_layout);
+  // Plain handles: the sets go with their pool when the sequence is done.
+  bd.sets = (*dev).allocateDescriptorSets(::vk::DescriptorSetAllocateInfo{
+      .descriptorPool = *job.pool, .descriptorSetCount = n, .pSetLayouts = layouts.data()});
+  std::vector<::vk::DescriptorBufferInfo> buffer_infos;
+  buffer_infos.reserve(descriptors);
+  std::vector<::vk::WriteDescriptorSet> writes;
+  const auto write = [&](uint32_t i, uint32_t binding, const Buffer& buf, uint64_t offset, uint64_t range,
+                         bool uniform) {
+    job.buffers.push_back(buf.impl_->alloc);
+    buffer_infos.push_back({.buffer = *buf.impl_->alloc->buffer, .offset = offset, .range = range});
+    writes.push_back({.dstSet = bd.sets[i],
+                      .dstBinding = binding,
+                      .dstArrayElement = 0,
+                      .descriptorCount = 1,
+                      .descriptorType = uniform ? ::vk::DescriptorType::eUniformBuffer : ::vk::DescriptorType::eStorageBuffer,
+                      .pBufferInfo = &buffer_infos.back()});
+  };
+  for (uint32_t i = 0; i < n; ++i)
+    for (const Binding& b : sequence[i].bindings) {
+      const uint64_t size = b.buffer->size(), range = usable_range(b);
+      // Reaching the usable end: expose the guard too (see Binding), within the device's limit;
+      // a uniform buffer is read-only, so its guard has nothing to catch.
+      const uint64_t bound = b.offset + range == size && !b.uniform
+                                 ? std::min<uint64_t>(range + b.buffer->impl_->guard, info.max_storage_buffer_range)
+                                 : range;
+      write(i, b.binding, *b.buffer, b.offset, bound, b.uniform);
+    }
+  for (uint32_t i = 0; i < n; ++i)
+    if (bd.checks[i]) write(i, bd.pipes[i]->check_binding, *bd.checks[i], 0, bd.checks[i]->size(), false);
+  if (!writes.empty()) dev.updateDescriptorSets(writes, nullptr);
+  return bd;
+}
+
+// One copy of the sequence: a compute->compute memory barrier (shader write -> shader
+// read|write) between consecutive dispatches. Timestamps, at the bottom of the pipe on both sides
+// (the first latches once everything before it has finished, the second once this has): around
+// each dispatch (per_dispatch) or around the whole copy, from query `first` on.
+void Context::Impl::record_copy(::vk::raii::CommandBuffer& cmd, const std::vector<Dispatch>& sequence,
+                                const Bound& bd, const ::vk::raii::QueryPool* queries, uint32_t first,
+                                bool per_dispatch) {
+  const uint32_t n = static_cast<uint32_t>(sequence.size());
+  const auto stamp = [&](uint32_t q) {
+    if (queries) cmd.writeTimestamp(::vk::PipelineStageFlagBits::eBottomOfPipe, **queries, q);
+  };
+  if (!per_dispatch) stamp(first);
+  for (uint32_t i = 0; i < n; ++i) {
+    const Dispatch& d = sequence[i];
+    if (i > 0) {
+      const ::vk::MemoryBarrier barrier{
+          .srcAccessMask = ::vk::AccessFlagBits::eShaderWrite,
+          .dstAccessMask = ::vk::AccessFlagBits::eShaderRead | ::vk::AccessFlagBits::eShaderWrite};
+      cmd.pipelineBarrier(::vk::PipelineStageFlagBits::eComputeShader, ::vk::PipelineStageFlagBits::eComputeShader,
+                          {}, barrier, nullptr, nullptr);
+    }
+    cmd.bindPipeline(::vk::PipelineBindPoint::eCompute, *bd.pipes[i]->pipeline);
+    cmd.bindDescriptorSets(::vk::PipelineBindPoint::eCompute, *bd.pipes[i]->layout, 0, bd.sets[i], nullptr);
+    if (!d.push_constants.empty())
+      cmd.pushConstants<uint8_t>(*bd.pipes[i]->layout, ::vk::ShaderStageFlagBits::eCompute, 0, d.push_constants);
+    if (per_dispatch) stamp(first + 2 * i);
+    cmd.dispatch(d.groups[0], d.groups[1], d.groups[2]);
+    if (per_dispatch) stamp(first + 2 * i + 1);
+  }
+  if (!per_dispatch) stamp(first + 1);
+}
+
+// The repeat's copies: each cold one after a fill of the flush buffer (transfer write, then a
+// barrier to the compute stage), each copy after a barrier that orders it behind the previous
+// one (its writes, and the next fill behind its reads).
+void Context::Impl::record_repeat(Context& ctx, InFlight& job, const std::vector<Dispatch>& sequence,
+                                  const Bound& bd, const Repeat& repeat) {
+  ::vk::raii::CommandBuffer& cmd = job.cmd;
+  const ::vk::raii::QueryPool* queries = *job.queries ? &job.queries : nullptr;
+  if (repeat.cold > 0 && (!flush || flush->size() < repeat.flush_bytes))
+    flush.emplace(ctx.make_buffer(std::max<uint64_t>(repeat.flush_bytes, 4), 0));
+  if (flush) job.buffers.push_back(flush->impl_->alloc);
+  const ::vk::MemoryBarrier between{
+      .srcAccessMask = ::vk::AccessFlagBits::eShaderWrite | ::vk::AccessFlagBits::eTransferWrite,
+      .dstAccessMask = ::vk::AccessFlagBits::eShaderRead | ::vk::AccessFlagBits::eShaderWrite |
+                       ::vk::AccessFlagBits::eTransferWrite};
+  const auto stages = ::vk::PipelineStageFlagBits::eComputeShader | ::vk::PipelineStageFlagBits::eTransfer;
+  for (uint32_t r = 0; r < repeat.cold + repeat.warm; ++r) {
+    if (r < repeat.cold) {
+      cmd.fillBuffer(*flush->impl_->alloc->buffer, 0, repeat.flush_bytes & ~uint64_t(3), r + 1);
+      cmd.pipelineBarrier(stages, stages, {}, between, nullptr, nullptr);
+    }
+    record_copy(cmd, sequence, bd, queries, 2 * r, false);
+    cmd.pipelineBarrier(stages, stages, {}, between, nullptr, nullptr);
+  }
+}
+
+RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_ms, const Repeat& repeat) {
+  MOE_CHECK(!sequence.empty(), "vulkan: run() of an empty sequence");
+  MOE_CHECK(timeout_ms <= UINT64_MAX / 1'000'000ull, "vulkan: timeout of " << timeout_ms << " ms is too long");
+  MOE_CHECK(repeat.cold + uint64_t(repeat.warm) <= 4096, "vulkan: a repeat of " << repeat.cold << " + " << repeat.warm
+                                                                                << " copies; at most 4096");
+  Impl& m = *impl_;
+  const DeviceInfo& info = m.core->probe.info;
+  const std::string labels = labels_of(sequence);
+  uint32_t descriptors = 0, uniforms = 0;
+  m.validate(sequence, &descriptors, &uniforms);
   m.retire_abandoned(timeout_ms);
 
   RunResult result;
   auto job = std::make_unique<InFlight>();
   job->labels = labels;
   try {
-    std::vector<Pipeline*> pipes;
-    for (const Dispatch& d : sequence) pipes.push_back(&m.pipeline_for(d));
+    const Impl::Bound bd = m.bind(*this, *job, sequence, descriptors, uniforms);
     const ::vk::raii::Device& dev = m.core->device;
     const uint32_t n = static_cast<uint32_t>(sequence.size());
-    // The check buffers: word 0 the violated site, word 1 + j the element count of the
-    // kernel's runtime-array access j over its binding's usable bytes (not the guard).
-    std::vector<std::optional<Buffer>> checks(n);
-    for (uint32_t i = 0; i < n; ++i) {
-      if (!pipes[i]->checked()) continue;
-      const std::vector<detail::RuntimeLength>& lens = pipes[i]->check_lengths;
-      std::vector<uint32_t> init(1 + std::max<size_t>(lens.size(), 1), 0u);
-      for (size_t j = 0; j < lens.size(); ++j)
-        for (const Binding& b : sequence[i].bindings) {
-          if (b.binding != lens[j].binding) continue;
-          const uint64_t range = usable_range(b);
-          init[1 + j] = range < lens[j].offset ? 0u : static_cast<uint32_t>(std::min<uint64_t>(
-                                                          (range - lens[j].offset) / lens[j].stride, UINT32_MAX));
-        }
-      checks[i] = make_buffer(init.size() * 4, 0);
-      checks[i]->upload(init.data(), init.size() * 4);
-      ++descriptors;
-    }
-    const ::vk::DescriptorPoolSize pool_sizes[2] = {
-        {.type = ::vk::DescriptorType::eStorageBuffer, .descriptorCount = std::max(descriptors - uniforms, 1u)},
-        {.type = ::vk::DescriptorType::eUniformBuffer, .descriptorCount = std::max(uniforms, 1u)}};
-    job->pool = ::vk::raii::DescriptorPool(
-        dev, ::vk::DescriptorPoolCreateInfo{.maxSets = n, .poolSizeCount = 2, .pPoolSizes = pool_sizes});
-    std::vector<::vk::DescriptorSetLayout> layouts;
-    for (Pipeline* p : pipes) layouts.push_back(*p->set_layout);
-    // Plain handles: the sets go with their pool when the sequence is done.
-    const std::vector<::vk::DescriptorSet> sets = (*dev).allocateDescriptorSets(::vk::DescriptorSetAllocateInfo{
-        .descriptorPool = *job->pool, .descriptorSetCount = n, .pSetLayouts = layouts.data()});
-    std::vector<::vk::DescriptorBufferInfo> buffer_infos;
-    buffer_infos.reserve(descriptors);
-    std::vector<::vk::WriteDescriptorSet> writes;
-    for (uint32_t i = 0; i < n; ++i)
-      for (const Binding& b : sequence[i].bindings) {
-        const std::shared_ptr<Allocation>& a = b.buffer->impl_->alloc;
-        job->buffers.push_back(a);
-        const uint64_t size = b.buffer->size(), range = usable_range(b);
-        // Reaching the usable end: expose the guard too (see Binding), within the device's limit;
-        // a uniform buffer is read-only, so its guard has nothing to catch.
-        const uint64_t bound = b.offset + range == size && !b.uniform
-                                   ? std::min<uint64_t>(range + b.buffer->impl_->guard, info.max_storage_buffer_range)
-                                   : range;
-        buffer_infos.push_back({.buffer = *a->buffer, .offset = b.offset, .range = bound});
-        writes.push_back({.dstSet = sets[i],
-                          .dstBinding = b.binding,
-                          .dstArrayElement = 0,
-                          .descriptorCount = 1,
-                          .descriptorType =
-                              b.uniform ? ::vk::DescriptorType::eUniformBuffer : ::vk::DescriptorType::eStorageBuffer,
-                          .pBufferInfo = &buffer_infos.back()});
-      }
-    for (uint32_t i = 0; i < n; ++i) {
-      if (!checks[i]) continue;
-      const std::shared_ptr<Allocation>& a = checks[i]->impl_->alloc;
-      job->buffers.push_back(a);
-      buffer_infos.push_back({.buffer = *a->buffer, .offset = 0, .range = checks[i]->size()});
-      writes.push_back({.dstSet = sets[i],
-                        .dstBinding = pipes[i]->check_binding,
-                        .dstArrayElement = 0,
-                        .descriptorCount = 1,
-                        .descriptorType = ::vk::DescriptorType::eStorageBuffer,
-                        .pBufferInfo = &buffer_infos.back()});
-    }
-    if (!writes.empty()) dev.updateDescriptorSets(writes, nullptr);
-
+    const bool repeated = repeat.cold + repeat.warm > 0;
+    const uint32_t stamps_wanted = 2 * (repeated ? repeat.cold + repeat.warm : n);
     const bool timed = info.timestamp_period_ns > 0;
     if (timed)
       job->queries = ::vk::raii::QueryPool(
-          dev, ::vk::QueryPoolCreateInfo{.queryType = ::vk::QueryType::eTimestamp, .queryCount = 2 * n});
+          dev, ::vk::QueryPoolCreateInfo{.queryType = ::vk::QueryType::eTimestamp, .queryCount = stamps_wanted});
     job->cmd = std::move(dev.allocateCommandBuffers(::vk::CommandBufferAllocateInfo{
         .commandPool = *m.commands, .level = ::vk::CommandBufferLevel::ePrimary, .commandBufferCount = 1})[0]);
     ::vk::raii::CommandBuffer& cmd = job->cmd;
     cmd.begin(::vk::CommandBufferBeginInfo{.flags = ::vk::CommandBufferUsageFlagBits::eOneTimeSubmit});
-    if (timed) cmd.resetQueryPool(*job->queries, 0, 2 * n);
-    for (uint32_t i = 0; i < n; ++i) {
-      const Dispatch& d = sequence[i];
-      if (i > 0) {
-        // Dispatch i may read (or overwrite) what dispatch i-1 wrote.
-        const ::vk::MemoryBarrier barrier{
-            .srcAccessMask = ::vk::AccessFlagBits::eShaderWrite,
-            .dstAccessMask = ::vk::AccessFlagBits::eShaderRead | ::vk::AccessFlagBits::eShaderWrite};
-        cmd.pipelineBarrier(::vk::PipelineStageFlagBits::eComputeShader, ::vk::PipelineStageFlagBits::eComputeShader,
-                            {}, barrier, nullptr, nullptr);
-      }
-      cmd.bindPipeline(::vk::PipelineBindPoint::eCompute, *pipes[i]->pipeline);
-      cmd.bindDescriptorSets(::vk::PipelineBindPoint::eCompute, *pipes[i]->layout, 0, sets[i], nullptr);
-      if (!d.push_constants.empty())
-        cmd.pushConstants<uint8_t>(*pipes[i]->layout, ::vk::ShaderStageFlagBits::eCompute, 0, d.push_constants);
-      // Bottom of pipe on both sides: the first latches once everything before it (the
-      // previous dispatch) has finished, the second once this dispatch has.
-      if (timed) cmd.writeTimestamp(::vk::PipelineStageFlagBits::eBottomOfPipe, *job->queries, 2 * i);
-      cmd.dispatch(d.groups[0], d.groups[1], d.groups[2]);
-      if (timed) cmd.writeTimestamp(::vk::PipelineStageFlagBits::eBottomOfPipe, *job->queries, 2 * i + 1);
-    }
+    if (timed) cmd.resetQueryPool(*job->queries, 0, stamps_wanted);
+    if (repeated)
+      m.record_repeat(*this, *job, sequence, bd, repeat);
+    else
+      m.record_copy(cmd, sequence, bd, timed ? &job->queries : nullptr, 0, true);
     // Shader writes become visible to the host's reads of the mapped memory after the fence.
     const ::vk::MemoryBarrier to_host{.srcAccessMask = ::vk::AccessFlagBits::eShaderWrite,
                                       .dstAccessMask = ::vk::AccessFlagBits::eHostRead};
@@ -698,26 +736,27 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
                                                    << info.name);
     }
     for (uint32_t i = 0; i < n; ++i) {
-      if (!checks[i]) continue;
+      if (!bd.checks[i]) continue;
       uint32_t site = 0;
-      checks[i]->download(&site, 4);
+      bd.checks[i]->download(&site, 4);
       site &= detail::kAccessSiteRootCause - 1u;
-      const std::vector<std::string>& sites = pipes[i]->check_sites;
+      const std::vector<std::string>& sites = bd.pipes[i]->check_sites;
       if (site != 0)
         result.access_violations.push_back(sequence[i].label + ": " +
                                            (site <= sites.size() ? sites[site - 1] : "site " + std::to_string(site)));
     }
     if (timed) {
-      const auto [qr, stamps] =
-          job->queries.getResults<uint64_t>(0, 2 * n, 2 * n * sizeof(uint64_t), sizeof(uint64_t),
-                                            ::vk::QueryResultFlagBits::e64 | ::vk::QueryResultFlagBits::eWait);
+      const auto [qr, stamps] = job->queries.getResults<uint64_t>(
+          0, stamps_wanted, stamps_wanted * sizeof(uint64_t), sizeof(uint64_t),
+          ::vk::QueryResultFlagBits::e64 | ::vk::QueryResultFlagBits::eWait);
       MOE_CHECK(qr == ::vk::Result::eSuccess,
                 "vulkan: timestamps of " << labels << " not available: " << ::vk::to_string(qr));
       const uint32_t bits = m.core->probe.timestamp_bits;
       const uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
-      for (uint32_t i = 0; i < n; ++i) {
+      for (uint32_t i = 0; i < stamps_wanted / 2; ++i) {
         const uint64_t ticks = (stamps[2 * i + 1] - stamps[2 * i]) & mask;  // modular: survives a wrap
-        result.gpu_ms.push_back(static_cast<double>(ticks) * info.timestamp_period_ns * 1e-6);
+        const double ms = static_cast<double>(ticks) * info.timestamp_period_ns * 1e-6;
+        (!repeated ? result.gpu_ms : i < repeat.cold ? result.cold_ms : result.warm_ms).push_back(ms);
       }
     }
   } catch (const ::vk::SystemError& e) {

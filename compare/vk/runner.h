@@ -126,10 +126,23 @@ struct Dispatch {
   bool check_access = false;
 };
 
+// Timing (--perf): instead of one run, the sequence is recorded cold + warm times into one
+// command buffer, each copy between two timestamps, one submission (no host round trip and no
+// idle gap between copies). Each cold copy follows a fill of flush_bytes of a scratch buffer:
+// larger than the GPU's last-level cache, it evicts the copy's inputs, which then come from
+// memory as a decode's weights do. Warm copies follow one another (inputs left in cache where
+// they fit). A kernel that updates state in place advances it once per copy.
+struct Repeat {
+  uint32_t cold = 0, warm = 0;
+  uint64_t flush_bytes = 0;
+};
+
 struct RunResult {
   // Per dispatch, between timestamps written at the bottom of the pipe before and after it
-  // (empty if the queue has no timestamps).
+  // (empty if the queue has no timestamps, and with a Repeat).
   std::vector<double> gpu_ms;
+  // With a Repeat: per copy of the whole sequence, in order.
+  std::vector<double> cold_ms, warm_ms;
   double wall_ms = 0;  // submit to fence, on the host's steady clock
   // Per dispatch with check_access that made an out-of-range access: "label: what and where"
   // (the highest-numbered violated site of the kernel; one line per dispatch).
@@ -159,7 +172,9 @@ class Context {
   // buffers alive; the next run() first waits up to its own timeout for it to end (and throws
   // if it has not), and ~Context waits up to a minute, then leaks the device rather than free
   // memory a kernel may still write.
-  RunResult run(const std::vector<Dispatch>& sequence, uint64_t timeout_ms = 10000);
+  // With `repeat` (cold + warm > 0) the sequence runs that many times instead (see Repeat); the
+  // timeout covers them all.
+  RunResult run(const std::vector<Dispatch>& sequence, uint64_t timeout_ms = 10000, const Repeat& repeat = {});
 
  private:
   struct Impl;

@@ -236,6 +236,42 @@ TEST_F(VulkanRunner, AddsWithPushConstantAndBoundsCheck) {
   }
 }
 
+// A Repeat runs the sequence cold + warm times in one submission (a counter the kernel bumps
+// once per copy ends at cold + warm, two dispatches per copy ordered by the barrier between them),
+// and reports one time per copy, cold ones first.
+TEST_F(VulkanRunner, RepeatRunsEveryCopyAndTimesEach) {
+  static const std::vector<uint32_t> bump = glsl("bump.comp", R"(#version 450
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 0) buffer C { uint c[]; };
+layout(push_constant) uniform PC { uint k; };
+void main() { c[k] = c[k] + c[1 - k] + 1u; })");
+  Buffer c = ctx->make_buffer(8);
+  c.fill_u32(0);
+  const Repeat rep{.cold = 3, .warm = 4, .flush_bytes = 1 << 20};
+  const RunResult r = ctx->run({dispatch("bump0", bump, {{0, &c}}, push(0), 1), dispatch("bump1", bump, {{0, &c}}, push(1), 1)},
+                               10000, rep);
+  // Per copy: c0 += c1 + 1, then c1 += c0 + 1 (sees the new c0 only if the barrier holds).
+  uint32_t c0 = 0, c1 = 0;
+  for (int i = 0; i < 7; ++i) c0 += c1 + 1, c1 += c0 + 1;
+  const std::vector<uint32_t> cv = read<uint32_t>(c);
+  EXPECT_EQ(cv[0], c0);
+  EXPECT_EQ(cv[1], c1);
+  EXPECT_TRUE(c.guard_intact());
+  EXPECT_TRUE(r.gpu_ms.empty());
+  if (ctx->info().timestamp_period_ns > 0) {
+    ASSERT_EQ(r.cold_ms.size(), 3u);
+    ASSERT_EQ(r.warm_ms.size(), 4u);
+    for (double t : r.cold_ms) EXPECT_GE(t, 0.0);
+    for (double t : r.warm_ms) EXPECT_GE(t, 0.0);
+  }
+  // Without a Repeat, one copy as before.
+  c.fill_u32(0);
+  const RunResult once = ctx->run({dispatch("bump0", bump, {{0, &c}}, push(0), 1)});
+  EXPECT_EQ(read<uint32_t>(c)[0], 1u);
+  EXPECT_TRUE(once.cold_ms.empty() && once.warm_ms.empty());
+  EXPECT_THROW(ctx->run({dispatch("bump0", bump, {{0, &c}}, push(0), 1)}, 10000, {.cold = 4000, .warm = 200}), Error);
+}
+
 TEST_F(VulkanRunner, BindsASubrangeAtAnOffset) {
   // Output at byte 256 (a multiple of every device's minStorageBufferOffsetAlignment, at most
   // 256 by the spec) of a larger buffer: the bytes around it stay poisoned.
