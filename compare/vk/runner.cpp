@@ -17,27 +17,12 @@
 #include <sstream>
 #include <vulkan/vulkan_raii.hpp>
 
-#include "compare/vk/runner_internal.h"
+#include "compare/vk/runner_state.h"
 #include "core/check.h"
 
 namespace moe::vk {
 using namespace detail;
 namespace {
-
-// The guard's byte at position j past the usable end. Each 32-bit word of the guard is a quiet
-// NaN, 0x7FC0pppp, with a position-dependent payload p: neither a zero fill, a constant store
-// nor a shifted copy of the guard itself leaves it intact, and a kernel that reads past the end
-// of a float (or bf16-pair) buffer computes with NaN, which fails visibly, instead of with
-// whatever happened to be there. The payload also depends on the buffer (`salt`): arithmetic
-// passes a NaN's payload through, so a kernel that reads past the end of one buffer and writes
-// past the end of another at the same offset (y[i] = x[i] * w[i] for i beyond both) would
-// otherwise store exactly the guard it overwrote.
-uint8_t guard_byte(size_t j, uint32_t salt) {
-  // (payload odd: never the canonical NaN 0x7FC00000 a kernel might store)
-  const uint32_t h = (static_cast<uint32_t>(j / 4) + salt * 0x85EBCA6Bu) * 0x9E3779B1u;
-  const uint32_t word = 0x7FC00001u | (h >> 16);
-  return static_cast<uint8_t>(word >> (8 * (j % 4)));
-}
 
 // The bytes a binding views (its range, or to the end of the buffer's usable size).
 uint64_t usable_range(const Binding& b) { return b.range ? b.range : b.buffer->size() - b.offset; }
@@ -50,186 +35,6 @@ std::string labels_of(const std::vector<Dispatch>& seq) {
 }
 
 }  // namespace
-
-// ---------------------------------------------------------------------------------------------
-// Core and buffers
-
-struct Core {
-  ::vk::raii::PhysicalDevice physical{nullptr};
-  ::vk::raii::Device device{nullptr};
-  ::vk::raii::Queue queue{nullptr};
-  Probe probe;
-  ::vk::PhysicalDeviceMemoryProperties memory{};
-};
-
-struct Allocation {
-  std::shared_ptr<Core> core;  // declared first: destroyed last
-  ::vk::raii::Buffer buffer{nullptr};
-  ::vk::raii::DeviceMemory memory{nullptr};
-  uint8_t* mapped = nullptr;
-  bool device_local = false;
-  uint32_t salt = 0;  // of the guard's payloads: distinct per allocation
-};
-
-uint32_t next_guard_salt() {
-  static std::atomic<uint32_t> counter{0};
-  return counter.fetch_add(1, std::memory_order_relaxed) + 1;
-}
-
-// Freed buffers kept for reuse by make_buffer of the same size and guard: allocating device
-// memory costs milliseconds on NVIDIA, and a compare run makes the same few sizes thousands of
-// times. Owned by the Context (holding no reference to it), so buffers that outlive their Context
-// simply free their memory. Capped in total bytes; emptied when an allocation runs out of device
-// memory. MOE_VK_POOL=0 turns reuse off (to rule it out when diagnosing a driver).
-struct BufferPool {
-  static constexpr size_t kMaxBytes = size_t(1) << 30;
-  const bool enabled = [] {
-    const char* e = std::getenv("MOE_VK_POOL");
-    return !(e && std::string(e) == "0");
-  }();
-  std::mutex mutex;
-  std::multimap<std::pair<size_t, size_t>, std::shared_ptr<Allocation>> free;
-  size_t bytes = 0;
-  std::shared_ptr<Allocation> take(size_t size, size_t guard) {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = free.find({size, guard});
-    if (it == free.end()) return nullptr;
-    std::shared_ptr<Allocation> a = std::move(it->second);
-    free.erase(it);
-    bytes -= size + guard;
-    return a;
-  }
-  void put(size_t size, size_t guard, std::shared_ptr<Allocation> a) {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (!enabled || bytes + size + guard > kMaxBytes) return;  // dropped: its memory is freed
-    bytes += size + guard;
-    free.emplace(std::make_pair(size, guard), std::move(a));
-  }
-  bool clear() {  // frees every pooled allocation; false if there was none
-    std::multimap<std::pair<size_t, size_t>, std::shared_ptr<Allocation>> dropped;
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      dropped.swap(free);
-      bytes = 0;
-    }
-    return !dropped.empty();
-  }
-};
-
-struct Buffer::Impl {
-  std::shared_ptr<Allocation> alloc;
-  size_t size = 0, guard = 0;
-  std::weak_ptr<BufferPool> pool;
-  ~Impl() {
-    // Only an allocation nothing else holds (a sequence still in flight keeps its own reference).
-    if (alloc && alloc.use_count() == 1)
-      if (std::shared_ptr<BufferPool> p = pool.lock()) p->put(size, guard, std::move(alloc));
-  }
-};
-
-Buffer::Buffer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Buffer::~Buffer() = default;
-Buffer::Buffer(Buffer&&) noexcept = default;
-Buffer& Buffer::operator=(Buffer&&) noexcept = default;
-
-size_t Buffer::size() const { return live(impl_.get()).size; }
-
-bool Buffer::device_local() const { return live(impl_.get()).alloc->device_local; }
-
-Buffer::Impl& Buffer::live(Impl* impl) {
-  MOE_CHECK(impl, "vulkan buffer: used after being moved from");
-  return *impl;
-}
-
-void Buffer::upload(const void* data, size_t bytes, size_t offset) {
-  Impl& m = live(impl_.get());
-  MOE_CHECK(offset <= m.size && bytes <= m.size - offset, "vulkan buffer: upload of " << bytes << " bytes at offset "
-                                                                                      << offset << " overruns its "
-                                                                                      << m.size << " bytes");
-  if (bytes) std::memcpy(m.alloc->mapped + offset, data, bytes);
-}
-
-void Buffer::download(void* data, size_t bytes, size_t offset) const {
-  const Impl& m = live(impl_.get());
-  MOE_CHECK(offset <= m.size && bytes <= m.size - offset, "vulkan buffer: download of " << bytes << " bytes at offset "
-                                                                                        << offset << " overruns its "
-                                                                                        << m.size << " bytes");
-  if (bytes) std::memcpy(data, m.alloc->mapped + offset, bytes);
-}
-
-void Buffer::fill_u32(uint32_t pattern) {
-  Impl& m = live(impl_.get());
-  uint8_t bytes[4];
-  std::memcpy(bytes, &pattern, 4);
-  for (size_t i = 0; i < m.size; ++i)
-    m.alloc->mapped[i] = bytes[i % 4];  // a tail shorter than a word gets the first bytes
-}
-
-bool Buffer::guard_intact() const {
-  const Impl& m = live(impl_.get());
-  for (size_t j = 0; j < m.guard; ++j)
-    if (m.alloc->mapped[m.size + j] != guard_byte(j, m.alloc->salt)) return false;
-  return true;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Context
-
-namespace {
-
-struct Pipeline {
-  ::vk::raii::ShaderModule module{nullptr};
-  ::vk::raii::DescriptorSetLayout set_layout{nullptr};
-  ::vk::raii::PipelineLayout layout{nullptr};
-  ::vk::raii::Pipeline pipeline{nullptr};
-  // With Dispatch::check_access: the binding of the check buffer and its sites (none: unchecked).
-  uint32_t check_binding = 0;
-  std::vector<std::string> check_sites;
-  std::vector<detail::RuntimeLength> check_lengths;
-  bool checked() const { return !check_sites.empty(); }
-};
-
-// A submitted sequence: what the device may still be using until `fence` signals.
-struct InFlight {
-  std::string labels;
-  ::vk::raii::DescriptorPool pool{nullptr};
-  ::vk::raii::CommandBuffer cmd{nullptr};
-  ::vk::raii::QueryPool queries{nullptr};
-  ::vk::raii::Fence fence{nullptr};
-  std::vector<std::shared_ptr<Allocation>> buffers;
-};
-
-}  // namespace
-
-struct Context::Impl {
-  std::shared_ptr<Core> core;
-  std::shared_ptr<BufferPool> pool = std::make_shared<BufferPool>();
-  Context::Memory memory = Context::Memory::Readback;
-  ::vk::raii::CommandPool commands{nullptr};
-  // Key: every input of the pipeline and its layout, SPIR-V words included (no hash collisions).
-  std::map<std::string, std::unique_ptr<Pipeline>> pipelines;
-  // A sequence that timed out; the next run waits for it before anything else.
-  std::unique_ptr<InFlight> abandoned;
-
-  // Filled before each cold copy of a Repeat (grown on demand, kept for the next).
-  std::optional<Buffer> flush;
-
-  Pipeline& pipeline_for(const Dispatch& d);
-  void retire_abandoned(uint64_t timeout_ms);
-  // run()'s steps.
-  struct Bound {
-    std::vector<Pipeline*> pipes;
-    std::vector<::vk::DescriptorSet> sets;
-    std::vector<std::optional<Buffer>> checks;
-  };
-  void validate(const std::vector<Dispatch>& sequence, uint32_t* descriptors, uint32_t* uniforms) const;
-  Bound bind(Context& ctx, InFlight& job, const std::vector<Dispatch>& sequence, uint32_t descriptors,
-             uint32_t uniforms);
-  void record_copy(::vk::raii::CommandBuffer& cmd, const std::vector<Dispatch>& sequence, const Bound& bd,
-                   const ::vk::raii::QueryPool* queries, uint32_t first, bool per_dispatch);
-  void record_repeat(Context& ctx, InFlight& job, const std::vector<Dispatch>& sequence, const Bound& bd,
-                     const Repeat& repeat);
-};
 
 Context::Context(const std::string& device, Memory memory) : impl_(std::make_unique<Impl>()) {
   impl_->memory = memory;
@@ -305,85 +110,6 @@ Context::~Context() {
 }
 
 const DeviceInfo& Context::info() const { return impl_->core->probe.info; }
-
-Buffer Context::make_buffer(size_t bytes, size_t guard_bytes) {
-  MOE_CHECK(bytes > 0, "vulkan: make_buffer of 0 bytes (Vulkan buffers cannot be empty)");
-  MOE_CHECK(bytes <= SIZE_MAX - guard_bytes,
-            "vulkan: make_buffer: " << bytes << " + " << guard_bytes << " bytes overflows");
-  if (std::shared_ptr<Allocation> reused = impl_->pool->take(bytes, guard_bytes)) {
-    // A kernel of an earlier case may have written past its end: the guard is laid again.
-    for (size_t j = 0; j < guard_bytes; ++j) reused->mapped[bytes + j] = guard_byte(j, reused->salt);
-    auto impl = std::make_unique<Buffer::Impl>();
-    impl->alloc = std::move(reused);
-    impl->size = bytes, impl->guard = guard_bytes, impl->pool = impl_->pool;
-    return Buffer(std::move(impl));
-  }
-  Core& core = *impl_->core;
-  auto alloc = std::make_shared<Allocation>();
-  alloc->core = impl_->core;
-  const size_t total = bytes + guard_bytes;
-  try {
-    alloc->buffer =
-        ::vk::raii::Buffer(core.device, ::vk::BufferCreateInfo{.size = total,
-                                                               .usage = ::vk::BufferUsageFlagBits::eStorageBuffer |
-                                                                        ::vk::BufferUsageFlagBits::eUniformBuffer |
-                                                                        ::vk::BufferUsageFlagBits::eTransferSrc |
-                                                                        ::vk::BufferUsageFlagBits::eTransferDst,
-                                                               .sharingMode = ::vk::SharingMode::eExclusive});
-    const ::vk::MemoryRequirements req = alloc->buffer.getMemoryRequirements();
-    // Host-visible and host-coherent always (upload and read-back are memcpy, no flush or
-    // invalidate). Order (Context::Memory): Readback prefers host-cached memory that is not
-    // device-local (fast host reads), then other non-local, then device-local; DeviceSpeed
-    // prefers device-local (resizable BAR: kernels read at device speed, gpu_ms means
-    // something), then the rest.
-    const auto want = ::vk::MemoryPropertyFlagBits::eHostVisible | ::vk::MemoryPropertyFlagBits::eHostCoherent;
-    auto rank = [&](::vk::MemoryPropertyFlags flags) {
-      const bool local = bool(flags & ::vk::MemoryPropertyFlagBits::eDeviceLocal);
-      const bool cached = bool(flags & ::vk::MemoryPropertyFlagBits::eHostCached);
-      if (impl_->memory == Memory::DeviceSpeed) return local ? 0 : 1;
-      return !local && cached ? 0 : !local ? 1 : 2;
-    };
-    std::vector<uint32_t> candidates;
-    for (int pass = 0; pass < 3; ++pass)
-      for (uint32_t i = 0; i < core.memory.memoryTypeCount; ++i) {
-        const auto flags = core.memory.memoryTypes[i].propertyFlags;
-        if ((req.memoryTypeBits >> i & 1u) && (flags & want) == want && rank(flags) == pass) candidates.push_back(i);
-      }
-    MOE_CHECK(!candidates.empty(),
-              "vulkan: " << info().name << " offers no host-visible coherent memory for storage buffers");
-    std::string last_error;
-    // Out of device memory (a small BAR heap): free what the pool holds and retry the same type
-    // once, then try the next type.
-    for (size_t c = 0; c < candidates.size() && !*alloc->memory;) {
-      const uint32_t type = candidates[c];
-      try {
-        alloc->memory = ::vk::raii::DeviceMemory(
-            core.device, ::vk::MemoryAllocateInfo{.allocationSize = req.size, .memoryTypeIndex = type});
-        alloc->device_local =
-            bool(core.memory.memoryTypes[type].propertyFlags & ::vk::MemoryPropertyFlagBits::eDeviceLocal);
-      } catch (const ::vk::OutOfDeviceMemoryError& e) {
-        last_error = e.what();
-        if (!impl_->pool->clear()) ++c;
-      } catch (const ::vk::OutOfHostMemoryError& e) {
-        last_error = e.what();
-        ++c;
-      }
-    }
-    MOE_CHECK(*alloc->memory, "vulkan: cannot allocate " << total << " bytes of host-visible memory: " << last_error);
-    alloc->buffer.bindMemory(*alloc->memory, 0);
-    alloc->mapped = static_cast<uint8_t*>(alloc->memory.mapMemory(0, VK_WHOLE_SIZE));
-  } catch (const ::vk::SystemError& e) {
-    MOE_FAIL("vulkan: make_buffer(" << bytes << " + guard " << guard_bytes << "): " << e.what());
-  }
-  alloc->salt = next_guard_salt();
-  for (size_t j = 0; j < guard_bytes; ++j) alloc->mapped[bytes + j] = guard_byte(j, alloc->salt);
-  auto impl = std::make_unique<Buffer::Impl>();
-  impl->alloc = std::move(alloc);
-  impl->size = bytes;
-  impl->guard = guard_bytes;
-  impl->pool = impl_->pool;
-  return Buffer(std::move(impl));
-}
 
 Pipeline& Context::Impl::pipeline_for(const Dispatch& d) {
   const DeviceInfo& info = core->probe.info;
@@ -711,6 +437,12 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
     ::vk::raii::CommandBuffer& cmd = job->cmd;
     cmd.begin(::vk::CommandBufferBeginInfo{.flags = ::vk::CommandBufferUsageFlagBits::eOneTimeSubmit});
     if (timed) cmd.resetQueryPool(*job->queries, 0, stamps_wanted);
+    // Uploads through staging copies (earlier submissions) become visible to the shaders.
+    const ::vk::MemoryBarrier from_copies{.srcAccessMask = ::vk::AccessFlagBits::eTransferWrite,
+                                          .dstAccessMask = ::vk::AccessFlagBits::eShaderRead |
+                                                           ::vk::AccessFlagBits::eShaderWrite};
+    cmd.pipelineBarrier(::vk::PipelineStageFlagBits::eTransfer, ::vk::PipelineStageFlagBits::eComputeShader, {},
+                        from_copies, nullptr, nullptr);
     if (repeated)
       m.record_repeat(*this, *job, sequence, bd, repeat);
     else

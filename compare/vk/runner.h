@@ -62,8 +62,10 @@ int choose_device(const std::vector<DeviceInfo>& devs, const std::string& device
 class Context;
 
 // A storage buffer of `size` bytes followed by `guard` bytes of a known pattern (ggml's sentinels):
-// writes past the end are detected by guard_intact(). Host-visible and coherent, so upload and
-// read-back are memcpy (lavapipe and NVIDIA both offer such memory for storage buffers).
+// writes past the end are detected by guard_intact(). Upload and read-back are memcpy where the
+// host maps the memory, and copies through a staging buffer (one submission each, waited for)
+// where it does not (Context::Memory::DeviceSpeed on a discrete GPU). Host access must not overlap
+// a run that uses the buffer.
 class Buffer {
  public:
   ~Buffer();
@@ -157,9 +159,9 @@ class Context {
   // Where buffers live. Readback (the default): host-cached system memory first, so the host's
   // reads (outputs, guard regions, the untouched-input check) run at memory speed; on a discrete
   // GPU the kernels then read over PCIe, which is right for correctness and wrong for timing.
-  // DeviceSpeed: device-local host-visible memory first (resizable BAR), so GPU timestamps
-  // measure the kernel at device bandwidth; host reads of it are uncached and slow (--perf).
-  // On lavapipe both are the same memory.
+  // DeviceSpeed (--perf): device-local memory first, the kind the host does not map (where
+  // engines keep weights; also on GPUs without a resizable BAR) before host-visible device-local,
+  // so GPU timestamps measure the kernel at device bandwidth. On lavapipe both are the same memory.
   enum class Memory { Readback, DeviceSpeed };
   explicit Context(const std::string& device = "", Memory memory = Memory::Readback);
   ~Context();
