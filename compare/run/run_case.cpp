@@ -448,6 +448,18 @@ uint64_t flush_bytes(const vk::DeviceInfo& info) {
   return largest ? 2 * largest : uint64_t(64) << 20;
 }
 
+// Untimed fills of the flush buffer before the timed runs (vk::Repeat::warmup), ~300 ms of them on
+// a GPU: an H100 idle for the seconds the host spends on a case's truth drops to 345 MHz, and 100 ms
+// of fills did not bring a matvec back to its working speed where 300 ms did (docs/benchmarks.md,
+// "Timing method"). The first batch of a process uses 3000 fills (300 ms at 3 TB/s) and measures
+// them; later ones use as many as last took 300 ms. None on a CPU driver. MOE_PERF_WARMUP=N fixes N.
+double g_fill_ms = 0;  // one warm-up fill, as last measured in this process
+uint32_t warmup_fills(const vk::DeviceInfo& info) {
+  if (const char* e = std::getenv("MOE_PERF_WARMUP")) return uint32_t(std::strtoul(e, nullptr, 10));
+  if (info.type == "cpu") return 0;
+  return g_fill_ms > 0 ? uint32_t(std::clamp(300.0 / g_fill_ms, 100.0, 100000.0)) : 3000;
+}
+
 double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -462,8 +474,11 @@ double median_of(std::vector<double> v) {
 // MOE_PERF_METHOD=submits times each run in its own submission instead, without flushes (the
 // method before 2026-11-25, kept to compare the two): its median goes to gpu_ms.
 std::string time_repeats(vk::Context& ctx, const std::vector<vk::Dispatch>& seq, uint64_t timeout_ms, CaseResult& r) {
+  // The kernels as engines run them: no instrumentation (MOE_PERF_POISON=1 keeps the poisoned
+  // locals of the correctness runs, to measure what they cost: docs/benchmarks.md).
   std::vector<vk::Dispatch> bare = seq;
-  for (vk::Dispatch& d : bare) d.check_access = false;
+  const bool poison = std::getenv("MOE_PERF_POISON") && std::string(std::getenv("MOE_PERF_POISON")) == "1";
+  for (vk::Dispatch& d : bare) d.check_access = false, d.poison_locals = poison;
   const uint32_t runs = uint32_t(std::clamp(20.0 / std::max(r.gpu_ms, 1e-3), 5.0, 25.0));
   const char* method = std::getenv("MOE_PERF_METHOD");
   try {
@@ -477,8 +492,11 @@ std::string time_repeats(vk::Context& ctx, const std::vector<vk::Dispatch>& seq,
       r.gpu_ms = median_of(times);
       return "";
     }
+    const uint32_t fills = warmup_fills(ctx.info());
     const vk::RunResult rr =
-        ctx.run(bare, timeout_ms * (2 * runs + 1), {.cold = runs, .warm = runs, .flush_bytes = flush_bytes(ctx.info())});
+        ctx.run(bare, timeout_ms * (2 * runs + 1) + 10000,
+                {.cold = runs, .warm = runs, .flush_bytes = flush_bytes(ctx.info()), .warmup = fills});
+    if (fills > 0 && rr.warmup_ms > 0) g_fill_ms = rr.warmup_ms / fills;
     if (rr.cold_ms.size() != runs || rr.warm_ms.size() != runs) return "timing repeat: no timestamps";
     const auto [clo, chi] = std::minmax_element(rr.cold_ms.begin(), rr.cold_ms.end());
     const auto [wlo, whi] = std::minmax_element(rr.warm_ms.begin(), rr.warm_ms.end());

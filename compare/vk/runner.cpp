@@ -169,6 +169,7 @@ Pipeline& Context::Impl::pipeline_for(const Dispatch& d) {
   for (const SpecConstant& c : d.spec_constants) put32(c.id), put32(c.value);
   put32(d.required_subgroup_size);
   put32(d.check_access ? 1u : 0u);
+  put32(d.poison_locals ? 1u : 0u);
   put32(static_cast<uint32_t>(d.push_constants.size()));
   std::vector<std::pair<uint32_t, bool>> slots;  // (binding, uniform)
   for (const Binding& b : d.bindings) slots.emplace_back(b.binding, b.uniform);
@@ -178,7 +179,8 @@ Pipeline& Context::Impl::pipeline_for(const Dispatch& d) {
 
   auto p = std::make_unique<Pipeline>();
   const ::vk::raii::Device& dev = core->device;
-  std::vector<uint32_t> words = detail::poison_locals(d.spirv, label, d.spec_constants);
+  std::vector<uint32_t> words = d.poison_locals ? detail::poison_locals(d.spirv, label, d.spec_constants)
+                                               : std::vector<uint32_t>(d.spirv.begin(), d.spirv.end());
   if (d.check_access && d.bindings.size() < core->probe.max_storage_buffers_per_stage) {
     uint32_t next = 0;
     for (const Binding& b : d.bindings) next = std::max(next, b.binding + 1);
@@ -389,7 +391,7 @@ void Context::Impl::record_repeat(Context& ctx, InFlight& job, const std::vector
                                   const Bound& bd, const Repeat& repeat) {
   ::vk::raii::CommandBuffer& cmd = job.cmd;
   const ::vk::raii::QueryPool* queries = *job.queries ? &job.queries : nullptr;
-  if (repeat.cold > 0 && (!flush || flush->size() < repeat.flush_bytes))
+  if (repeat.cold + repeat.warmup > 0 && (!flush || flush->size() < repeat.flush_bytes))
     flush.emplace(ctx.make_buffer(std::max<uint64_t>(repeat.flush_bytes, 4), 0));
   if (flush) job.buffers.push_back(flush->impl_->alloc);
   const ::vk::MemoryBarrier between{
@@ -397,6 +399,14 @@ void Context::Impl::record_repeat(Context& ctx, InFlight& job, const std::vector
       .dstAccessMask = ::vk::AccessFlagBits::eShaderRead | ::vk::AccessFlagBits::eShaderWrite |
                        ::vk::AccessFlagBits::eTransferWrite};
   const auto stages = ::vk::PipelineStageFlagBits::eComputeShader | ::vk::PipelineStageFlagBits::eTransfer;
+  // The warm-up, timed by the last two queries.
+  const uint32_t wq = 2 * (repeat.cold + repeat.warm);
+  if (queries && repeat.warmup > 0) cmd.writeTimestamp(::vk::PipelineStageFlagBits::eBottomOfPipe, **queries, wq);
+  for (uint32_t w = 0; w < repeat.warmup; ++w) {
+    cmd.fillBuffer(*flush->impl_->alloc->buffer, 0, repeat.flush_bytes & ~uint64_t(3), w);
+    cmd.pipelineBarrier(stages, stages, {}, between, nullptr, nullptr);
+  }
+  if (queries && repeat.warmup > 0) cmd.writeTimestamp(::vk::PipelineStageFlagBits::eBottomOfPipe, **queries, wq + 1);
   for (uint32_t r = 0; r < repeat.cold + repeat.warm; ++r) {
     if (r < repeat.cold) {
       cmd.fillBuffer(*flush->impl_->alloc->buffer, 0, repeat.flush_bytes & ~uint64_t(3), r + 1);
@@ -410,8 +420,9 @@ void Context::Impl::record_repeat(Context& ctx, InFlight& job, const std::vector
 RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_ms, const Repeat& repeat) {
   MOE_CHECK(!sequence.empty(), "vulkan: run() of an empty sequence");
   MOE_CHECK(timeout_ms <= UINT64_MAX / 1'000'000ull, "vulkan: timeout of " << timeout_ms << " ms is too long");
-  MOE_CHECK(repeat.cold + uint64_t(repeat.warm) <= 4096, "vulkan: a repeat of " << repeat.cold << " + " << repeat.warm
-                                                                                << " copies; at most 4096");
+  MOE_CHECK(repeat.cold + uint64_t(repeat.warm) <= 4096 && repeat.warmup <= 100000,
+            "vulkan: a repeat of " << repeat.cold << " + " << repeat.warm << " copies after " << repeat.warmup
+                                   << " warm-up fills; at most 4096 copies and 100000 fills");
   Impl& m = *impl_;
   const DeviceInfo& info = m.core->probe.info;
   const std::string labels = labels_of(sequence);
@@ -427,7 +438,8 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
     const ::vk::raii::Device& dev = m.core->device;
     const uint32_t n = static_cast<uint32_t>(sequence.size());
     const bool repeated = repeat.cold + repeat.warm > 0;
-    const uint32_t stamps_wanted = 2 * (repeated ? repeat.cold + repeat.warm : n);
+    MOE_CHECK(repeated || repeat.warmup == 0, "vulkan: a repeat with warm-up fills but no copies");
+    const uint32_t stamps_wanted = 2 * (repeated ? repeat.cold + repeat.warm + (repeat.warmup > 0) : n);
     const bool timed = info.timestamp_period_ns > 0;
     if (timed)
       job->queries = ::vk::raii::QueryPool(
@@ -488,7 +500,10 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
       for (uint32_t i = 0; i < stamps_wanted / 2; ++i) {
         const uint64_t ticks = (stamps[2 * i + 1] - stamps[2 * i]) & mask;  // modular: survives a wrap
         const double ms = static_cast<double>(ticks) * info.timestamp_period_ns * 1e-6;
-        (!repeated ? result.gpu_ms : i < repeat.cold ? result.cold_ms : result.warm_ms).push_back(ms);
+        if (repeated && i == repeat.cold + repeat.warm)
+          result.warmup_ms = ms;
+        else
+          (!repeated ? result.gpu_ms : i < repeat.cold ? result.cold_ms : result.warm_ms).push_back(ms);
       }
     }
   } catch (const ::vk::SystemError& e) {

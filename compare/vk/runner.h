@@ -126,6 +126,10 @@ struct Dispatch {
   // violated access. Costs a compare and a select per access; off for timing runs. Needs one
   // storage-buffer slot more than `bindings` (else the dispatch runs unchecked).
   bool check_access = false;
+  // Give every uninitialised local a poison initializer (runner_internal.h, poison_locals): a
+  // kernel reading a local before writing it then shows it on every driver. On by default
+  // (correctness runs); off for timing runs, which run the kernel as the engine compiled it.
+  bool poison_locals = true;
 };
 
 // Timing (--perf): instead of one run, the sequence is recorded cold + warm times into one
@@ -134,9 +138,13 @@ struct Dispatch {
 // larger than the GPU's last-level cache, it evicts the copy's inputs, which then come from
 // memory as a decode's weights do. Warm copies follow one another (inputs left in cache where
 // they fit). A kernel that updates state in place advances it once per copy.
+// `warmup` fills of the scratch buffer come first, untimed: a GPU idle before the submission runs
+// at idle clocks and takes tens of milliseconds of sustained work to reach its working clocks
+// (docs/benchmarks.md, "Timing method").
 struct Repeat {
   uint32_t cold = 0, warm = 0;
   uint64_t flush_bytes = 0;
+  uint32_t warmup = 0;
 };
 
 struct RunResult {
@@ -145,6 +153,7 @@ struct RunResult {
   std::vector<double> gpu_ms;
   // With a Repeat: per copy of the whole sequence, in order.
   std::vector<double> cold_ms, warm_ms;
+  double warmup_ms = 0;  // the warm-up fills, all together
   double wall_ms = 0;  // submit to fence, on the host's steady clock
   // Per dispatch with check_access that made an out-of-range access: "label: what and where"
   // (the highest-numbered violated site of the kernel; one line per dispatch).
