@@ -5,7 +5,8 @@
 # (glslc --target-env=vulkan1.2 -O; glslangValidator -V if there is no glslc), and writes two
 # manifests next to them:
 #   before.json  the before kernels alone: moeoracle compare --ops matvec_q --kernels bench/kernels_ab/before.json
-#   ab.json      before and current kernels: every case runs on both, in that order, in one process
+#   ab.json      before, current and variant kernels (matvec_q4_vec4.comp): every case runs on
+#                each of them, in that order, in one process
 # Usage: bash bench/kernels_ab/build.sh   (from anywhere)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,6 +25,9 @@ for b in 4 8 2; do
   before+=("$here/matvec_q${b}_before.json")
   current+=("$shaders/matvec_q$b.json")
 done
+# Variants that are not bundled: matvec_q4_vec4 (16-byte weight loads per lane).
+compile "$here/matvec_q4_vec4.comp" "$here/matvec_q4_vec4.spv"
+current+=("$here/matvec_q4_vec4.json")
 manifest() {  # NAME ENTRY...: a manifest of these kernel entries
   local name=$1 sep=""
   shift

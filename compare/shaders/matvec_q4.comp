@@ -2,22 +2,23 @@
 // matvec_q (4-bit, MLX affine, group 64): y[r] = sum_c (q[r][c] * s[r][c/64] + b[r][c/64]) * x[c].
 // Shape contract: w [rows, cols/8] uint (8 codes per word, low bits first), scales and biases
 // [rows, cols/64] bf16 (two per uint), x [cols] f32, y [rows] f32; cols % 64 == 0.
-// A workgroup takes R consecutive rows (spec id 0, picked by the manifest from rows) and all its
-// WG lanes stride over those rows' words together, U words per lane per step (lane t: words
-// base + u*WG + t). Why: a warp's weight loads are coalesced; a lane's x (2 vec4 per word, lanes
-// 32 bytes apart, so few cache lines per load) serves R rows; every load of a step is issued
-// before any arithmetic (R*U weight words in flight per lane); a row spread over the whole
-// workgroup keeps ceil(rows / R) workgroups busy even with few rows. Per row a subgroupAdd, then
-// the subgroups' partials summed in shared memory in subgroup order: any subgroup size.
+// A workgroup takes R consecutive rows (spec id 0) and all its WG lanes stride over those rows'
+// words together, U words per lane per step (spec id 1; lane t: words base + u*WG + t); the
+// manifest picks R from rows and WG from cols. Why: a warp's weight loads are coalesced; a lane's
+// x (2 vec4 per word, lanes 32 bytes apart: few cache lines per load) serves R rows; every load
+// of a step is issued before any arithmetic (R*U weight words in flight per lane); a row spread
+// over the whole workgroup keeps ceil(rows / R) workgroups busy even with few rows. Per row a
+// subgroupAdd, then the subgroups' partials summed in shared memory: any subgroup size.
 // No int->float conversion (quarter rate on NVIDIA): code p of a 16-bit half h, masked in place
 // and or-ed with the exponent of 2^(23-4p), is the float 2^(23-4p) + q exactly; minus 2^(23-4p)
 // it is float(q) exactly. Each term is fma(q, s, b) * x, the reference's. Loads past the end are
 // clamped (last row, last word) and their terms skipped; rows past the end are not stored.
-// Workgroup: WG = min(128, invocations the device allows at the subgroup size), spec id 10.
+// Workgroup: WG (spec id 10) = enough lanes for a row's words in one step, at most 128.
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_EXT_control_flow_attributes : require
 layout(local_size_x = 128, local_size_x_id = 10) in;
 layout(constant_id = 0) const uint R = 4;
-const uint U = 2u;
+layout(constant_id = 1) const uint U = 2;  // words per lane per step
 const uint WG = gl_WorkGroupSize.x;
 layout(std430, set = 0, binding = 0) readonly buffer Wq { uint wq[]; };
 layout(std430, set = 0, binding = 1) readonly buffer S { uint scales[]; };
@@ -38,33 +39,33 @@ void main() {
   const uint words = pc.cols / 8u, groups = pc.cols / 64u, t = gl_LocalInvocationID.x;
   const uint row0 = gl_WorkGroupID.x * R;
   float acc[R];
-  for (uint r = 0u; r < R; ++r) acc[r] = 0.0;
+  [[unroll]] for (uint r = 0u; r < R; ++r) acc[r] = 0.0;
   for (uint base = 0u; base < words; base += U * WG) {
     vec4 lo[U], hi[U];  // x[8j .. 8j+7]
     uint w[U * R];
     float s[U * R], b[U * R];
-    for (uint u = 0u; u < U; ++u) {
+    [[unroll]] for (uint u = 0u; u < U; ++u) {
       const uint j = min(base + u * WG + t, words - 1u);
       lo[u] = x[2u * j];
       hi[u] = x[2u * j + 1u];
-      for (uint r = 0u; r < R; ++r) {
+      [[unroll]] for (uint r = 0u; r < R; ++r) {
         const uint row = min(row0 + r, pc.rows - 1u), g = row * groups + j / 8u;  // 8 words per group
         w[u * R + r] = wq[row * words + j];
         s[u * R + r] = bf16_at(scales[g >> 1], g);
         b[u * R + r] = bf16_at(biases[g >> 1], g);
       }
     }
-    for (uint u = 0u; u < U; ++u) {
+    [[unroll]] for (uint u = 0u; u < U; ++u) {
       if (base + u * WG + t >= words) break;  // later u are further past the end
-      for (uint r = 0u; r < R; ++r) {
+      [[unroll]] for (uint r = 0u; r < R; ++r) {
         const uint wd = w[u * R + r], wh = wd >> 16;
         const float sc = s[u * R + r], bi = b[u * R + r];
-        for (uint p = 0u; p < 4u; ++p) acc[r] += fma(code(wd, p), sc, bi) * lo[u][p];
-        for (uint p = 0u; p < 4u; ++p) acc[r] += fma(code(wh, p), sc, bi) * hi[u][p];
+        [[unroll]] for (uint p = 0u; p < 4u; ++p) acc[r] += fma(code(wd, p), sc, bi) * lo[u][p];
+        [[unroll]] for (uint p = 0u; p < 4u; ++p) acc[r] += fma(code(wh, p), sc, bi) * hi[u][p];
       }
     }
   }
-  for (uint r = 0u; r < R; ++r) {
+  [[unroll]] for (uint r = 0u; r < R; ++r) {
     const float sum = subgroupAdd(acc[r]);
     if (subgroupElect()) part[r * WG + gl_SubgroupID] = sum;
   }
