@@ -9,7 +9,7 @@
 // workgroup (spec id 0), U uvec4 per lane per step (spec id 1), all loads of a step before any
 // arithmetic; per row a subgroupAdd, then the subgroups' partials in shared memory. Each term is
 // fma(q, s, b) * x, the reference's; q by exponent or-ing (exact, see matvec_q4.comp).
-// Workgroup: WG (spec id 10) = enough lanes for a row's uvec4s in one step, at most 128.
+// Workgroup: WG (spec id 10) = enough lanes for a row's uvec4s in one step, at least R, at most 128.
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_EXT_control_flow_attributes : require
 layout(local_size_x = 128, local_size_x_id = 10) in;
@@ -37,7 +37,8 @@ void main() {
   [[unroll]] for (uint r = 0u; r < R; ++r) acc[r] = 0.0;
   for (uint base = 0u; base < quads; base += U * WG) {
     uvec4 w[U * R];
-    float s[U * R], b[U * R];
+    float s[U * R];
+    float b[U * R];
     [[unroll]] for (uint u = 0u; u < U; ++u) {
       const uint j = min(base + u * WG + t, quads - 1u);
       [[unroll]] for (uint r = 0u; r < R; ++r) {
@@ -66,10 +67,9 @@ void main() {
     if (subgroupElect()) part[r * WG + gl_SubgroupID] = sum;
   }
   barrier();
-  for (uint r = t; r < R; r += WG) {
-    if (row0 + r >= pc.rows) break;
+  if (t < R && row0 + t < pc.rows) {  // WG >= R (the manifest)
     float sum = 0.0;
-    for (uint i = 0u; i < gl_NumSubgroups; ++i) sum += part[r * WG + i];
-    y[row0 + r] = sum;
+    for (uint i = 0u; i < gl_NumSubgroups; ++i) sum += part[t * WG + i];
+    y[row0 + t] = sum;
   }
 }

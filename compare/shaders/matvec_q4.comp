@@ -13,7 +13,7 @@
 // and or-ed with the exponent of 2^(23-4p), is the float 2^(23-4p) + q exactly; minus 2^(23-4p)
 // it is float(q) exactly. Each term is fma(q, s, b) * x, the reference's. Loads past the end are
 // clamped (last row, last word) and their terms skipped; rows past the end are not stored.
-// Workgroup: WG (spec id 10) = enough lanes for a row's words in one step, at most 128.
+// Workgroup: WG (spec id 10) = enough lanes for a row's words in one step, at least R, at most 128.
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_EXT_control_flow_attributes : require
 layout(local_size_x = 128, local_size_x_id = 10) in;
@@ -41,9 +41,11 @@ void main() {
   float acc[R];
   [[unroll]] for (uint r = 0u; r < R; ++r) acc[r] = 0.0;
   for (uint base = 0u; base < words; base += U * WG) {
-    vec4 lo[U], hi[U];  // x[8j .. 8j+7]
+    vec4 lo[U];  // x[8j .. 8j+3]
+    vec4 hi[U];  // x[8j+4 .. 8j+7]
     uint w[U * R];
-    float s[U * R], b[U * R];
+    float s[U * R];
+    float b[U * R];
     [[unroll]] for (uint u = 0u; u < U; ++u) {
       const uint j = min(base + u * WG + t, words - 1u);
       lo[u] = x[2u * j];
@@ -70,10 +72,9 @@ void main() {
     if (subgroupElect()) part[r * WG + gl_SubgroupID] = sum;
   }
   barrier();
-  for (uint r = t; r < R; r += WG) {
-    if (row0 + r >= pc.rows) break;
+  if (t < R && row0 + t < pc.rows) {  // WG >= R (the manifest)
     float sum = 0.0;
-    for (uint i = 0u; i < gl_NumSubgroups; ++i) sum += part[r * WG + i];
-    y[row0 + r] = sum;
+    for (uint i = 0u; i < gl_NumSubgroups; ++i) sum += part[t * WG + i];
+    y[row0 + t] = sum;
   }
 }

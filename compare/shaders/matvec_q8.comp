@@ -13,7 +13,7 @@
 // the reference's (q*s is exact, so fma(q, s, b) is the dequantised weight with its one
 // rounding, fused or not). Loads past the end are clamped and their terms skipped; rows past
 // the end are not stored.
-// Workgroup: WG (spec id 10) = enough lanes for a row's words in one step, at most 128.
+// Workgroup: WG (spec id 10) = enough lanes for a row's words in one step, at least R, at most 128.
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_EXT_control_flow_attributes : require
 layout(local_size_x = 128, local_size_x_id = 10) in;
@@ -43,7 +43,8 @@ void main() {
   for (uint base = 0u; base < words; base += U * WG) {
     vec4 xv[U];  // x[4j .. 4j+3]
     uint w[U * R];
-    float s[U * R], b[U * R];
+    float s[U * R];
+    float b[U * R];
     [[unroll]] for (uint u = 0u; u < U; ++u) {
       const uint j = min(base + u * WG + t, words - 1u), gj = j / words_per_group;
       xv[u] = x[j];
@@ -69,10 +70,9 @@ void main() {
     if (subgroupElect()) part[r * WG + gl_SubgroupID] = sum;
   }
   barrier();
-  for (uint r = t; r < R; r += WG) {
-    if (row0 + r >= pc.rows) break;
+  if (t < R && row0 + t < pc.rows) {  // WG >= R (the manifest)
     float sum = 0.0;
-    for (uint i = 0u; i < gl_NumSubgroups; ++i) sum += part[r * WG + i];
-    y[row0 + r] = sum;
+    for (uint i = 0u; i < gl_NumSubgroups; ++i) sum += part[t * WG + i];
+    y[row0 + t] = sum;
   }
 }
