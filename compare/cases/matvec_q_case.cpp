@@ -113,6 +113,15 @@ std::vector<OpCase> matvec_q_cases(bool rem, bool real, uint64_t seed) {
       out.push_back(matvec_q_case(("remainder rows 5 cols 16448" + b).c_str(), 5, 16448, bits, seed + 3100 + uint64_t(bits)));
       out.push_back(matvec_q_case(("remainder G=32 rows 3 cols 8224" + b).c_str(), 3, 8224, bits, seed + 3200 + uint64_t(bits), 32));
     }
+    // Row counts at which the bundled kernels take 2, 4 and 8 rows per workgroup (R =
+    // min(8, rows / 1024)), each leaving a partial last workgroup (rows % R = 1, 3, 3); cols of 33,
+    // 3 and 2 groups (264 words: a whole step of 256 words per workgroup and a partial one).
+    for (int bits : {4, 8, 2}) {
+      const std::string b = " " + std::to_string(bits) + "-bit";
+      out.push_back(matvec_q_case(("remainder rows 2051 cols 2112" + b).c_str(), 2051, 2112, bits, seed + 3300 + uint64_t(bits)));
+      out.push_back(matvec_q_case(("remainder rows 4099 cols 192" + b).c_str(), 4099, 192, bits, seed + 3400 + uint64_t(bits)));
+      out.push_back(matvec_q_case(("remainder rows 8195 cols 128" + b).c_str(), 8195, 128, bits, seed + 3500 + uint64_t(bits)));
+    }
   }
   return out;
 }

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# A/B timing of the matvec_q kernels in one process: compiles main's kernels before issue 13
+# (matvec_q{2,4,8}_before.comp, renamed "matvec_q*_before") and the current bundled ones
+# (compare/shaders/matvec_q{2,4,8}.comp) to SPIR-V here, as the build compiles the bundled ones
+# (glslc --target-env=vulkan1.2 -O; glslangValidator -V if there is no glslc), and writes two
+# manifests next to them:
+#   before.json  the before kernels alone: moeoracle compare --ops matvec_q --kernels bench/kernels_ab/before.json
+#   ab.json      before, current and variant kernels (matvec_q4_vec4/vec2.comp): every case runs on
+#                each of them, in that order, in one process
+# Usage: bash bench/kernels_ab/build.sh   (from anywhere)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+shaders=$here/../../compare/shaders
+compile() {  # SRC OUT
+  if command -v glslc >/dev/null; then
+    glslc --target-env=vulkan1.2 -O "$1" -o "$2"
+  else
+    glslangValidator -V --target-env vulkan1.2 "$1" -o "$2" >/dev/null
+  fi
+}
+before=() current=()
+for b in 4 8 2; do
+  compile "$here/matvec_q${b}_before.comp" "$here/matvec_q${b}_before.spv"
+  compile "$shaders/matvec_q$b.comp" "$here/matvec_q$b.spv"
+  before+=("$here/matvec_q${b}_before.json")
+  current+=("$shaders/matvec_q$b.json")
+done
+# Variants that are not bundled: 16- and 8-byte weight loads per lane (one word in the bundled one).
+for v in vec4 vec2; do
+  compile "$here/matvec_q4_$v.comp" "$here/matvec_q4_$v.spv"
+  current+=("$here/matvec_q4_$v.json")
+done
+manifest() {  # NAME ENTRY...: a manifest of these kernel entries
+  local name=$1 sep=""
+  shift
+  printf '{"name": "%s", "version": 1, "kernels": [\n' "$name"
+  for e in "$@"; do
+    printf '%s' "$sep"
+    cat "$e"
+    sep=","
+  done
+  printf ']}\n'
+}
+manifest "matvec_q before issue 13" "${before[@]}" >"$here/before.json"
+manifest "matvec_q before issue 13 and current" "${before[@]}" "${current[@]}" >"$here/ab.json"
+echo "wrote $here/before.json and $here/ab.json"
