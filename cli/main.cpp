@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
   compare->add_option("--ops", co.ops, "Comma-separated ops (default: every op the manifest has cases for)");
   compare->add_option("--seed", co.seed, "First seed")->capture_default_str();
   compare->add_option("--seeds", co.seeds, "Number of seeds")->check(CLI::PositiveNumber)->capture_default_str();
-  compare->add_option("--shapes", co.shapes, "remainders, real, all, or one shape label")->capture_default_str();
+  compare->add_option("--shapes", co.shapes, "remainders, real, all, perf (timing shapes beyond lavapipe's buffers: large matvecs and matmuls, the lm_heads), or one shape label")->capture_default_str();
   compare->add_option("--device", co.device, "Vulkan device index or name substring (default: the first, GPUs first)");
   compare->add_option("--shard", co.shard, "I/N: run every N-th case from the I-th (also GTEST_SHARD_INDEX/TOTAL_SHARDS)");
   compare->add_option("--subgroup", co.subgroup, "Only this subgroup size (default: every size the device offers)");

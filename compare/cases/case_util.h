@@ -1,5 +1,6 @@
 // Helpers shared by the per-op comparison cases (compare/cases/<op>_case.cpp).
 #pragma once
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <span>
@@ -52,6 +53,16 @@ inline HostTensor output_i32(int64_t n) {
 }
 
 inline std::vector<double> widen(std::span<const float> v) { return std::vector<double>(v.begin(), v.end()); }
+
+// f(begin, end) over [0, n) in blocks on every core: the f64 truth and the bounds of the timing
+// shapes (a 248320-row lm_head, a 512-token matmul) are billions of terms. Each element's value
+// depends only on its own row or token, so the result does not depend on the thread count.
+template <class F>
+void for_blocks(int64_t n, int64_t block, F f) {
+  const int64_t blocks = (n + block - 1) / block;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t b = 0; b < blocks; ++b) f(b * block, std::min(n, (b + 1) * block));
+}
 
 template <class P>
 void set_vars(OpCase& c, const P& p) {

@@ -35,21 +35,26 @@ std::vector<OpCase> swiglu_expert_cases(bool, bool, uint64_t);
 std::vector<OpCase> moe_permute_fuse_cases(bool, bool, uint64_t);
 std::vector<OpCase> permute_gate_up_cases(bool, bool, uint64_t);
 std::vector<OpCase> permute_down_scatter_cases(bool, bool, uint64_t);
+// `--shapes perf`: timing shapes for the ops that have them (real_shapes.h).
+std::vector<OpCase> matvec_q_perf_cases(uint64_t);
+std::vector<OpCase> matvec_bf16_perf_cases(uint64_t);
+std::vector<OpCase> matmul_q_perf_cases(uint64_t);
 
 namespace {
 
 struct CaseEntry {
   const char* op;
   CasesFn fn;
+  std::vector<OpCase> (*perf)(uint64_t) = nullptr;
 };
 const CaseEntry kCases[] = {
     {"rmsnorm", &rmsnorm_cases},
     {"residual_add", &residual_add_cases},
-    {"matvec_q", &matvec_q_cases},
+    {"matvec_q", &matvec_q_cases, &matvec_q_perf_cases},
     {"qk_norm", &qk_norm_cases},
     {"rmsnorm_gated", &rmsnorm_gated_cases},
     {"rope", &rope_cases},
-    {"matvec_bf16", &matvec_bf16_cases},
+    {"matvec_bf16", &matvec_bf16_cases, &matvec_bf16_perf_cases},
     {"embedding", &embedding_cases},
     {"dequant", &dequant_cases},
     {"moe_combine", &moe_combine_cases},
@@ -66,7 +71,7 @@ const CaseEntry kCases[] = {
     {"attention_softmax", &attention_softmax_cases},
     {"attention_values", &attention_values_cases},
     {"attention_gate", &attention_gate_cases},
-    {"matmul_q", &matmul_q_cases},
+    {"matmul_q", &matmul_q_cases, &matmul_q_perf_cases},
     {"expert_gate_up", &expert_gate_up_cases},
     {"swiglu_expert", &swiglu_expert_cases},
     {"moe_permute_fuse", &moe_permute_fuse_cases},
@@ -83,11 +88,13 @@ std::vector<std::string> case_ops() {
 }
 
 std::vector<OpCase> make_cases(const std::string& op, const std::string& shapes, uint64_t seed) {
-  MOE_CHECK(shapes == "remainders" || shapes == "real" || shapes == "all",
-            "compare: --shapes '" << shapes << "', expected remainders, real or all");
+  MOE_CHECK(shapes == "remainders" || shapes == "real" || shapes == "all" || shapes == "perf",
+            "compare: --shapes '" << shapes << "', expected remainders, real, all or perf");
   for (const CaseEntry& e : kCases)
     if (op == e.op) {
-      std::vector<OpCase> out = e.fn(shapes != "real", shapes != "remainders", seed);
+      std::vector<OpCase> out = shapes != "perf" ? e.fn(shapes != "real", shapes != "remainders", seed)
+                                : e.perf        ? e.perf(seed)
+                                                : std::vector<OpCase>{};
       for (OpCase& c : out) c.seed = seed;
       return out;
     }

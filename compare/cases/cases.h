@@ -56,7 +56,8 @@ struct OpCase {
 
 // Ops with cases: ops of kernels_cpu/op_list.def and stage ops (compare/run/chains.h).
 std::vector<std::string> case_ops();
-// Cases of `op` for `shapes` ("remainders", "real" or "all") and one seed.
+// Cases of `op` for `shapes` ("remainders", "real", "all", or "perf": the timing shapes, beyond
+// lavapipe's buffers, of the ops that have them; none for the others) and one seed.
 std::vector<OpCase> make_cases(const std::string& op, const std::string& shapes, uint64_t seed);
 
 }  // namespace moe::compare

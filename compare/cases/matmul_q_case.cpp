@@ -87,7 +87,12 @@ OpCase matmul_q_instance(const std::string& label, uint64_t seed, const MatmulQP
   OpCase c = new_case("matmul_q", label, seed);
   set_vars(c, p);
   std::vector<float> y(static_cast<size_t>(tokens * rows));
-  matmul_q_ref<double>(p, W, x, y);
+  for_blocks(tokens, 1, [&](int64_t t0, int64_t t1) {  // a token's outputs depend on its own x only
+    MatmulQParams pt = p;
+    pt.tokens = t1 - t0;
+    matmul_q_ref<double>(pt, W, x.subspan(size_t(t0 * cols), size_t((t1 - t0) * cols)),
+                         std::span<float>(y).subspan(size_t(t0 * rows), size_t((t1 - t0) * rows)));
+  });
   add_quant_tensors(c, "W", W);
   c.tensors["x"] = f32_tensor(x);
   c.tensors["y"] = output_f32(tokens * rows);
@@ -95,15 +100,17 @@ OpCase matmul_q_instance(const std::string& label, uint64_t seed, const MatmulQP
   s.name = "y", s.kind = Kind::Reduction;
   s.bound.resize(y.size());
   const double g = sum_gamma(double(cols + 1)), g64 = sum_gamma(double(cols + 1), 0x1.0p-53);
-  std::vector<double> xd(static_cast<size_t>(cols)), exact(static_cast<size_t>(rows)), mag(static_cast<size_t>(rows));
-  for (int64_t t = 0; t < tokens; ++t) {
-    for (int64_t k = 0; k < cols; ++k) xd[size_t(k)] = x[size_t(t * cols + k)];
-    quant_rows(W, xd.data(), exact.data(), mag.data());
-    for (int64_t r = 0; r < rows; ++r) {
-      const size_t i = size_t(t * rows + r);
-      s.bound[i] = (g + g64) * mag[size_t(r)] + kU32 * std::fabs(double(y[i])) + double(cols + 2) * kMinNormal32;
+  for_blocks(tokens, 1, [&](int64_t t0, int64_t t1) {
+    std::vector<double> xd(static_cast<size_t>(cols)), exact(static_cast<size_t>(rows)), mag(static_cast<size_t>(rows));
+    for (int64_t t = t0; t < t1; ++t) {
+      for (int64_t k = 0; k < cols; ++k) xd[size_t(k)] = x[size_t(t * cols + k)];
+      quant_rows(W, xd.data(), exact.data(), mag.data());
+      for (int64_t r = 0; r < rows; ++r) {
+        const size_t i = size_t(t * rows + r);
+        s.bound[i] = (g + g64) * mag[size_t(r)] + kU32 * std::fabs(double(y[i])) + double(cols + 2) * kMinNormal32;
+      }
     }
-  }
+  });
   c.outputs["y"] = s;
   c.truth["y"] = widen(y);
   c.flops = 2.0 * double(tokens) * double(rows) * double(cols);
@@ -165,6 +172,25 @@ std::vector<OpCase> matmul_q_cases(bool rem, bool real, uint64_t seed) {
     add("A3B expert down", 16, 2048, 512, 4, seed + 24);
     add("A3B router mlp.gate 8-bit", 16, 256, 2048, 8, seed + 25);
   }
+  return out;
+}
+
+// `--shapes perf`: 4-bit at the two large A17B projections, speculative-decode and small
+// prefill token counts (T = 2..16: still bound by the weights' bytes) and prefill chunks
+// (T = 64..512 on A3B's in_proj_qkv, whose f64 truth stays within seconds: bound by arithmetic,
+// timed against the FMA peak).
+std::vector<OpCase> matmul_q_perf_cases(uint64_t seed) {
+  std::vector<OpCase> out;
+  uint64_t k = 0;
+  for (const PerfShape& ps : perf_matvec_shapes()) {
+    if (ps.rows > 16384) continue;  // the lm_heads: one token per step
+    for (int64_t T : {2, 4, 8, 16})
+      out.push_back(matmul_q_case(std::string(ps.name) + " " + std::to_string(ps.rows) + "x" + std::to_string(ps.cols) +
+                                      " 4-bit T " + std::to_string(T),
+                                  T, ps.rows, ps.cols, 4, seed + ++k));
+  }
+  for (int64_t T : {64, 128, 256, 512})
+    out.push_back(matmul_q_case("A3B in_proj_qkv 8192x2048 4-bit T " + std::to_string(T), T, 8192, 2048, 4, seed + ++k));
   return out;
 }
 

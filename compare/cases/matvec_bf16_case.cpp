@@ -3,6 +3,7 @@
 
 #include "compare/cases/bound_mode.h"
 #include "compare/cases/case_util.h"
+#include "compare/cases/real_shapes.h"
 #include "core/rng.h"
 #include "ops/matvec_bf16.h"
 
@@ -20,7 +21,12 @@ OpCase matvec_bf16_case(const std::string& label, int64_t rows, int64_t cols, ui
   const std::vector<bf16> W = rng.fork(1).bf16_normal_vec(rows * cols, 1.0 / std::sqrt(double(cols)));
   const std::vector<float> x = rng.fork(2).activations(cols);
   std::vector<float> y(static_cast<size_t>(rows));
-  matvec_bf16_ref<double>(p, W, x, y);
+  for_blocks(rows, 256, [&](int64_t r0, int64_t r1) {
+    MatvecBf16Params pb = p;
+    pb.rows = r1 - r0;
+    matvec_bf16_ref<double>(pb, std::span<const bf16>(W).subspan(size_t(r0 * cols), size_t((r1 - r0) * cols)), x,
+                            std::span<float>(y).subspan(size_t(r0), size_t(r1 - r0)));
+  });
   c.tensors["W"] = bf16_tensor(W);
   c.tensors["x"] = f32_tensor(x);
   c.tensors["y"] = output_f32(rows);
@@ -34,12 +40,15 @@ OpCase matvec_bf16_case(const std::string& label, int64_t rows, int64_t cols, ui
   OutputSpec s;
   s.name = "y", s.kind = Kind::Reduction;
   const double g = sum_gamma(double(cols));
-  for (int64_t r = 0; r < rows; ++r) {
-    double abs_sum = 0;
-    for (int64_t col = 0; col < cols; ++col)
-      abs_sum += std::fabs(double(bf16_to_f32(W[size_t(r * cols + col)])) * double(x[size_t(col)]));
-    s.bound.push_back(g * abs_sum + kU32 * std::fabs(double(y[size_t(r)])) + kMinNormal32);
-  }
+  s.bound.assign(size_t(rows), 0.0);
+  for_blocks(rows, 256, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      double abs_sum = 0;
+      for (int64_t col = 0; col < cols; ++col)
+        abs_sum += std::fabs(double(bf16_to_f32(W[size_t(r * cols + col)])) * double(x[size_t(col)]));
+      s.bound[size_t(r)] = g * abs_sum + kU32 * std::fabs(double(y[size_t(r)])) + kMinNormal32;
+    }
+  });
   c.outputs["y"] = s;
   c.truth["y"] = widen(y);
   return c;
@@ -64,6 +73,19 @@ std::vector<OpCase> matvec_bf16_cases(bool rem, bool real, uint64_t seed) {
   // The only bf16 matvec of the supported models (spec §4.4); A17B and A3B quantize every
   // projection (matvec_q, matmul_q).
   if (real) out.push_back(matvec_bf16_case("DeepSeek-V3 router gate", 256, 7168, seed));
+  return out;
+}
+
+// `--shapes perf`: the timing shapes (real_shapes.h) in bf16, but for the A17B lm_head (2 GB in
+// bf16: no checkpoint stores it so, and its f64 truth alone would take most of a device call).
+std::vector<OpCase> matvec_bf16_perf_cases(uint64_t seed) {
+  std::vector<OpCase> out;
+  uint64_t k = 0;
+  for (const PerfShape& ps : perf_matvec_shapes())
+    if (ps.rows * ps.cols <= int64_t(1) << 30)
+      out.push_back(matvec_bf16_case(std::string(ps.name) + " " + std::to_string(ps.rows) + "x" +
+                                         std::to_string(ps.cols) + " bf16",
+                                     ps.rows, ps.cols, seed + ++k));
   return out;
 }
 

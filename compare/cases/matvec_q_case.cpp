@@ -24,7 +24,11 @@ OpCase matvec_q_instance(const char* label, uint64_t seed, const MatvecQParams& 
   OpCase c = new_case("matvec_q", label, seed);
   set_vars(c, p);
   std::vector<float> y(static_cast<size_t>(rows));
-  matvec_q_ref<double>(p, W.view(), x, y);
+  for_blocks(rows, 256, [&](int64_t r0, int64_t r1) {
+    MatvecQParams pb = p;
+    pb.rows = r1 - r0;
+    matvec_q_ref<double>(pb, W.view().row_block(r0, r1 - r0), x, std::span<float>(y).subspan(size_t(r0), size_t(r1 - r0)));
+  });
   add_quant_tensors(c, "W", W);
   c.tensors["x"] = f32_tensor(x);
   c.tensors["y"] = output_f32(rows);
@@ -32,17 +36,21 @@ OpCase matvec_q_instance(const char* label, uint64_t seed, const MatvecQParams& 
   s.name = "y", s.kind = Kind::Reduction;
   const QuantMatrix m = W.view();
   const double g = sum_gamma(double(cols + 1));
-  if (exact) s.bound.assign(size_t(rows), 0.0);
-  for (int64_t r = 0; r < rows && !exact; ++r) {
-    double abs_sum = 0;
-    const uint32_t* wr = m.w + r * m.words_per_row();
-    for (int64_t col = 0; col < cols; ++col) {
-      const double sc = bf16_to_f32(m.scales[r * m.groups_per_row() + col / p.group_size]);
-      const double bi = bf16_to_f32(m.biases[r * m.groups_per_row() + col / p.group_size]);
-      abs_sum += std::fabs(quant_code(wr, col, p.bits) * sc + bi) * std::fabs(double(x[size_t(col)]));
-    }
-    s.bound.push_back(g * abs_sum + kU32 * std::fabs(double(y[size_t(r)])) + double(cols + 1) * 0x1.0p-149);
-  }
+  s.bound.assign(size_t(rows), 0.0);
+  if (!exact)
+    for_blocks(rows, 256, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        double abs_sum = 0;
+        const uint32_t* wr = m.w + r * m.words_per_row();
+        for (int64_t g0 = 0; g0 < cols; g0 += p.group_size) {
+          const double sc = bf16_to_f32(m.scales[r * m.groups_per_row() + g0 / p.group_size]);
+          const double bi = bf16_to_f32(m.biases[r * m.groups_per_row() + g0 / p.group_size]);
+          for (int64_t col = g0; col < g0 + p.group_size; ++col)
+            abs_sum += std::fabs(quant_code(wr, col, p.bits) * sc + bi) * std::fabs(double(x[size_t(col)]));
+        }
+        s.bound[size_t(r)] = g * abs_sum + kU32 * std::fabs(double(y[size_t(r)])) + double(cols + 1) * 0x1.0p-149;
+      }
+    });
   c.outputs["y"] = s;
   c.truth["y"] = widen(y);
   return c;
@@ -123,6 +131,19 @@ std::vector<OpCase> matvec_q_cases(bool rem, bool real, uint64_t seed) {
       out.push_back(matvec_q_case(("remainder rows 8195 cols 128" + b).c_str(), 8195, 128, bits, seed + 3500 + uint64_t(bits)));
     }
   }
+  return out;
+}
+
+// `--shapes perf`: every timing shape (real_shapes.h) at each bit width.
+std::vector<OpCase> matvec_q_perf_cases(uint64_t seed) {
+  std::vector<OpCase> out;
+  uint64_t k = 0;
+  for (int bits : {4, 8, 2})
+    for (const PerfShape& ps : perf_matvec_shapes()) {
+      const std::string label = std::string(ps.name) + " " + std::to_string(ps.rows) + "x" + std::to_string(ps.cols) +
+                                " " + std::to_string(bits) + "-bit";
+      out.push_back(matvec_q_case(label.c_str(), ps.rows, ps.cols, bits, seed + ++k));
+    }
   return out;
 }
 

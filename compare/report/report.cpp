@@ -215,7 +215,8 @@ void write_console(std::ostream& os, std::span<const CaseResult> cases) {
   os << summary_line(summarize(cases)) << '\n';
 }
 
-void write_perf(std::ostream& os, std::span<const CaseResult> cases, double copy_gbs) {
+void write_perf(std::ostream& os, std::span<const CaseResult> cases, double copy_gbs, double fma_gflops,
+                const std::map<double, double>& same_copy_ms) {
   struct Agg {
     std::vector<double> ms, warm;
     double lo = 0, hi = 0, bytes = 0, flops = 0;
@@ -240,24 +241,34 @@ void write_perf(std::ostream& os, std::span<const CaseResult> cases, double copy
         "larger than the last-level cache: inputs come from memory), the warm runs back to back after them;\n"
         "per line, the median over seeds and subgroup sizes, [fastest, slowest] cold run of any of them";
   if (copy_gbs > 0) os << ";\ndevice copy bandwidth " << num(copy_gbs, 4) << " GB/s, measured by a copy kernel";
+  if (fma_gflops > 0) os << ";\ndevice f32 FMA peak " << num(fma_gflops, 4) << " GFLOP/s, measured by a kernel of fma chains";
+  if (!same_copy_ms.empty())
+    os << ";\n\"same-size\": a copy kernel moving the case's bytes, timed the same way (the ceiling of a kernel\n"
+          "of that size, launch included)";
   os << "\n";
-  const auto rate = [&](double ms, double bytes) {
+  const auto rate = [&](double ms, double bytes, bool cold) {
     std::ostringstream r;
     const double gbs = bytes / (ms * 1e6);
     r << num(ms, 4) << " ms " << num(gbs, 4) << " GB/s";
-    if (copy_gbs > 0) r << " (" << num(100 * gbs / copy_gbs, 3) << "% of copy)";
+    if (copy_gbs > 0) r << " (" << num(100 * gbs / copy_gbs, 3) << "% of copy";
+    if (copy_gbs > 0 && cold && same_copy_ms.count(bytes))
+      r << ", " << num(100 * same_copy_ms.at(bytes) / ms, 3) << "% of same-size";
+    if (copy_gbs > 0) r << ")";
     return r.str();
   };
   for (const std::string& key : order) {
     Agg& a = by[key];
     std::sort(a.ms.begin(), a.ms.end());
     const double ms = a.ms[a.ms.size() / 2];
-    os << "  " << key << "  " << (a.warm.empty() ? "" : "cold ") << rate(ms, a.bytes);
+    os << "  " << key << "  " << (a.warm.empty() ? "" : "cold ") << rate(ms, a.bytes, true);
     if (!a.warm.empty()) {
       std::sort(a.warm.begin(), a.warm.end());
-      os << " [" << num(a.lo, 4) << ", " << num(a.hi, 4) << "]  warm " << rate(a.warm[a.warm.size() / 2], a.bytes);
+      os << " [" << num(a.lo, 4) << ", " << num(a.hi, 4) << "]  warm " << rate(a.warm[a.warm.size() / 2], a.bytes, false);
     }
-    if (a.flops > 0) os << "  " << num(a.flops / (ms * 1e6), 4) << " GFLOP/s";
+    if (a.flops > 0) {
+      os << "  " << num(a.flops / (ms * 1e6), 4) << " GFLOP/s";
+      if (fma_gflops > 0) os << " (" << num(100 * a.flops / (ms * 1e6) / fma_gflops, 3) << "% of FMA peak)";
+    }
     if (a.system_memory) os << "  [some buffers in system memory: timed over PCIe]";
     os << '\n';
   }

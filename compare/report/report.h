@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <ostream>
 #include <span>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -82,7 +83,10 @@ std::string case_line(const CaseResult& c);
 // (bytes the case moves at least: its inputs read and outputs written, per step), GFLOP/s when
 // the case states its flops, and GB/s as a percentage of `copy_gbs`, the device's copy
 // bandwidth measured by the same process (0: not measured, no percentage).
-void write_perf(std::ostream& os, std::span<const CaseResult> cases, double copy_gbs);
+// copy_gbs: the device's streaming copy bandwidth; fma_gflops: its f32 FMA peak; same_copy_ms:
+// per case byte count, the cold time of a copy kernel moving as many bytes (0 / empty: not measured).
+void write_perf(std::ostream& os, std::span<const CaseResult> cases, double copy_gbs, double fma_gflops = 0,
+                const std::map<double, double>& same_copy_ms = {});
 
 // JSON: {"summary": {...}, "cases": [{op, kernel, manifest, params, shape, seed, subgroup,
 // status, warn, skip_reason, error, gpu_ms, bytes, flops, repro, outputs: [{name, kind, pass,

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <optional>
 #include <set>
+#include <span>
 #include <sstream>
 #include <unistd.h>
 
@@ -171,7 +172,7 @@ void run_op_cases(vk::Context& ctx, const Manifest& m, const std::string& op, co
   const Shard shard = parse_shard(opt);
   // Sharding: by seed when there are at least as many seeds as shards (each shard then builds
   // only its own seeds' cases), else by the case's index within the op. Disjoint and complete.
-  const bool named_shape = opt.shapes != "all" && opt.shapes != "real" && opt.shapes != "remainders";
+  const bool named_shape = opt.shapes != "all" && opt.shapes != "real" && opt.shapes != "remainders" && opt.shapes != "perf";
   const bool by_seed = shard.count > 1 && opt.seeds >= shard.count;
   int64_t case_index = 0, unit = 0;
   for (int s = 0; s < opt.seeds; ++s) {
@@ -348,10 +349,11 @@ std::vector<CaseResult> compare_cases(const CompareOptions& opt) {
 
 namespace {
 
-// The device's copy bandwidth, measured the way kernels see memory: a compute kernel copying
-// uvec4s between two buffers of the runner (the same memory type kernels read), best of 5.
-double copy_bandwidth_gbs(vk::Context& ctx) {
-  const char* src = R"(#version 450
+// A compute kernel copying uvec4s between two buffers, grid-strided: what a kernel moving the
+// same bytes at best achieves, launch and all.
+const std::vector<uint32_t>& copy_kernel() {
+  static const std::vector<uint32_t> spirv = [] {
+    const char* src = R"(#version 450
 layout(local_size_x = 256) in;
 layout(std430, set = 0, binding = 0) readonly buffer A { uvec4 a[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer B { uvec4 b[]; };
@@ -360,21 +362,34 @@ void main() {
   for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += gl_NumWorkGroups.x * 256u) b[i] = a[i];
 }
 )";
-  KernelEntry k;
-  k.name = "copy_bandwidth";
-  const std::vector<uint32_t> spirv = compile_glsl(src, "copy_bandwidth.comp", k);
+    KernelEntry k;
+    k.name = "copy_bandwidth";
+    return compile_glsl(src, "copy_bandwidth.comp", k);
+  }();
+  return spirv;
+}
+
+vk::Dispatch copy_dispatch(vk::Buffer& a, vk::Buffer& b, uint64_t bytes) {
+  const uint32_t n = uint32_t(bytes / 16);
+  vk::Dispatch d;
+  d.label = "copy_bandwidth", d.spirv = copy_kernel();
+  d.bindings = {{0, &a, 0, bytes}, {1, &b, 0, bytes}};
+  d.push_constants.resize(4);
+  std::memcpy(d.push_constants.data(), &n, 4);
+  d.groups[0] = std::max<uint32_t>(1, std::min<uint32_t>((n + 255) / 256, 65535u));
+  return d;
+}
+
+// The device's copy bandwidth, measured the way kernels see memory: a compute kernel copying
+// uvec4s between two buffers of the runner (the same memory type kernels read), best of 5.
+double copy_bandwidth_gbs(vk::Context& ctx) {
+  const std::vector<uint32_t> spirv = copy_kernel();
   size_t bytes = size_t(256) << 20;
   bytes = std::min<size_t>(bytes, size_t(ctx.info().max_storage_buffer_range) / 2);
   bytes &= ~size_t(15);
   vk::Buffer a = ctx.make_buffer(bytes), b = ctx.make_buffer(bytes);
   a.fill_u32(1u);
-  const uint32_t n = uint32_t(bytes / 16);
-  vk::Dispatch d;
-  d.label = "copy_bandwidth", d.spirv = spirv;
-  d.bindings = {{0, &a, 0, bytes}, {1, &b, 0, bytes}};
-  d.push_constants.resize(4);
-  std::memcpy(d.push_constants.data(), &n, 4);
-  d.groups[0] = std::min<uint32_t>((n + 255) / 256, 65535u);
+  const vk::Dispatch d = copy_dispatch(a, b, bytes);
   double best = 0;
   for (int i = 0; i < 5; ++i) {
     const vk::RunResult rr = ctx.run({d}, 60000);
@@ -384,15 +399,103 @@ void main() {
   return best;
 }
 
+// The device's f32 FMA rate, the ceiling of compute-bound kernels (prefill matmuls): every
+// invocation runs 8 independent fma chains (enough to hide the FMA latency on any GPU) whose
+// multiplier and addend come from push constants (nothing to fold), over enough workgroups to
+// fill every core; the chain length doubles until a run takes >= 20 ms; best of 5 runs there
+// (the first ones may run before the clocks are up).
+double fma_peak_gflops(vk::Context& ctx) {
+  const char* src = R"(#version 450
+layout(local_size_x = 256) in;
+layout(std430, set = 0, binding = 0) writeonly buffer O { float o[]; };
+layout(push_constant) uniform Push { uint iters; float m; float c; } pc;
+void main() {
+  const float s = float(gl_GlobalInvocationID.x & 1023u) * 1e-3;
+  float a0 = s, a1 = s + 0.1, a2 = s + 0.2, a3 = s + 0.3, a4 = s + 0.4, a5 = s + 0.5, a6 = s + 0.6, a7 = s + 0.7;
+  for (uint i = 0u; i < pc.iters; ++i) {
+    a0 = fma(a0, pc.m, pc.c); a1 = fma(a1, pc.m, pc.c); a2 = fma(a2, pc.m, pc.c); a3 = fma(a3, pc.m, pc.c);
+    a4 = fma(a4, pc.m, pc.c); a5 = fma(a5, pc.m, pc.c); a6 = fma(a6, pc.m, pc.c); a7 = fma(a7, pc.m, pc.c);
+  }
+  o[gl_GlobalInvocationID.x] = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
+}
+)";
+  KernelEntry k;
+  k.name = "fma_peak";
+  const std::vector<uint32_t> spirv = compile_glsl(src, "fma_peak.comp", k);
+  const uint32_t groups = ctx.info().type == "cpu" ? 64u : 4096u, threads = groups * 256u;
+  vk::Buffer o = ctx.make_buffer(size_t(threads) * 4);
+  vk::Dispatch d;
+  d.label = "fma_peak", d.spirv = spirv;
+  d.bindings = {{0, &o, 0, size_t(threads) * 4}};
+  d.groups[0] = groups;
+  d.push_constants.resize(12);
+  const float m = 0.9999f, c = 1e-4f;
+  std::memcpy(d.push_constants.data() + 4, &m, 4);
+  std::memcpy(d.push_constants.data() + 8, &c, 4);
+  double best = 0;
+  for (uint32_t iters = 64, tries = 0; iters <= (1u << 24); ) {
+    std::memcpy(d.push_constants.data(), &iters, 4);
+    const vk::RunResult rr = ctx.run({d}, 60000);
+    if (rr.gpu_ms.empty() || rr.gpu_ms[0] <= 0) return 0;
+    const double ms = rr.gpu_ms[0];
+    if (ms < 20.0) {
+      iters *= 2;
+      continue;
+    }
+    best = std::max(best, 2.0 * 8.0 * double(iters) * double(threads) / (ms * 1e6));
+    if (++tries == 5) break;
+  }
+  return best;
+}
+
+// Per distinct byte count of the timed cases, a copy kernel moving as many bytes (reading half,
+// writing half), timed by the cases' own method (time_repeats: cold after a flush, warm): the
+// ceiling of a kernel of that size, launch and all. A case's "% of copy" compares it with the
+// device's streaming bandwidth; "% of a same-size copy" with what any kernel moving its bytes
+// achieves here, which for a matvec of a few MB is far below streaming (docs/benchmarks.md).
+std::map<double, double> same_size_copy_ms(vk::Context& ctx, std::span<const CaseResult> results, uint64_t timeout_ms) {
+  std::set<uint64_t> sizes;
+  for (const CaseResult& r : results)
+    if (r.gpu_ms > 0 && r.timing.runs > 0 && r.bytes >= 64) sizes.insert(uint64_t(r.bytes / 2) & ~uint64_t(15));
+  std::map<double, double> out;
+  if (sizes.empty()) return out;
+  vk::Buffer a = ctx.make_buffer(*sizes.rbegin()), b = ctx.make_buffer(*sizes.rbegin());
+  a.fill_u32(1u);
+  for (uint64_t half : sizes) {
+    const std::vector<vk::Dispatch> seq = {copy_dispatch(a, b, half)};
+    CaseResult t;
+    const vk::RunResult once = ctx.run(seq, timeout_ms);
+    if (once.gpu_ms.empty() || once.gpu_ms[0] <= 0) return {};
+    t.gpu_ms = once.gpu_ms[0];
+    if (!time_repeats(ctx, seq, timeout_ms, t).empty() || t.timing.runs == 0) return {};
+    out[double(half)] = t.gpu_ms;
+  }
+  return out;
+}
+
 }  // namespace
 
 int run_compare(const CompareOptions& opt) {
   const std::vector<CaseResult> results = compare_cases(opt);
+  // A shape label that names no case is a typo, not a pass (a CI gate must not go green on it).
+  const bool named_shape = opt.case_file.empty() && opt.shapes != "all" && opt.shapes != "real" &&
+                           opt.shapes != "remainders" && opt.shapes != "perf";
+  MOE_CHECK(!named_shape || opt.shard.size() > 0 ||
+                std::any_of(results.begin(), results.end(), [&](const CaseResult& r) { return r.shape == opt.shapes; }),
+            "compare: --shapes '" << opt.shapes << "' is neither a set (remainders, real, all, perf) nor the label of a "
+                                  << "case of the ops run (labels: the [...] of a console line)");
   write_console(std::cout, results);
   if (opt.perf) {
     vk::Context ctx(opt.device, vk::Context::Memory::DeviceSpeed);
     const double copy = copy_bandwidth_gbs(ctx);
-    write_perf(std::cout, results, copy);
+    const bool any_flops =
+        std::any_of(results.begin(), results.end(), [](const CaseResult& r) { return r.flops > 0 && r.gpu_ms > 0; });
+    const std::map<double, double> same = same_size_copy_ms(ctx, results, opt.timeout_ms);
+    std::map<double, double> same_by_bytes;  // keyed by the case's bytes, as write_perf looks it up
+    for (const CaseResult& r : results)
+      if (r.bytes >= 64 && same.count(double(uint64_t(r.bytes / 2) & ~uint64_t(15))))
+        same_by_bytes[r.bytes] = same.at(double(uint64_t(r.bytes / 2) & ~uint64_t(15)));
+    write_perf(std::cout, results, copy, any_flops ? fma_peak_gflops(ctx) : 0.0, same_by_bytes);
   }
   if (!opt.json.empty()) save_report(opt.json, ReportFormat::Json, results);
   if (!opt.junit.empty()) save_report(opt.junit, ReportFormat::Junit, results);

@@ -16,6 +16,7 @@
 
 namespace moe::vk {
 class Context;
+struct Dispatch;
 struct DeviceInfo;
 }
 
@@ -52,6 +53,11 @@ std::vector<uint32_t> plan_subgroup_sizes(const Plan& plan, const vk::DeviceInfo
 CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, const OpCase& c, uint32_t subgroup,
                          uint64_t timeout_ms, std::map<std::string, std::vector<uint32_t>>* downloads = nullptr,
                          bool perf = false);
+
+// --perf's timing of a sequence that already ran once (r.gpu_ms: that run's time): cold runs, each
+// after a cache flush, and warm runs in one submission (run_case.cpp); fills r.gpu_ms (the cold
+// median) and r.timing, or returns what went wrong.
+std::string time_repeats(vk::Context& ctx, const std::vector<vk::Dispatch>& seq, uint64_t timeout_ms, CaseResult& r);
 
 // From now on every malloc'ed block of this process starts as bytes 0xFE instead of whatever
 // was there (often zeros). On a CPU driver a dispatch's shared memory is malloc'ed, so a kernel

@@ -465,6 +465,46 @@ double median_of(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+
+// Uninitialised shared memory made visible (a kernel reading shared memory it never wrote: a
+// loop bound one past its partial sums, a missing initialisation). Its contents are undefined,
+// and on a fresh device they are often zeros that hide the defect. On a GPU this dispatch, run
+// first in the same command buffer, fills the shared memory of many workgroups with the poison
+// pattern (a NaN), and the workgroups of the kernels under test find it there. On a CPU driver
+// (lavapipe) a dispatch's shared memory is malloc'ed per dispatch: malloc's perturb option
+// (poison_fresh_memory) fills it instead.
+vk::Dispatch scrub_dispatch(const vk::DeviceInfo& info, vk::Buffer& sink) {
+  static const std::vector<uint32_t> spirv = [] {
+    KernelEntry k;
+    k.name = "shared_scrub";
+    return compile_glsl(R"(#version 450
+layout(local_size_x = 256) in;
+layout(constant_id = 0) const uint WORDS = 8192u;
+shared uint s[WORDS];
+layout(std430, set = 0, binding = 0) buffer Sink { uint sink[]; };
+void main() {
+  for (uint i = gl_LocalInvocationID.x; i < WORDS; i += 256u) s[i] = 0x7FC00BADu;
+  barrier();
+  // Never true; it keeps the stores from being optimised away.
+  if (s[gl_LocalInvocationID.x] == 0x12345u) sink[0] = s[(gl_LocalInvocationID.x + 1u) % WORDS];
+}
+)", "shared_scrub.comp", k);
+  }();
+  vk::Dispatch d;
+  d.label = "shared_scrub", d.spirv = spirv;
+  d.bindings = {{0, &sink, 0, 0}};
+  d.spec_constants = {{0, std::max<uint32_t>(1, info.max_shared_memory / 4)}};
+  d.groups[0] = 1024;  // more workgroups than any GPU holds at once: every SM's shared memory
+  return d;
+}
+
+}  // namespace
+
+void poison_fresh_memory() {
+  // glibc: every malloc'ed block starts as bytes 0xFE (-1.7e38 as a float, a huge index).
+  mallopt(M_PERTURB, 1);
+}
+
 // --perf: after everything was decided (a kernel updating state in place advances it; nothing is
 // compared any more), the case's dispatches again, without the access checks (timed as engines
 // run them), as one vk::Repeat: `runs` cold copies, each after a cache flush, then as many warm
@@ -507,45 +547,6 @@ std::string time_repeats(vk::Context& ctx, const std::vector<vk::Dispatch>& seq,
     return std::string("timing repeat: ") + e.what();
   }
   return "";
-}
-
-// Uninitialised shared memory made visible (a kernel reading shared memory it never wrote: a
-// loop bound one past its partial sums, a missing initialisation). Its contents are undefined,
-// and on a fresh device they are often zeros that hide the defect. On a GPU this dispatch, run
-// first in the same command buffer, fills the shared memory of many workgroups with the poison
-// pattern (a NaN), and the workgroups of the kernels under test find it there. On a CPU driver
-// (lavapipe) a dispatch's shared memory is malloc'ed per dispatch: malloc's perturb option
-// (poison_fresh_memory) fills it instead.
-vk::Dispatch scrub_dispatch(const vk::DeviceInfo& info, vk::Buffer& sink) {
-  static const std::vector<uint32_t> spirv = [] {
-    KernelEntry k;
-    k.name = "shared_scrub";
-    return compile_glsl(R"(#version 450
-layout(local_size_x = 256) in;
-layout(constant_id = 0) const uint WORDS = 8192u;
-shared uint s[WORDS];
-layout(std430, set = 0, binding = 0) buffer Sink { uint sink[]; };
-void main() {
-  for (uint i = gl_LocalInvocationID.x; i < WORDS; i += 256u) s[i] = 0x7FC00BADu;
-  barrier();
-  // Never true; it keeps the stores from being optimised away.
-  if (s[gl_LocalInvocationID.x] == 0x12345u) sink[0] = s[(gl_LocalInvocationID.x + 1u) % WORDS];
-}
-)", "shared_scrub.comp", k);
-  }();
-  vk::Dispatch d;
-  d.label = "shared_scrub", d.spirv = spirv;
-  d.bindings = {{0, &sink, 0, 0}};
-  d.spec_constants = {{0, std::max<uint32_t>(1, info.max_shared_memory / 4)}};
-  d.groups[0] = 1024;  // more workgroups than any GPU holds at once: every SM's shared memory
-  return d;
-}
-
-}  // namespace
-
-void poison_fresh_memory() {
-  // glibc: every malloc'ed block starts as bytes 0xFE (-1.7e38 as a float, a huge index).
-  mallopt(M_PERTURB, 1);
 }
 
 CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, const OpCase& c, uint32_t subgroup,

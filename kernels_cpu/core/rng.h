@@ -2,6 +2,7 @@
 // (k, s, i), so the same seed gives the same bytes on every machine and any case can be
 // reproduced from its printed seed. Mixing is SplitMix64's finaliser.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -51,9 +52,18 @@ class Rng {
     for (int64_t i = 0; i < n; i += 97) v[i] *= 20.0f;
     return v;
   }
+  // Element i takes draws 2i+1 and 2i+2 of this generator, whatever the thread count: blocks of
+  // a large matrix (a bf16 lm_head has 5e8 values) are filled in parallel from positioned copies.
   std::vector<bf16> bf16_normal_vec(int64_t n, double stddev, double mean = 0.0) {
     std::vector<bf16> v(n);
-    for (auto& x : v) x = f32_to_bf16_rne(float(mean + stddev * normal()));
+    const int64_t block = int64_t(1) << 16, blocks = (n + block - 1) / block;
+#pragma omp parallel for schedule(static) if (n > 4 * block)
+    for (int64_t b = 0; b < blocks; ++b) {
+      Rng r = *this;
+      r.counter_ += 2 * uint64_t(b * block);
+      for (int64_t i = b * block; i < std::min(n, (b + 1) * block); ++i) v[i] = f32_to_bf16_rne(float(mean + stddev * r.normal()));
+    }
+    counter_ += 2 * uint64_t(n);
     return v;
   }
 

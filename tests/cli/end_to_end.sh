@@ -108,6 +108,16 @@ expect_text perf "measured by a copy kernel"
 expect_text perf "  rmsnorm  rmsnorm  [remainder dim 33]"
 expect_text perf "  delta_net  delta_net  ["
 expect_text perf "% of copy"
+expect_text perf "% of same-size"
+# A case with a flop count is also set against the device's measured FMA peak.
+check perf_flops 0 "$bin" compare --ops matmul_q --shapes 'remainder rows 33 T 64' --seeds 1 --perf --no-isolate
+expect_text perf_flops "measured by a kernel of fma chains"
+expect_text perf_flops "% of FMA peak)"
+# The timing shapes exist only for the large matvecs and matmuls; other ops have none.
+check perf_shapes_none 0 "$bin" compare --ops rmsnorm --shapes perf --no-isolate
+expect_text perf_shapes_none "0 passed, 0 failed"
+check bad_shapes 2 "$bin" compare --ops rmsnorm --shapes huge
+expect_text bad_shapes "is neither a set (remainders, real, all, perf) nor the label"
 
 # Bad input: exit 2 and a message naming what is wrong.
 check bad_dir 2 "$bin" run --model "$dir/nope" --tokens 1

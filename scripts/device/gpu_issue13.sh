@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Issue 13 on the GPU machine, from devbin/ (bin.tar.xz with moeoracle, lib/, kernels_ab/):
+#   ab     the matvec_q kernels before and after in one process (bench/kernels_ab/ab.json), real
+#          shapes, SEEDS seeds (default 2), batched --perf
+#   table  every op's real shapes, one seed, --perf, JSON report (the docs' H100 table)
+#   perf   the timing shapes (--shapes perf: large matvecs at every bit width and bf16, the
+#          lm_heads, matmul_q at T = 2..512), one seed, --perf, JSON report
+#   abperf the timing shapes of OPS (default matvec_q) on bench/kernels_ab/ab.json's kernels
+#   tune   matvec_q4 variants (bench/kernels_ab/tune.json: R, U per kernel), real shapes, 1 seed
+#   position  one process, matvec_q real shapes, 14 seeds (~300 cases), JSON for bench/perf_position.py
+#   seeds  remainder seeds 1..1000 and real seeds 1..100 of OPS (default matvec_q), no isolation
+# Usage: gpu_issue13.sh STEP...   (each step's output under $OUT)
+cd "$(dirname "$0")"
+[ -f bin.tar.xz ] && tar -xJf bin.tar.xz
+export LD_LIBRARY_PATH=$PWD/lib
+[ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+out=${OUT:-/tmp}
+clocks() { nvidia-smi --query-gpu=name,driver_version,pstate,clocks.sm,clocks.mem --format=csv,noheader 2>&1; }
+for step in "$@"; do
+  t0=$(date +%s)
+  echo "== $step ($(date -u +%H:%M:%S); $(clocks))"
+  case $step in
+    ab) ./moeoracle compare --ops matvec_q --shapes real --seeds "${SEEDS:-2}" --perf --kernels kernels_ab/ab.json \
+          --json "$out/ab.json" > "$out/ab.txt" 2>&1
+        grep -E "passed, .* failed" "$out/ab.txt"; sed -n '/^perf/,$p' "$out/ab.txt" ;;
+    tune) ./moeoracle compare --ops matvec_q --shapes real --seeds 1 --perf --kernels kernels_ab/tune.json \
+          --json "$out/tune.json" > "$out/tune.txt" 2>&1
+        grep -E "passed, .* failed" "$out/tune.txt"; grep -E "^  matvec_q" "$out/tune.txt" | grep -E "16384x|12288x|4096x8192|8192x2048|1024x4096 4|2048x4096" | sed -E 's/\[A17B decode T 1 |\[A3B decode T 1 //; s/GB.s \(/(/g' | cut -c1-150 ;;
+    position) ./moeoracle compare --ops matvec_q --shapes real --seeds 14 --perf --json "$out/position.json" > "$out/position.txt" 2>&1
+        grep -E "passed, .* failed" "$out/position.txt"; python3 bench_perf_position.py "$out/position.json" | tail -4 ;;
+    table) ./moeoracle compare --shapes real --seeds 1 --perf --no-isolate --json "$out/table.json" > "$out/table.txt" 2>&1
+        grep -E "passed, .* failed" "$out/table.txt"; sed -n '/^perf/,$p' "$out/table.txt" | cut -c1-220 ;;
+    perf) ./moeoracle compare --ops matvec_q,matvec_bf16,matmul_q --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
+          --json "$out/perf.json" > "$out/perf.txt" 2>&1
+        grep -E "passed, .* failed|^FAIL" "$out/perf.txt"; sed -n '/^perf/,$p' "$out/perf.txt" | cut -c1-240 ;;
+    abperf) ./moeoracle compare --ops "${OPS:-matvec_q}" --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
+          --kernels kernels_ab/ab.json --json "$out/abperf.json" > "$out/abperf.txt" 2>&1
+        grep -E "passed, .* failed|^FAIL" "$out/abperf.txt"; sed -n '/^perf/,$p' "$out/abperf.txt" | cut -c1-240 ;;
+    seeds) OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=${CHUNK:-50} ./gpu_seeds.sh rem remainders 1000 --ops "${OPS:-matvec_q}" --no-isolate
+        OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=5 ./gpu_seeds.sh real real 100 --ops "${OPS:-matvec_q}" --no-isolate ;;
+  esac
+  echo "($step: $(( $(date +%s) - t0 )) s)"
+done

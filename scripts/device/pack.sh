@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Packs what the GPU machine's scripts run into devbin/ (carried with `run`'s carry: .gl and
+# devbin): bin.tar.xz with the moeoracle CLI built with -DMOE_NATIVE=OFF (no CPU-specific
+# instructions: the GPU machine's CPU differs from this one), the shared libraries Ubuntu 24.04
+# lacks (SPIR-V Cross, Highway), the A/B kernels of bench/kernels_ab (compiled by its build.sh)
+# and the scripts. Usage: scripts/device/pack.sh [BUILD_DIR] [EXTRA_BINARY...]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$root/build}; shift || true
+grep -q "MOE_NATIVE:BOOL=OFF" "$build/CMakeCache.txt" || { echo "pack.sh: $build is not a -DMOE_NATIVE=OFF build" >&2; exit 2; }
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/lib" "$stage/kernels_ab" "$root/devbin"
+cp "$build/cli/moeoracle" "$stage/"
+for extra in "$@"; do cp "$extra" "$stage/"; done
+strip "$stage"/moeoracle
+for l in libspirv-cross-c-shared.so.0 libhwy.so.1; do cp -L "/lib/x86_64-linux-gnu/$l" "$stage/lib/"; done
+bash "$root/bench/kernels_ab/build.sh" >/dev/null
+cp "$root"/bench/kernels_ab/*.spv "$root"/bench/kernels_ab/*.json "$stage/kernels_ab/"
+cp "$root"/scripts/device/*.sh "$root/bench/perf_position.py" "$stage/"
+mv "$stage/perf_position.py" "$stage/bench_perf_position.py"
+tar -C "$stage" -cJf "$root/devbin/bin.tar.xz" .
+cp "$root"/scripts/device/*.sh "$root/devbin/"
+ls -la "$root/devbin/bin.tar.xz"
