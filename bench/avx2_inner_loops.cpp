@@ -1,0 +1,234 @@
+// The inner loop of an AVX2 quantized matvec under the fast tier's contract (each term
+// fma(q, s, b) * x, activations not quantised), in the forms one could write, on one L2-resident
+// block of 64 rows x 4096 columns, one thread: which form a core runs fastest is a property of its
+// ports (vpermps is cheap on Intel, 2.2x slower than the shift/mask/convert form on a Zen 3).
+// Every loop is unrolled (shift counts become immediates, accumulators stay in registers), as
+// in the fast tier. Throughput in G weights/s; GB/s of packed codes + bf16 scales and biases = G weights/s x
+// (bits / 8 + 4 / 64). Issue 12's ceiling argument (docs/benchmarks.md, "Zen 3") rests on these.
+//   ./build/bench/avx2_inner_loops
+#include <benchmark/benchmark.h>
+#include <immintrin.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace {
+
+constexpr int kRows = 64, kCols = 4096;  // 4-bit: 128 KiB of codes, inside a 512 KiB L2
+
+struct Block {
+  std::vector<uint32_t> w = std::vector<uint32_t>(kRows * kCols / 4);  // room for 8-bit codes
+  std::vector<float> s = std::vector<float>(kRows * kCols / 64), b = s, x = std::vector<float>(kCols), y =
+      std::vector<float>(kRows);
+  Block() {
+    std::mt19937 g(1);
+    for (uint32_t& v : w) v = g();
+    for (size_t i = 0; i < s.size(); ++i) s[i] = 0.01f * float(1 + i % 7), b[i] = -0.05f;
+    for (size_t i = 0; i < x.size(); ++i) x[i] = float(i % 13) - 6.0f;
+  }
+};
+
+__attribute__((target("avx2,fma"))) float hsum(__m256 v) {
+  const __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 q = _mm_add_ps(h, _mm_movehl_ps(h, h));
+  return _mm_cvtss_f32(_mm_add_ss(q, _mm_shuffle_ps(q, q, 1)));
+}
+
+// 4-bit, the fast tier's AVX2 form: 8 words per chunk (one group of 64), step n takes code n of
+// each word: shift, mask, convert, t = fma(q, s, b), acc = fma(t, x, acc). Two rows, two
+// accumulators each.
+__attribute__((target("avx2,fma"))) void q4_convert(Block& k) {
+  const int wpr = kCols / 8, gpr = kCols / 64;
+  const __m256i mask = _mm256_set1_epi32(15);
+  for (int r = 0; r < kRows; r += 2) {
+    __m256 acc[2][2] = {{_mm256_setzero_ps(), _mm256_setzero_ps()}, {_mm256_setzero_ps(), _mm256_setzero_ps()}};
+    for (int c = 0; c < wpr / 8; ++c) {
+      __m256i w[2];
+      __m256 s[2], b[2];
+      for (int i = 0; i < 2; ++i) {
+        w[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(&k.w[(r + i) * wpr + c * 8]));
+        s[i] = _mm256_broadcast_ss(&k.s[(r + i) * gpr + c]), b[i] = _mm256_broadcast_ss(&k.b[(r + i) * gpr + c]);
+      }
+      #pragma GCC unroll 16
+      for (int n = 0; n < 8; ++n) {
+        const __m256 x = _mm256_loadu_ps(&k.x[c * 64 + 8 * n]);
+        #pragma GCC unroll 2
+        for (int i = 0; i < 2; ++i) {
+          const __m256i code = _mm256_and_si256(_mm256_srli_epi32(w[i], 4 * n), mask);
+          acc[i][n & 1] = _mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_cvtepi32_ps(code), s[i], b[i]), x, acc[i][n & 1]);
+        }
+      }
+    }
+    for (int i = 0; i < 2; ++i) k.y[r + i] = hsum(_mm256_add_ps(acc[i][0], acc[i][1]));
+  }
+}
+
+// 4-bit by table: per group the 16 values t = fma(q, s, b) in two 8-entry vectors, looked up by
+// two vpermps and blended on the code's bit 3: one FMA per term instead of two.
+__attribute__((target("avx2,fma"))) void q4_table(Block& k) {
+  const int wpr = kCols / 8, gpr = kCols / 64;
+  const __m256 iota = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7), eight = _mm256_set1_ps(8);
+  for (int r = 0; r < kRows; r += 2) {
+    __m256 acc[2][2] = {{_mm256_setzero_ps(), _mm256_setzero_ps()}, {_mm256_setzero_ps(), _mm256_setzero_ps()}};
+    for (int c = 0; c < wpr / 8; ++c) {
+      __m256i w[2];
+      __m256 lo[2], hi[2];
+      for (int i = 0; i < 2; ++i) {
+        w[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(&k.w[(r + i) * wpr + c * 8]));
+        const __m256 s = _mm256_broadcast_ss(&k.s[(r + i) * gpr + c]), b = _mm256_broadcast_ss(&k.b[(r + i) * gpr + c]);
+        lo[i] = _mm256_fmadd_ps(iota, s, b), hi[i] = _mm256_fmadd_ps(_mm256_add_ps(iota, eight), s, b);
+      }
+      #pragma GCC unroll 16
+      for (int n = 0; n < 8; ++n) {
+        const __m256 x = _mm256_loadu_ps(&k.x[c * 64 + 8 * n]);
+        #pragma GCC unroll 2
+        for (int i = 0; i < 2; ++i) {
+          const __m256i idx = _mm256_srli_epi32(w[i], 4 * n);
+          const __m256 bit3 = _mm256_castsi256_ps(_mm256_slli_epi32(w[i], 28 - 4 * n));
+          const __m256 t =
+              _mm256_blendv_ps(_mm256_permutevar8x32_ps(lo[i], idx), _mm256_permutevar8x32_ps(hi[i], idx), bit3);
+          acc[i][n & 1] = _mm256_fmadd_ps(t, x, acc[i][n & 1]);
+        }
+      }
+    }
+    for (int i = 0; i < 2; ++i) k.y[r + i] = hsum(_mm256_add_ps(acc[i][0], acc[i][1]));
+  }
+}
+
+// 2-bit, the fast tier's AVX2 form (shift, mask, convert, two FMAs); 8 words cover two groups,
+// so s and b differ between the halves of the vector.
+__attribute__((target("avx2,fma"))) void q2_convert(Block& k) {
+  const int wpr = kCols / 16, gpr = kCols / 64;
+  const __m256i mask = _mm256_set1_epi32(3);
+  for (int r = 0; r < kRows; r += 2) {
+    __m256 acc[2][2] = {{_mm256_setzero_ps(), _mm256_setzero_ps()}, {_mm256_setzero_ps(), _mm256_setzero_ps()}};
+    for (int c = 0; c < wpr / 8; ++c) {
+      __m256i w[2];
+      __m256 s[2], b[2];
+      for (int i = 0; i < 2; ++i) {
+        const int g = (r + i) * gpr + 2 * c;
+        w[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(&k.w[(r + i) * wpr + c * 8]));
+        s[i] = _mm256_setr_m128(_mm_set1_ps(k.s[g]), _mm_set1_ps(k.s[g + 1]));
+        b[i] = _mm256_setr_m128(_mm_set1_ps(k.b[g]), _mm_set1_ps(k.b[g + 1]));
+      }
+      #pragma GCC unroll 16
+      for (int n = 0; n < 16; ++n) {
+        const __m256 x = _mm256_loadu_ps(&k.x[c * 128 + 8 * n]);
+        #pragma GCC unroll 2
+        for (int i = 0; i < 2; ++i) {
+          const __m256i code = _mm256_and_si256(_mm256_srli_epi32(w[i], 2 * n), mask);
+          acc[i][n & 1] = _mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_cvtepi32_ps(code), s[i], b[i]), x, acc[i][n & 1]);
+        }
+      }
+    }
+    for (int i = 0; i < 2; ++i) k.y[r + i] = hsum(_mm256_add_ps(acc[i][0], acc[i][1]));
+  }
+}
+
+// 2-bit by an in-lane table: vpermilps reads the low 2 bits of each index, so the shifted word
+// indexes the 4 values of its group (low half: group g, high half: group g + 1) with no mask.
+__attribute__((target("avx2,fma"))) void q2_table(Block& k) {
+  const int wpr = kCols / 16, gpr = kCols / 64;
+  const __m256 q4 = _mm256_setr_ps(0, 1, 2, 3, 0, 1, 2, 3);
+  for (int r = 0; r < kRows; r += 2) {
+    __m256 acc[2][2] = {{_mm256_setzero_ps(), _mm256_setzero_ps()}, {_mm256_setzero_ps(), _mm256_setzero_ps()}};
+    for (int c = 0; c < wpr / 8; ++c) {
+      __m256i w[2];
+      __m256 lut[2];
+      for (int i = 0; i < 2; ++i) {
+        const int g = (r + i) * gpr + 2 * c;
+        w[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(&k.w[(r + i) * wpr + c * 8]));
+        lut[i] = _mm256_fmadd_ps(q4, _mm256_setr_m128(_mm_set1_ps(k.s[g]), _mm_set1_ps(k.s[g + 1])),
+                                 _mm256_setr_m128(_mm_set1_ps(k.b[g]), _mm_set1_ps(k.b[g + 1])));
+      }
+      #pragma GCC unroll 16
+      for (int n = 0; n < 16; ++n) {
+        const __m256 x = _mm256_loadu_ps(&k.x[c * 128 + 8 * n]);
+        #pragma GCC unroll 2
+        for (int i = 0; i < 2; ++i) {
+          const __m256i idx = _mm256_srli_epi32(w[i], 2 * n);
+          acc[i][n & 1] = _mm256_fmadd_ps(_mm256_permutevar_ps(lut[i], idx), x, acc[i][n & 1]);
+        }
+      }
+    }
+    for (int i = 0; i < 2; ++i) k.y[r + i] = hsum(_mm256_add_ps(acc[i][0], acc[i][1]));
+  }
+}
+
+// 8-bit: words (shift, mask, convert) as the fast tier does, or bytes widened straight from
+// memory (vpmovzxbd: one load-and-widen per 8 codes, x in column order).
+__attribute__((target("avx2,fma"))) void q8_convert(Block& k) {
+  const int wpr = kCols / 4, gpr = kCols / 64;
+  const __m256i mask = _mm256_set1_epi32(255);
+  for (int r = 0; r < kRows; r += 2) {
+    __m256 acc[2][2] = {{_mm256_setzero_ps(), _mm256_setzero_ps()}, {_mm256_setzero_ps(), _mm256_setzero_ps()}};
+    for (int c = 0; c < wpr / 8; ++c) {
+      __m256i w[2];
+      __m256 s[2], b[2];
+      for (int i = 0; i < 2; ++i) {
+        w[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(&k.w[(r + i) * wpr + c * 8]));
+        s[i] = _mm256_broadcast_ss(&k.s[(r + i) * gpr + c / 2]), b[i] = _mm256_broadcast_ss(&k.b[(r + i) * gpr + c / 2]);
+      }
+      #pragma GCC unroll 16
+      for (int n = 0; n < 4; ++n) {
+        const __m256 x = _mm256_loadu_ps(&k.x[c * 32 + 8 * n]);
+        #pragma GCC unroll 2
+        for (int i = 0; i < 2; ++i) {
+          const __m256i code = _mm256_and_si256(_mm256_srli_epi32(w[i], 8 * n), mask);
+          acc[i][n & 1] = _mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_cvtepi32_ps(code), s[i], b[i]), x, acc[i][n & 1]);
+        }
+      }
+    }
+    for (int i = 0; i < 2; ++i) k.y[r + i] = hsum(_mm256_add_ps(acc[i][0], acc[i][1]));
+  }
+}
+
+__attribute__((target("avx2,fma"))) void q8_widen(Block& k) {
+  const int wpr = kCols / 4, gpr = kCols / 64;
+  for (int r = 0; r < kRows; r += 2) {
+    __m256 acc[2][2] = {{_mm256_setzero_ps(), _mm256_setzero_ps()}, {_mm256_setzero_ps(), _mm256_setzero_ps()}};
+    for (int g = 0; g < gpr; ++g) {
+      __m256 s[2], b[2];
+      const uint8_t* row[2];
+      for (int i = 0; i < 2; ++i) {
+        row[i] = reinterpret_cast<const uint8_t*>(&k.w[(r + i) * wpr]) + g * 64;
+        s[i] = _mm256_broadcast_ss(&k.s[(r + i) * gpr + g]), b[i] = _mm256_broadcast_ss(&k.b[(r + i) * gpr + g]);
+      }
+      #pragma GCC unroll 16
+      for (int n = 0; n < 8; ++n) {
+        const __m256 x = _mm256_loadu_ps(&k.x[g * 64 + 8 * n]);
+        #pragma GCC unroll 2
+        for (int i = 0; i < 2; ++i) {
+          const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(row[i] + 8 * n));
+          const __m256 q = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes));
+          acc[i][n & 1] = _mm256_fmadd_ps(_mm256_fmadd_ps(q, s[i], b[i]), x, acc[i][n & 1]);
+        }
+      }
+    }
+    for (int i = 0; i < 2; ++i) k.y[r + i] = hsum(_mm256_add_ps(acc[i][0], acc[i][1]));
+  }
+}
+
+void run(benchmark::State& state, void (*f)(Block&)) {
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
+    state.SkipWithError("this CPU has no AVX2/FMA");
+    return;
+  }
+  Block k;
+  for (auto _ : state) {
+    f(k);
+    benchmark::DoNotOptimize(k.y.data());
+  }
+  state.counters["Gweights/s"] = benchmark::Counter(double(kRows) * kCols, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+}  // namespace
+
+BENCHMARK_CAPTURE(run, q4_convert, q4_convert);
+BENCHMARK_CAPTURE(run, q4_table, q4_table);
+BENCHMARK_CAPTURE(run, q2_convert, q2_convert);
+BENCHMARK_CAPTURE(run, q2_table, q2_table);
+BENCHMARK_CAPTURE(run, q8_convert, q8_convert);
+BENCHMARK_CAPTURE(run, q8_widen, q8_widen);
+BENCHMARK_MAIN();
