@@ -1,4 +1,5 @@
 // `inspect` and `diff` over safetensors dumps.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -104,6 +105,51 @@ struct Pairing {
   int64_t token = -1;
 };
 
+// Routing taps: the order of a token's K expert slots is not part of the routing contract
+// (ops/router_topk.h: engines keep running-min slot order, others sort by weight), so
+// mlp.experts.idx and mlp.experts.weight are compared with each token's slots in ascending
+// expert order, on both sides, each side ordered by its own idx tap.
+const std::string kIdx = ".mlp.experts.idx", kWeight = ".mlp.experts.weight";
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+bool is_routing(const std::string& tap) { return ends_with(tap, kIdx) || ends_with(tap, kWeight); }
+std::string idx_tap_of(const std::string& tap) {
+  return tap.substr(0, tap.size() - (ends_with(tap, kIdx) ? kIdx : kWeight).size()) + kIdx;
+}
+
+// v's rows of k slots put in the order that sorts idx's rows ascending (stable).
+std::vector<double> in_expert_order(std::span<const double> v, std::span<const double> idx, int64_t k) {
+  std::vector<double> out(v.size());
+  std::vector<size_t> perm(static_cast<size_t>(k));
+  for (size_t r = 0; r + size_t(k) <= v.size(); r += size_t(k)) {
+    for (size_t j = 0; j < perm.size(); ++j) perm[j] = j;
+    std::stable_sort(perm.begin(), perm.end(), [&](size_t x, size_t y) { return idx[r + x] < idx[r + y]; });
+    for (size_t j = 0; j < perm.size(); ++j) out[r + j] = v[r + perm[j]];
+  }
+  return out;
+}
+
+// Both sides of a routing tap in expert order, when both dumps hold the layer's idx tap in the
+// same layout (A: the tap, or the token's row of it; B: the tensor mapped to it for that token).
+// Returns false (slot order kept) otherwise.
+bool order_routing(const std::string& tap, const Pairing& pr, const SafetensorsFile& a, const SafetensorsFile& b,
+                   const std::map<std::string, std::vector<Pairing>>& by_tap, std::vector<double>& va,
+                   std::vector<double>& vb) {
+  const std::string idx = idx_tap_of(tap);
+  const TensorInfo* ia = a.find(idx);
+  const auto it = by_tap.find(idx);
+  if (!ia || it == by_tap.end()) return false;
+  const auto ib = std::find_if(it->second.begin(), it->second.end(), [&](const Pairing& p) { return p.token == pr.token; });
+  if (ib == it->second.end()) return false;
+  std::vector<double> xa = values(*ia), xb = values(*b.find(ib->b_name));
+  const int64_t rows = ia->shape.empty() ? 1 : ia->shape[0], k = rows > 0 ? ia->numel() / rows : 0;
+  if (pr.token >= 0 && pr.token < rows) xa = std::vector<double>(xa.begin() + pr.token * k, xa.begin() + (pr.token + 1) * k);
+  if (k <= 0 || xa.size() != va.size() || xb.size() != vb.size() || va.size() != vb.size()) return false;
+  va = in_expert_order(va, xa, k), vb = in_expert_order(vb, xb, k);
+  return true;
+}
+
 }  // namespace
 
 int diff_dumps(const DiffOptions& opt) {
@@ -165,7 +211,9 @@ int diff_dumps(const DiffOptions& opt) {
         if (first.empty()) first = label;
         continue;
       }
-      const std::vector<double> vb = values(tb);
+      std::vector<double> vb = values(tb);
+      std::vector<double> va_row(sa.begin(), sa.end());
+      if (is_routing(name) && order_routing(name, pr, a, b, by_tap, va_row, vb)) sa = va_row;
       const DiffStats d = diff_stats(sa, vb);
       const bool bad = d.special > 0 || d.rel > opt.threshold;
       failed += bad;
@@ -183,6 +231,9 @@ int diff_dumps(const DiffOptions& opt) {
   for (const std::string& n : unmapped) std::printf("%-56s %s\n", n.c_str(), "in B, not mapped to a tap");
   if (!first.empty()) std::printf("first tap over threshold: %s\n", first.c_str());
   std::printf("%d passed, %d failed\n", compared - failed, failed);
+  // A gate that compared nothing must not pass: the names (or the mapping) are wrong.
+  MOE_CHECK(compared > 0, "diff: no tensor of " << opt.b << " lines up with a tap of " << opt.a
+                                                 << (map ? " through " + opt.map : std::string(" (other names: --map)")));
   return failed ? 1 : 0;
 }
 

@@ -5,6 +5,7 @@
 #   target_link_libraries(t PRIVATE moeoracle::kernels_cpu)   # every op, all three tiers
 #   target_link_libraries(t PRIVATE moeoracle::oracle)        # checkpoints, the forward, dumps
 #   target_link_libraries(t PRIVATE moeoracle::compare)       # Vulkan kernels against the truth
+#   target_link_libraries(t PRIVATE moeoracle::tap_writer)    # the engine-side C tap writer header
 # Headers go to <prefix>/include/moeoracle/{core,ops,oracle,compare}/ and are included as the
 # project includes them ("ops/rmsnorm.h", "compare/run/driver.h"); the dependencies (Debian
 # packages) are found again by the package config (cmake/moeoracleConfig.cmake.in).
@@ -18,7 +19,7 @@ set(MOE_HEADER_DIR ${CMAKE_INSTALL_INCLUDEDIR}/moeoracle)
 add_library(compare INTERFACE)
 target_link_libraries(compare INTERFACE compare_driver compare_model compare_mutate)
 
-set(MOE_INSTALLED_LIBS kernels_cpu kernels_registry)
+set(MOE_INSTALLED_LIBS kernels_cpu kernels_registry tap_writer)
 if(NOT MOE_KERNELS_ONLY)
   list(APPEND MOE_INSTALLED_LIBS oracle compare_core compare_vk compare_driver compare_model compare_mutate compare)
   install(TARGETS moeoracle RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)

@@ -78,6 +78,9 @@ std::optional<TapTarget> TapMap::map(const std::string& name) const {
     for (size_t v = 0; v < r.vars.size(); ++v) {
       const std::string val = m[v + 1].str();
       if (r.vars[v] == "token") {
+        // \d+ matched, so only the range can be wrong (a name like t99999999999999999999.x).
+        MOE_CHECK(val.size() <= 12, "tensor \"" << name << "\": token " << val << " (map key \"" << r.from
+                                                  << "\") is not a plausible token index");
         t.token = std::stoll(val);
         continue;
       }

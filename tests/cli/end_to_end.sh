@@ -73,6 +73,46 @@ printf '{"version": 1, "map": {"blk.{layer}.x": "model.layers.{expert}.out"}}' >
 check diff_map_invalid 2 "$bin" diff "$dir/ref.st" "$dir/engine.st" --map "$dir/badmap.json"
 expect_text diff_map_invalid "placeholder {expert} is not in the key"
 
+# Nothing lined up is not a pass: a map that matches none of B's names is an error.
+printf '{"version": 1, "map": {"nothing.{layer}": "model.layers.{layer}.out"}}' > "$dir/nomatch.json"
+check diff_nothing_compared 2 "$bin" diff "$dir/ref.st" "$dir/engine.st" --map "$dir/nomatch.json"
+expect_text diff_nothing_compared "lines up with a tap of"
+# A token number no dump can have is a clear error, not a crash.
+printf '{"version": 1, "map": {"t{token}.result_output": "logits"}}' > "$dir/tokmap.json"
+python3 - "$dir" <<'PY' || fail=1
+import json, struct, sys
+d = sys.argv[1]
+j = json.dumps({'t99999999999999999999.result_output': {'dtype': 'F32', 'shape': [1], 'data_offsets': [0, 4]}}).encode()
+j += b' ' * (-len(j) % 8)
+open(d + '/bigtok.st', 'wb').write(struct.pack('<Q', len(j)) + j + struct.pack('<f', 1.0))
+PY
+check diff_token_range 2 "$bin" diff "$dir/ref.st" "$dir/bigtok.st" --map "$dir/tokmap.json"
+expect_text diff_token_range "is not a plausible token index"
+# Routing taps compare each token's experts as a set: the slots of idx and weight permuted
+# together still pass; a weight moved to another expert fails.
+python3 - "$dir" <<'PY' || fail=1
+import json, struct, sys
+d = sys.argv[1]
+f = open(d + '/fast.st', 'rb'); n = struct.unpack('<Q', f.read(8))[0]; hj = f.read(n); h = json.loads(hj); data = f.read()
+def get(name):
+    e = h[name]; raw = data[e['data_offsets'][0]:e['data_offsets'][1]]
+    return list(struct.unpack('<%d%s' % (len(raw) // 4, 'i' if e['dtype'] == 'I32' else 'f'), raw)), e
+L = 'model.layers.0.mlp.experts.'
+idx, ei = get(L + 'idx'); w, ew = get(L + 'weight'); k = ei['shape'][1]
+def rev(v):  # reverse every token's slots
+    return [x for r in range(0, len(v), k) for x in reversed(v[r:r + k])]
+def patch(vals_idx, vals_w, path):
+    out = bytearray(data)
+    out[ei['data_offsets'][0]:ei['data_offsets'][1]] = struct.pack('<%di' % len(vals_idx), *vals_idx)
+    out[ew['data_offsets'][0]:ew['data_offsets'][1]] = struct.pack('<%df' % len(vals_w), *vals_w)
+    open(path, 'wb').write(struct.pack('<Q', n) + hj + bytes(out))
+patch(rev(idx), rev(w), d + '/slots.st')
+patch(idx, rev(w), d + '/slots_bad.st')
+PY
+check diff_slot_order 0 "$bin" diff "$dir/fast.st" "$dir/slots.st" --threshold 0
+check diff_slot_mismatch 1 "$bin" diff "$dir/fast.st" "$dir/slots_bad.st" --threshold 0
+expect_text diff_slot_mismatch "first tap over threshold: model.layers.0.mlp.experts.weight"
+
 # Snapshot in one process, continue in another: identical logits to one uninterrupted run.
 check run_all 0 "$bin" run --model "$dir/m" --tokens $toks --backend ref32 --decode --dump "$dir/all.st" --taps logits
 check run_first 0 "$bin" run --model "$dir/m" --tokens 5,9,300 --backend ref32 --decode --snapshot-out "$dir/s.mflx"
