@@ -27,6 +27,14 @@ def test_bundled_kernels_one_op_one_seed_pass(tmp_path):
     assert len(json.loads((tmp_path / "report.json").read_text())["cases"]) == len(r)
 
 
+def test_isolated_workers(cli):
+    """worker= the moeoracle executable: each kernel's cases run in a worker process, as the CLI's
+    default; the results are the same cases."""
+    inproc = moeoracle.compare(ops="residual_add", seed=2, shapes="remainders", precision="spec")
+    isolated = moeoracle.compare(ops="residual_add", seed=2, shapes="remainders", precision="spec", worker=cli)
+    assert isolated.ok and [c["shape"] for c in isolated] == [c["shape"] for c in inproc]
+
+
 def test_broken_manifest_is_a_clear_error(tmp_path):
     bad = tmp_path / "engine.json"
     bad.write_text(json.dumps({"name": "engine", "version": 1, "kernels": [
