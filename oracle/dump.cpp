@@ -50,6 +50,14 @@ void DumpSink::put_i32(const std::string& name, std::span<const int32_t> data, i
   t.rows += rows;
 }
 
+std::vector<std::pair<std::string, DumpSink::Tensor>> DumpSink::take() {
+  std::vector<std::pair<std::string, Tensor>> out;
+  out.reserve(order_.size());
+  for (const std::string& name : order_) out.emplace_back(name, std::move(tensors_.at(name)));
+  tensors_.clear(), order_.clear();
+  return out;
+}
+
 void DumpSink::write(const std::string& path, const std::map<std::string, std::string>& metadata) const {
   std::vector<TensorOut> out;
   for (const std::string& name : order_) {

@@ -5,6 +5,7 @@
 #pragma once
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "oracle/forward.h"
@@ -20,13 +21,17 @@ class DumpSink final : public TapSink {
   void write(const std::string& path, const std::map<std::string, std::string>& metadata) const;
   size_t size() const { return order_.size(); }
 
- private:
   struct Tensor {
     bool is_int = false;
     int64_t rows = 0, cols = 0;
-    std::vector<float> f;
-    std::vector<int32_t> i;
+    std::vector<float> f;    // [rows, cols] when !is_int
+    std::vector<int32_t> i;  // [rows, cols] when is_int
   };
+  // The gathered taps in forward order, moved out (the Python module hands the vectors to numpy
+  // without a copy); the sink is empty afterwards.
+  std::vector<std::pair<std::string, Tensor>> take();
+
+ private:
   Tensor& slot(const std::string& name, bool is_int, int64_t cols);
   std::vector<std::string> globs_;
   std::map<std::string, Tensor> tensors_;

@@ -21,6 +21,17 @@ ModelState ModelState::make(const ModelConfig& c, int64_t capacity) {
   return s;
 }
 
+void ModelState::reserve(const ModelConfig& c, int64_t new_capacity) {
+  if (new_capacity <= capacity) return;
+  capacity = new_capacity;
+  for (int64_t i = 0; i < c.layers; ++i) {
+    LayerState& l = layers[size_t(i)];
+    if (c.layer_kinds[size_t(i)] != LayerKind::Full) continue;
+    l.k_cache.resize(size_t(capacity * c.kv_heads * c.head_dim), 0.0f);
+    l.v_cache.resize(l.k_cache.size(), 0.0f);
+  }
+}
+
 void ModelState::reset() {
   pos = 0;
   for (LayerState& l : layers) {

@@ -26,6 +26,9 @@ struct ModelState {
 
   // Zero state for `cfg` with room for `capacity` positions.
   static ModelState make(const ModelConfig& cfg, int64_t capacity);
+  // Room for at least `capacity` positions, the rows already cached kept (a cache is
+  // [capacity, Hkv, D] row-major, so growing appends rows); never shrinks.
+  void reserve(const ModelConfig& cfg, int64_t capacity);
   void reset();
 };
 

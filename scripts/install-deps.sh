@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(cmake g++ make pkg-config libeigen3-dev libopenblas-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libbenchmark-dev libhwy-dev libvulkan-dev glslc libspirv-cross-c-shared-dev libshaderc-dev
-  mesa-vulkan-drivers)
+  mesa-vulkan-drivers python3-pybind11 python3-numpy python3-pytest python3-dev)
 # The tests also render the HTML report in a headless browser.
 if [[ "${1:-}" == "--test" ]]; then packages+=(chromium); fi
 missing=()

@@ -1,0 +1,126 @@
+"""Safetensors dumps (oracle/safetensors.h): read into numpy (no copy: read-only views of the
+mapped file), write from numpy (no copy: straight from the arrays' buffers), and the tap-by-tap
+diff of two dumps (`moeoracle diff`, oracle/dump_diff.h).
+
+dtypes: numpy has no bfloat16, so BF16 tensors read as their uint16 patterns
+(moeoracle.bf16_to_f32 widens them) and are written back as BF16 when named in ``bf16=``.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import numpy as np
+
+from . import _core
+
+
+class Dump(Mapping):
+    """A read dump: a mapping tensor name -> read-only numpy array in file order (the forward
+    order for the oracle's dumps), plus the file's __metadata__. The arrays view the mapped file
+    and keep it mapped while any of them lives; .copy() one to modify it."""
+
+    def __init__(self, path: str, tensors: dict[str, np.ndarray], metadata: dict[str, str]):
+        self.path = path
+        self.tensors = tensors
+        self.metadata = metadata
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.tensors[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.tensors)
+
+    def __len__(self) -> int:
+        return len(self.tensors)
+
+    def __repr__(self) -> str:
+        return f"Dump({self.path!r}: {len(self)} tensors, metadata {self.metadata})"
+
+
+def read_dump(path: str | os.PathLike) -> Dump:
+    """Every tensor of a safetensors file (validated against the file size first)."""
+    path = os.fspath(path)
+    tensors, metadata = _core.read_dump(path)
+    return Dump(path, dict(tensors), dict(metadata))
+
+
+def write_dump(path: str | os.PathLike, tensors: Mapping[str, np.ndarray], metadata: Mapping[str, str] | None = None,
+               *, bf16=()) -> None:
+    """Writes tensors (in the mapping's order) and metadata (str -> str) as a safetensors file,
+    through a temporary file renamed into place. Arrays must be C-contiguous, native byte
+    order; uint16 arrays named in bf16 are written as BF16."""
+    items = list(tensors.items())
+    meta = {str(k): str(v) for k, v in (metadata or {}).items()}
+    _core.write_dump(os.fspath(path), items, meta, [str(n) for n in bf16])
+
+
+@dataclass
+class DiffResult:
+    """The diff of dumps A (reference) and B (candidate): one dict per line of `moeoracle diff`
+    in A's forward order (then B's tensors only in B, then B's tensors no map rule names), with
+    kind ("compared", "mismatch", "only_in_a", "only_in_b", "unmapped"), tap, b_name, token (>= 0:
+    B holds that token's row), shape, max_abs_diff, max_abs_a, rel (= max|A-B| / max|A|), cosine,
+    special (NaN/Inf mismatches), failed, problem (for mismatches)."""
+
+    taps: list[dict] = field(default_factory=list)
+    first_failed: dict | None = None
+    compared: int = 0
+    failed: int = 0
+    threshold: float = 0.0
+
+    @property
+    def passed(self) -> int:
+        return self.compared - self.failed
+
+    @property
+    def ok(self) -> bool:
+        """No compared tap over the threshold (what `moeoracle diff` exits 0 for)."""
+        return self.failed == 0
+
+    def __str__(self) -> str:
+        lines = []
+        for t in self.taps:
+            name = t["tap"] if not t["b_name"] or t["b_name"] == t["tap"] else f"{t['tap']} <- {t['b_name']}"
+            if t["kind"] == "compared":
+                lines.append(f"{name:56} {t['shape']:14} {t['max_abs_diff']:12.4g} {t['rel']:12.4g} "
+                             f"{t['cosine']:10.7f}  {'OVER' if t['failed'] else 'ok'}")
+            else:
+                lines.append(f"{name:56} {t['kind']} {t['problem']}".rstrip())
+        lines.append(f"{self.passed} passed, {self.failed} failed")
+        return "\n".join(lines)
+
+
+def _as_path(x, tmpdir: str, name: str) -> str:
+    """A dump path for x: a path as is; a Dump's file; a RunResult or a mapping written to a
+    temporary file (with its metadata, if any)."""
+    if isinstance(x, (str, os.PathLike)):
+        return os.fspath(x)
+    if isinstance(x, Dump):
+        return x.path
+    from .model import RunResult
+    path = os.path.join(tmpdir, name + ".safetensors")
+    if isinstance(x, RunResult):
+        x.write_dump(path)
+    elif isinstance(x, Mapping):
+        write_dump(path, x)
+    else:
+        raise TypeError(f"diff: {name} is a {type(x).__name__}, expected a dump path, a Dump, a RunResult or a "
+                        "mapping of name -> array")
+    return path
+
+
+def diff(a, b, *, map: str | os.PathLike | None = None, threshold: float = 1e-5) -> DiffResult:
+    """`moeoracle diff A B [--map MAP] [--threshold T]` as data. a and b: dump paths, Dumps,
+    RunResults or mappings of name -> array. map: a JSON file naming B's tensors (another
+    engine's dump) as our taps (oracle/tap_map.h). A tap fails when NaN/Inf differ or
+    max|A-B| / max|A| > threshold."""
+    with tempfile.TemporaryDirectory(prefix="moeoracle-diff-") as tmp:
+        r = _core.diff(_as_path(a, tmp, "a"), _as_path(b, tmp, "b"), "" if map is None else os.fspath(map),
+                       threshold)
+    taps = list(r["taps"])
+    first = taps[r["first_failed"]] if r["first_failed"] >= 0 else None
+    return DiffResult(taps, first, r["compared"], r["failed"], threshold)
