@@ -20,4 +20,10 @@ if grep -rqF "$src" "$dir/build/CMakeCache.txt" "$dir/build/CMakeFiles/consumer.
   echo "FAIL: the consumer's build refers to the source tree $src"; exit 1
 fi
 "$dir/build/consumer"
+# The Python package, where the build has it, imports from the prefix alone (no build tree on the path).
+if [ -d "$build/python/moeoracle" ]; then
+  site=$(find "$dir/prefix" -type d -name dist-packages | head -1)
+  [ -n "$site" ] && [ -d "$site/moeoracle" ] || { echo "FAIL: no moeoracle package under $dir/prefix"; exit 1; }
+  (cd "$dir" && PYTHONPATH="$site" /usr/bin/python3 -c "import moeoracle, sys; assert moeoracle.__file__.startswith(sys.argv[1]), moeoracle.__file__; print('python: moeoracle from', moeoracle.__file__)" "$site")
+fi
 echo "install and consumer: ok"
