@@ -153,8 +153,9 @@ std::string repro_command(const CaseResult& c) {
     if (!c.manifest.empty()) os << " --kernels " << shell_quote(c.manifest);
     return os.str();
   }
-  os << "moeoracle compare --ops " << shell_quote(c.op) << " --seed " << c.seed << " --shapes "
-     << shell_quote(c.shape) << " --subgroup " << c.subgroup;
+  os << "moeoracle compare --ops " << shell_quote(c.op);
+  // A line about a whole plan (its worker could not start, or died too often) has no case: rerun the op.
+  if (!c.shape.empty()) os << " --seed " << c.seed << " --shapes " << shell_quote(c.shape) << " --subgroup " << c.subgroup;
   if (!c.manifest.empty()) os << " --kernels " << shell_quote(c.manifest);
   return os.str();
 }

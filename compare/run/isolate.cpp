@@ -11,9 +11,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <limits>
+#include <optional>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -48,12 +51,30 @@ void emit(int fd, const json& msg) {
 
 }  // namespace
 
+// The worker's device. A device that cannot be opened (it disappeared since the run started: a
+// GPU reset, a removed eGPU, a driver crash) is reported as {"device_error"}: the parent fails
+// this plan's remaining cases with it and the run goes on, where any other {"error"} stops it.
+// MOE_FAULT_NO_DEVICE=1 (set by the parent for tests, see spawn) makes the device unopenable.
+std::optional<vk::Context> open_device(const CompareOptions& opt, int fd) {
+  try {
+    MOE_CHECK(!std::getenv("MOE_FAULT_NO_DEVICE"), "vulkan: no device '" << opt.device
+                                                       << "' (MOE_FAULT_NO_DEVICE: a device gone, injected by a test)");
+    return std::optional<vk::Context>(std::in_place, opt.device,
+                                      opt.perf ? vk::Context::Memory::DeviceSpeed : vk::Context::Memory::Readback);
+  } catch (const Error& e) {
+    emit(fd, {{"device_error", e.what()}});
+    return std::nullopt;
+  }
+}
+
 int run_worker(const CompareOptions& opt, const WorkerTask& task) {
   poison_fresh_memory();
   try {
     const std::set<std::string> only(task.kernels.begin(), task.kernels.end());
     const Manifest m = load_kernels(opt.kernels, &only);
-    vk::Context ctx(opt.device, opt.perf ? vk::Context::Memory::DeviceSpeed : vk::Context::Memory::Readback);
+    std::optional<vk::Context> device = open_device(opt, task.fd);
+    if (!device) return 2;
+    vk::Context& ctx = *device;
     std::string why;
     const std::vector<Plan> plans = plans_for(m, task.op, &why);
     const auto it = std::find_if(plans.begin(), plans.end(), [&](const Plan& p) { return p.label == task.plan; });
@@ -95,6 +116,7 @@ struct Worker {
   Clock::time_point since;
   bool done = false, hung = false;
   std::string fatal;  // an {"error"} message
+  std::string device_error;  // a {"device_error"}: the worker could not open the device
 };
 
 struct PlanState {
@@ -124,7 +146,8 @@ std::vector<std::string> worker_args(const CompareOptions& opt, const std::strin
   return a;
 }
 
-Worker spawn(const CompareOptions& opt, const CompareRun& run, size_t work, int64_t resume) {
+// `spawned`: the workers this run started so far (for MOE_FAULT_DEVICE_GONE_AFTER).
+Worker spawn(const CompareOptions& opt, const CompareRun& run, size_t work, int64_t resume, int& spawned) {
   int msg[2], err[2];
   MOE_CHECK(::pipe2(msg, O_CLOEXEC) == 0 && ::pipe2(err, O_CLOEXEC) == 0,
             "compare: cannot create pipes for a worker: " << std::strerror(errno));
@@ -140,7 +163,15 @@ Worker spawn(const CompareOptions& opt, const CompareRun& run, size_t work, int6
   argv.push_back(nullptr);
   Worker w;
   w.work = work;
-  const int rc = ::posix_spawn(&w.pid, opt.worker_exe.c_str(), &fa, nullptr, argv.data(), environ);
+  // Fault injection for tests: MOE_FAULT_DEVICE_GONE_AFTER=N takes the device away from every
+  // worker after the first N (isolation_test: a device that disappears during a run).
+  std::vector<char*> env;
+  for (char** e = environ; *e; ++e) env.push_back(*e);
+  static char no_device[] = "MOE_FAULT_NO_DEVICE=1";
+  if (const char* n = std::getenv("MOE_FAULT_DEVICE_GONE_AFTER"); n && spawned >= std::atoi(n)) env.push_back(no_device);
+  env.push_back(nullptr);
+  ++spawned;
+  const int rc = ::posix_spawn(&w.pid, opt.worker_exe.c_str(), &fa, nullptr, argv.data(), env.data());
   posix_spawn_file_actions_destroy(&fa);
   ::close(msg[1]), ::close(err[1]);
   if (rc != 0) {
@@ -195,6 +226,8 @@ void take_line(Worker& w, const std::string& line, PlanState& st, std::vector<Ca
     results.push_back(result_from_json(j["result"]));
     w.in_case = false;
     st.next_unit = w.unit + 1;
+  } else if (j.contains("device_error")) {
+    w.device_error = j["device_error"].get<std::string>();
   } else if (j.contains("error")) {
     w.fatal = j["error"].get<std::string>();
   } else if (j.contains("done")) {
@@ -222,7 +255,16 @@ void finish(Worker& w, int status, const CompareRun& run, std::vector<PlanState>
   if (w.done && WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
   const bool restart = WIFEXITED(status) && WEXITSTATUS(status) == kExitRestart && !w.in_case;
   const auto& [op, pr] = run.work[w.work];
-  if (!restart) {
+  if (!w.device_error.empty()) {
+    // Counted as a death: a device back after a reset gets a fresh worker; one gone for good ends
+    // the plan after kMaxWorkerDeaths tries with the line below.
+    CaseResult r;
+    r.op = op, r.kernel = pr.plan->label, r.manifest = run.manifest.path, r.plan_index = int(pr.index);
+    r.case_pos = std::numeric_limits<int64_t>::max() - 1;
+    r.error = "a fresh worker for this plan's cases from #" + std::to_string(st.next_unit) +
+              " could not open the Vulkan device (gone since the run started?): " + w.device_error;
+    results.push_back(std::move(r));
+  } else if (!restart) {
     CaseResult r = w.in_case ? w.current : CaseResult{};
     if (!w.in_case) r.op = op, r.kernel = pr.plan->label, r.manifest = run.manifest.path, r.plan_index = int(pr.index);
     r.error = std::string(w.in_case ? "the worker running this case " : "the worker of this plan, outside any case, ") +
@@ -264,11 +306,12 @@ std::vector<CaseResult> compare_isolated(const CompareOptions& opt) {
   for (size_t i = 0; i < run.work.size(); ++i) pending.push_back(i);
   std::vector<Worker> active;
   std::string fatal;
+  int spawned = 0;
   while (fatal.empty() && (!pending.empty() || !active.empty())) {
     while (int(active.size()) < std::max(1, opt.jobs) && !pending.empty()) {
       const size_t w = pending.front();
       pending.pop_front();
-      active.push_back(spawn(opt, run, w, state[w].next_unit));
+      active.push_back(spawn(opt, run, w, state[w].next_unit, spawned));
     }
     std::vector<pollfd> fds;
     for (const Worker& w : active) {

@@ -3,7 +3,8 @@
 // process's) fails the case it was running with the signal, and every other case of it and of
 // the other kernels is still reported; a kernel too slow for the dispatch timeout fails that case
 // and its next cases run on a fresh worker; a kernel that crashes on every case stops after
-// kMaxWorkerDeaths deaths with one line for the rest.
+// kMaxWorkerDeaths deaths with one line for the rest; a device gone during the run fails the plans
+// left, each with the reason, and the run still ends with its results.
 #include "compare/run/isolate.h"
 #include "compare_test_util.h"
 
@@ -73,6 +74,37 @@ TEST(isolation, SameVerdictsInProcessAndInWorkers) {
     for (size_t k = 0; k < isolated[i].outputs.size(); ++k)
       EXPECT_EQ(in_process[i].outputs[k].budget_used, isolated[i].outputs[k].budget_used);
   }
+}
+
+// A device that disappears during a run (a GPU reset, a removed eGPU): every worker after the
+// first finds no device (fault injected by the parent: MOE_FAULT_DEVICE_GONE_AFTER=1). The first
+// plan's cases are decided; each later plan gets one line per attempt naming the device, then
+// the kMaxWorkerDeaths line; the run ends with its results, no exception, no hang. A device that
+// is lost while a case runs surfaces as an error of that dispatch, the same path as the slow
+// kernel above (run_case.cpp: device_fault, a fresh worker for the next case).
+TEST(isolation, ADeviceThatDisappearsFailsThePlansLeftAndTheRunEnds) {
+  if (!test::have_device()) GTEST_SKIP() << "no Vulkan device";
+  CompareOptions o;
+  o.ops = "rmsnorm,residual_add", o.shapes = "remainders", o.seeds = 1, o.quiet = true;
+  o.isolate = true, o.worker_exe = MOE_CLI;
+  ::setenv("MOE_FAULT_DEVICE_GONE_AFTER", "1", 1);
+  const std::vector<CaseResult> rs = compare_cases(o);
+  ::unsetenv("MOE_FAULT_DEVICE_GONE_AFTER");
+  int first_passed = 0, device_lines = 0, stopped = 0;
+  for (const CaseResult& r : rs) {
+    if (r.op == "rmsnorm") {
+      EXPECT_EQ(r.status(), CaseResult::Status::Pass) << case_line(r) << " " << r.error;
+      ++first_passed;
+      continue;
+    }
+    EXPECT_EQ(r.status(), CaseResult::Status::Fail) << case_line(r);
+    device_lines += r.error.find("could not open the Vulkan device") != std::string::npos &&
+                    r.error.find("MOE_FAULT_NO_DEVICE") != std::string::npos;
+    stopped += r.error.find("were not run: its worker died or lost the device 3 times") != std::string::npos;
+  }
+  EXPECT_GE(first_passed, 5);
+  EXPECT_EQ(device_lines, 3);
+  EXPECT_EQ(stopped, 1);
 }
 
 }  // namespace
