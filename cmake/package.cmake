@@ -21,6 +21,6 @@ set(CPACK_DEBIAN_RUNTIME_PACKAGE_RECOMMENDS "mesa-vulkan-drivers")
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "python3, python3-numpy")
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libmoeoracle-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
-    "moeoracle (= ${PROJECT_VERSION}), cmake, g++, libeigen3-dev, libhwy-dev, nlohmann-json3-dev, libvulkan-dev, libspirv-cross-c-shared-dev, libshaderc-dev, glslang-dev, spirv-tools, pkg-config")
+    "moeoracle (= ${PROJECT_VERSION}), libeigen3-dev, libhwy-dev, nlohmann-json3-dev, libvulkan-dev, libspirv-cross-c-shared-dev, libshaderc-dev, glslang-dev, spirv-tools, pkg-config")
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 include(CPack)

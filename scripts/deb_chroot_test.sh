@@ -31,13 +31,15 @@ set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 echo "== $(. /etc/os-release; echo "$PRETTY_NAME"), $(uname -m)"
 apt-get update -qq
+# A root reused from an earlier run: the packages of that run go first (same version: apt would keep them).
+apt-get purge -y -qq moeoracle libmoeoracle-dev >/dev/null 2>&1 || true
 apt-get install -y -qq --no-install-recommends /opt/moe/moeoracle_*.deb mesa-vulkan-drivers >/dev/null
 echo "== moeoracle --version"; moeoracle --version
 echo "== moeoracle selfcheck"; moeoracle selfcheck | tail -3
 echo "== moeoracle compare --seeds 1"; moeoracle compare --seeds 1 | tail -2
 echo "== python3 -c 'import moeoracle'"
 python3 -c "import moeoracle, sys; print('moeoracle from', moeoracle.__file__)"
-apt-get install -y -qq --no-install-recommends /opt/moe/libmoeoracle-dev_*.deb >/dev/null
+apt-get install -y -qq --no-install-recommends /opt/moe/libmoeoracle-dev_*.deb cmake make g++ >/dev/null  # the consumer's own toolchain
 echo "== examples/consumer against the installed libmoeoracle-dev"
 cmake -S /opt/moe/consumer -B /opt/moe/consumer-build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build /opt/moe/consumer-build -j"$(nproc)" >/dev/null
