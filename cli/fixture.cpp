@@ -10,7 +10,7 @@
 namespace moe {
 
 int make_fixture(const FixtureOptions& opt) {
-  const ModelConfig cfg = synthetic_preset(opt.preset);
+  const ModelConfig cfg = synthetic_preset(opt.preset, opt.layers);
   MOE_CHECK(opt.format == "mlx" || opt.format == "moeflux", "fixture: format '" << opt.format << "', expected mlx or moeflux");
   if (opt.format == "mlx") {
     write_synthetic_mlx(cfg, opt.seed, opt.out);

@@ -181,6 +181,9 @@ int main(int argc, char** argv) {
   fixture->add_option("--out", fo.out, "Output directory")->required();
   fixture->add_option("--format", fo.format, "mlx or moeflux")->check(CLI::IsMember({"mlx", "moeflux"}))->capture_default_str();
   fixture->add_option("--seed", fo.seed, "Seed")->capture_default_str();
+  fixture->add_option("--layers", fo.layers,
+                      "a3b-/a17b-2layers: the real model's first N layers instead of one linear and one full "
+                      "(a model larger than memory: docs/resources.md)");
 
   try {
     // MOE_SIMD=NAME runs the fast tier on another SIMD target than the best (to compare paths).

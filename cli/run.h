@@ -54,6 +54,7 @@ struct FixtureOptions {
   std::string out;
   std::string format = "mlx";
   uint64_t seed = 1;
+  int64_t layers = 0;  // real-shape presets: 0 = the preset's two layers, N = the real model's first N
 };
 int make_fixture(const FixtureOptions& opt);
 

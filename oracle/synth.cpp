@@ -19,17 +19,27 @@ namespace fs = std::filesystem;
 
 std::vector<std::string> synthetic_preset_names() { return {"tiny", "a3b-2layers", "a17b-2layers"}; }
 
-ModelConfig synthetic_preset(const std::string& name) {
+ModelConfig synthetic_preset(const std::string& name, int64_t layers) {
+  MOE_CHECK(layers == 0 || name != "tiny", "fixture: --layers applies to the real-shape presets, not 'tiny'");
   if (name == "tiny") return preset_config("tiny");
   MOE_CHECK(name == "a3b-2layers" || name == "a17b-2layers",
             "fixture: unknown preset '" << name << "' (known: tiny, a3b-2layers, a17b-2layers)");
   ModelConfig c = preset_config(name == "a3b-2layers" ? "qwen3.6-35b-a3b" : "qwen3.5-397b-a17b");
-  c.layers = 2;
-  c.layer_kinds = {LayerKind::Linear, LayerKind::Full};
-  c.layer_moe = {true, true};
+  MOE_CHECK(layers >= 0 && layers <= c.layers,
+            "fixture: --layers " << layers << ", expected 1.." << c.layers << " (the real model's layer count)");
+  if (layers == 0) {
+    c.layers = 2;
+    c.layer_kinds = {LayerKind::Linear, LayerKind::Full};
+    c.layer_moe = {true, true};
+  } else {
+    c.layers = layers;
+    c.layer_kinds.resize(size_t(layers));
+    c.layer_moe.resize(size_t(layers));
+  }
   std::map<std::string, int> keep;
   for (const auto& [k, v] : c.bits_override)
-    if (k.rfind("model.layers.0.", 0) == 0 || k.rfind("model.layers.1.", 0) == 0) keep[k] = v;
+    for (int64_t l = 0; l < c.layers; ++l)
+      if (k.rfind("model.layers." + std::to_string(l) + ".", 0) == 0) keep[k] = v;
   c.bits_override = keep;
   c.validate("preset " + name);
   return c;

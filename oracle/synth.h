@@ -14,8 +14,10 @@ namespace moe {
 
 // Presets: "tiny" (the golden model's shape: 4 layers, hidden 256, 8 experts), "a3b-2layers" and
 // "a17b-2layers" (one linear and one full-attention layer at the real Qwen3.6-35B-A3B /
-// Qwen3.5-397B-A17B shapes, all experts, real vocabulary; for benchmarks).
-ModelConfig synthetic_preset(const std::string& name);
+// Qwen3.5-397B-A17B shapes, all experts, real vocabulary; for benchmarks). `layers` (real-shape
+// presets only): 0 keeps those two; N > 0 takes the real model's first N layers instead (models
+// larger than a machine's memory: the A17B's experts are 7.3 MB each, 3.7 GB a layer).
+ModelConfig synthetic_preset(const std::string& name, int64_t layers = 0);
 std::vector<std::string> synthetic_preset_names();
 
 // Writes config.json + model.safetensors into `dir` (created). Same seed, same bytes.
