@@ -5,21 +5,7 @@ set -u
 bin=$1
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-fail=0
-check() {  # check NAME WANT_RC COMMAND... : runs COMMAND, expects exit code WANT_RC
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$dir/out.txt" 2>&1
-  local rc=$?
-  if [ "$rc" != "$want" ]; then
-    echo "FAIL $name: exit $rc, expected $want"; sed 's/^/    /' "$dir/out.txt" | tail -5; fail=1
-  else
-    echo "ok   $name"
-  fi
-}
-expect_text() {  # expect_text NAME TEXT : the last command's output contains TEXT
-  if ! grep -qF -- "$2" "$dir/out.txt"; then echo "FAIL $1: output lacks '$2'"; fail=1; fi
-}
+source "$(dirname "$0")/check_lib.sh"
 
 check fixture 0 "$bin" fixture --preset tiny --format moeflux --seed 3 --out "$dir/m"
 toks=5,9,300,17,2,44,8,100

@@ -9,21 +9,7 @@ set -u
 bin=$1 demo=$2 demo_stdio=$3 cxx=$4 map=$5
 dir=$(mktemp -d)
 trap 'chmod -R u+w "$dir"; rm -rf "$dir"' EXIT
-fail=0
-check() {  # check NAME WANT_RC COMMAND... : runs COMMAND, expects exit code WANT_RC
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$dir/out.txt" 2>&1
-  local rc=$?
-  if [ "$rc" != "$want" ]; then
-    echo "FAIL $name: exit $rc, expected $want"; sed 's/^/    /' "$dir/out.txt" | tail -8; fail=1
-  else
-    echo "ok   $name"
-  fi
-}
-expect_text() {  # expect_text NAME TEXT : the last command's output contains TEXT
-  if ! grep -qF -- "$2" "$dir/out.txt"; then echo "FAIL $1: output lacks '$2'"; sed 's/^/    /' "$dir/out.txt" | tail -8; fail=1; fi
-}
+source "$(dirname "$0")/check_lib.sh"
 expect_line() {  # expect_line NAME LINE : the last command's output has exactly this line
   if ! grep -qxF -- "$2" "$dir/out.txt"; then echo "FAIL $1: no line '$2'"; sed 's/^/    /' "$dir/out.txt" | tail -8; fail=1; fi
 }
