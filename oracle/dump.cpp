@@ -65,7 +65,7 @@ void DumpSink::write(const std::string& path, const std::map<std::string, std::s
     out.push_back({name, t.is_int ? DType::I32 : DType::F32, {t.rows, t.cols},
                    t.is_int ? static_cast<const void*>(t.i.data()) : static_cast<const void*>(t.f.data())});
   }
-  write_safetensors(path, out, metadata);
+  write_safetensors(path, out, metadata, "the dump");
 }
 
 }  // namespace moe

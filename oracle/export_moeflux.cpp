@@ -3,35 +3,21 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <regex>
 
 #include "core/check.h"
+#include "oracle/atomic_file.h"
 
 namespace moe {
 namespace fs = std::filesystem;
 
 namespace {
 
-void write_file(const fs::path& p, const std::vector<uint8_t>& bytes) {
-  std::ofstream f(p, std::ios::binary);
-  MOE_CHECK(f, p.string() << ": cannot create");
-  f.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
-  MOE_CHECK(f.good(), p.string() << ": write failed");
-}
-
-}  // namespace
-
-void export_moeflux(const std::string& src_dir, const std::string& out_dir) {
-  auto model = Model::load(src_dir);  // validates everything first
-  const ModelConfig& c = model->config();
-  const TensorTable table = open_checkpoint(src_dir);
-  MOE_CHECK(table.format == SourceFormat::Mlx, src_dir << ": already moeflux artifacts");
-  fs::create_directories(fs::path(out_dir) / "packed_experts");
-
+// The non-expert tensors: model_weights.bin (returned) and their manifest entries (`tensors`).
+std::vector<uint8_t> pack_weights(const TensorTable& table, const ModelConfig& c, nlohmann::json& tensors) {
   const std::regex expert_re(R"(\.switch_mlp\.(gate_proj|up_proj|down_proj)\.(weight|scales|biases)$)");
   std::vector<uint8_t> bin;
-  nlohmann::json tensors = nlohmann::json::object();
+  tensors = nlohmann::json::object();
   for (const auto& [name, info] : table.tensors) {  // std::map: sorted by name, as extract_weights.py
     if (std::regex_search(name, expert_re)) continue;
     bin.resize((bin.size() + 63) / 64 * 64, 0);
@@ -59,7 +45,28 @@ void export_moeflux(const std::string& src_dir, const std::string& out_dir) {
     }
     tensors[name] = e;
   }
-  write_file(fs::path(out_dir) / "model_weights.bin", bin);
+  return bin;
+}
+
+}  // namespace
+
+void export_moeflux(const std::string& src_dir, const std::string& out_dir, const std::string& source) {
+  // Built beside out_dir and renamed into place (oracle/atomic_file.h says what a reader sees).
+  StagingDir out(out_dir, "the moeflux export");
+  export_moeflux_into(src_dir, out.path(), out_dir, source);
+  out.publish();
+}
+
+void export_moeflux_into(const std::string& src_dir, const std::string& dir_name, const std::string& out_dir,
+                         const std::string& source) {
+  auto model = Model::load(src_dir);  // validates everything first
+  const ModelConfig& c = model->config();
+  const TensorTable table = open_checkpoint(src_dir);
+  MOE_CHECK(table.format == SourceFormat::Mlx, src_dir << ": already moeflux artifacts");
+  const fs::path dir = dir_name;
+  const std::string what = " of the moeflux export " + out_dir;
+  nlohmann::json tensors;
+  write_file_atomic((dir / "model_weights.bin").string(), "model_weights.bin" + what, pack_weights(table, c, tensors));
 
   nlohmann::json cfg = table.config.contains("text_config") ? table.config["text_config"] : table.config;
   nlohmann::json block = nlohmann::json::object();
@@ -75,17 +82,17 @@ void export_moeflux(const std::string& src_dir, const std::string& out_dir) {
   block["default_bits"] = c.default_bits;
   block["default_group_size"] = c.default_group;
   nlohmann::json manifest;
-  manifest["model"] = src_dir;
+  manifest["model"] = source.empty() ? src_dir : source;
   manifest["num_tensors"] = tensors.size();
   manifest["tensors"] = tensors;
   manifest["config"] = block;
-  {
-    std::ofstream f(fs::path(out_dir) / "model_weights.json");
-    MOE_CHECK(f, out_dir << "/model_weights.json: cannot create");
-    f << manifest.dump(1) << '\n';
-  }
+  write_file_atomic((dir / "model_weights.json").string(), "model_weights.json" + what, manifest.dump(1) + "\n");
 
   // Experts: blob e of layer i at byte e * EXPERT_SIZE (§2.3).
+  std::error_code ec;
+  fs::create_directory(dir / "packed_experts", ec);
+  MOE_CHECK(!ec, (dir / "packed_experts").string() << ": cannot create the experts' directory" << what << ": "
+                                                   << ec.message());
   for (int64_t i = 0; i < c.layers; ++i) {
     if (!model->layer(i).moe) continue;
     std::vector<uint8_t> file;
@@ -98,7 +105,7 @@ void export_moeflux(const std::string& src_dir, const std::string& out_dir) {
     }
     char name[32];
     std::snprintf(name, sizeof name, "layer_%02d.bin", int(i));
-    write_file(fs::path(out_dir) / "packed_experts" / name, file);
+    write_file_atomic((dir / "packed_experts" / name).string(), std::string(name) + what, file);
   }
 }
 

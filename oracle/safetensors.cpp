@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/check.h"
+#include "oracle/atomic_file.h"
 
 namespace moe {
 namespace {
@@ -122,7 +123,7 @@ std::vector<std::string> SafetensorsFile::names_in_file_order() const {
 }
 
 void write_safetensors(const std::string& path, const std::vector<TensorOut>& tensors,
-                       const std::map<std::string, std::string>& metadata) {
+                       const std::map<std::string, std::string>& metadata, const std::string& what) {
   nlohmann::ordered_json header;
   if (!metadata.empty()) header["__metadata__"] = metadata;
   uint64_t offset = 0;
@@ -138,18 +139,12 @@ void write_safetensors(const std::string& path, const std::vector<TensorOut>& te
   }
   std::string h = header.dump();
   h.append((8 - h.size() % 8) % 8, ' ');
-  const std::string tmp = path + ".partial";
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  MOE_CHECK(f, path << ": cannot create: " << std::strerror(errno));
+  AtomicFile f(path, what);
   const uint64_t hlen = h.size();
-  bool ok = std::fwrite(&hlen, 8, 1, f) == 1 && std::fwrite(h.data(), 1, h.size(), f) == h.size();
-  for (size_t i = 0; ok && i < tensors.size(); ++i)
-    ok = sizes[i] == 0 || std::fwrite(tensors[i].data, 1, sizes[i], f) == sizes[i];
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    MOE_FAIL(path << ": write failed: " << std::strerror(errno));
-  }
+  f.write(&hlen, 8);
+  f.write(h);
+  for (size_t i = 0; i < tensors.size(); ++i) f.write(tensors[i].data, sizes[i]);
+  f.commit();
 }
 
 }  // namespace moe

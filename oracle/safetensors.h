@@ -1,7 +1,7 @@
 // safetensors files: an 8-byte little-endian header length, a JSON header
 // {name: {dtype, shape, data_offsets: [begin, end)}, "__metadata__": {str: str}}, then the data.
-// Reading maps the file and validates every entry against the file size before use; writing
-// goes to a temporary file renamed into place, so a failed write never leaves a partial file.
+// Reading maps the file and validates every entry against the file size before use; writing is
+// atomic (oracle/atomic_file.h): the file at the path is the old one or the whole new one.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -52,7 +52,9 @@ struct TensorOut {
   const void* data = nullptr;  // dtype_size * numel bytes
 };
 
+// `what` names the content in error messages ("the dump", "the case file").
 void write_safetensors(const std::string& path, const std::vector<TensorOut>& tensors,
-                       const std::map<std::string, std::string>& metadata);
+                       const std::map<std::string, std::string>& metadata,
+                       const std::string& what = "the safetensors file");
 
 }  // namespace moe

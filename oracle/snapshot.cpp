@@ -5,6 +5,7 @@
 #include <iterator>
 
 #include "core/check.h"
+#include "oracle/atomic_file.h"
 
 namespace moe {
 namespace {
@@ -55,15 +56,7 @@ std::vector<uint8_t> snapshot_save(const ModelConfig& c, const ModelState& s, in
 }
 
 void snapshot_save_file(const std::string& path, const ModelConfig& c, const ModelState& s, int version) {
-  const std::vector<uint8_t> bytes = snapshot_save(c, s, version);
-  const std::string tmp = path + ".partial";
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    MOE_CHECK(f, path << ": cannot create");
-    f.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
-    MOE_CHECK(f.good(), path << ": write failed");
-  }
-  MOE_CHECK(std::rename(tmp.c_str(), path.c_str()) == 0, path << ": cannot rename " << tmp << " into place");
+  write_file_atomic(path, "the MFLX snapshot", snapshot_save(c, s, version));
 }
 
 void snapshot_load(const std::vector<uint8_t>& bytes, const ModelConfig& c, ModelState& state,

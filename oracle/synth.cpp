@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +11,8 @@
 #include "core/check.h"
 #include "core/mlx_quantize.h"
 #include "core/rng.h"
+#include "oracle/atomic_file.h"
+#include "oracle/export_moeflux.h"
 #include "oracle/safetensors.h"
 
 namespace moe {
@@ -63,10 +64,10 @@ struct Writer {
     std::memcpy(o.bytes.data(), v.data(), o.bytes.size());
     tensors["language_model." + name] = std::move(o);
   }
-  void write(const std::string& path) {
+  void write(const std::string& path, const std::string& what) {
     std::vector<TensorOut> out;
     for (const auto& [name, o] : tensors) out.push_back({name, o.dtype, o.shape, o.bytes.data()});
-    write_safetensors(path, out, {{"format", "mlx"}});
+    write_safetensors(path, out, {{"format", "mlx"}}, what);
   }
 };
 
@@ -110,7 +111,8 @@ void add_quant(Writer& w, const std::string& base, Rng rng, int64_t lead, int64_
 }  // namespace
 
 void write_synthetic_mlx(const ModelConfig& c, uint64_t seed, const std::string& dir) {
-  fs::create_directories(dir);
+  // Built beside `dir` and renamed into place (oracle/atomic_file.h says what a reader sees).
+  StagingDir out(dir, "the MLX fixture");
   Writer w;
   Rng root(seed);
   uint64_t stream = 0;
@@ -164,7 +166,7 @@ void write_synthetic_mlx(const ModelConfig& c, uint64_t seed, const std::string&
     gauss(M + "switch_mlp.up_proj", c.moe_inter, d, -1, c.experts);
     gauss(M + "switch_mlp.down_proj", d, c.moe_inter, -1, c.experts);
   }
-  w.write((fs::path(dir) / "model.safetensors").string());
+  w.write((fs::path(out.path()) / "model.safetensors").string(), "model.safetensors of the MLX fixture " + dir);
 
   nlohmann::json text;
   text["model_type"] = "qwen3_5_moe_text";
@@ -184,9 +186,25 @@ void write_synthetic_mlx(const ModelConfig& c, uint64_t seed, const std::string&
   for (const auto& [k, v] : c.bits_override) quant["language_model." + k] = {{"group_size", c.default_group}, {"bits", v}};
   nlohmann::json cfg = {{"model_type", "qwen3_5_moe"}, {"text_config", text}, {"quantization", quant},
                         {"tie_word_embeddings", false}};
-  std::ofstream f(fs::path(dir) / "config.json");
-  MOE_CHECK(f, dir << "/config.json: cannot create");
-  f << cfg.dump(1) << '\n';
+  write_file_atomic((fs::path(out.path()) / "config.json").string(), "config.json of the MLX fixture " + dir,
+                    cfg.dump(1) + "\n");
+  out.publish();
+}
+
+void write_synthetic(const ModelConfig& c, uint64_t seed, const std::string& dir, const std::string& format) {
+  MOE_CHECK(format == "mlx" || format == "moeflux", "fixture: format '" << format << "', expected mlx or moeflux");
+  if (format == "mlx") return write_synthetic_mlx(c, seed, dir);
+  // moeflux: the export's staging directory also holds the intermediate MLX model, removed before
+  // publishing, so a kill leaves one temporary tree. The export records a fixed source (not the
+  // intermediate's random name): the same seed gives the same bytes.
+  StagingDir out(dir, "the moeflux fixture");
+  const std::string mlx = (fs::path(out.path()) / "mlx-intermediate").string();
+  write_synthetic_mlx(c, seed, mlx);
+  export_moeflux_into(mlx, out.path(), dir, "synthetic, seed " + std::to_string(seed));
+  std::error_code ec;
+  fs::remove_all(mlx, ec);
+  MOE_CHECK(!ec, mlx << ": cannot remove the intermediate MLX fixture: " << ec.message());
+  out.publish();
 }
 
 }  // namespace moe

@@ -20,7 +20,10 @@ namespace moe {
 ModelConfig synthetic_preset(const std::string& name, int64_t layers = 0);
 std::vector<std::string> synthetic_preset_names();
 
-// Writes config.json + model.safetensors into `dir` (created). Same seed, same bytes.
+// Writes config.json + model.safetensors into `dir` (built under a temporary name beside it and
+// renamed into place; oracle/atomic_file.h). Same seed, same bytes.
 void write_synthetic_mlx(const ModelConfig& cfg, uint64_t seed, const std::string& dir);
+// `moeoracle fixture`: format "mlx" (the above) or "moeflux" (that, exported by export_moeflux).
+void write_synthetic(const ModelConfig& cfg, uint64_t seed, const std::string& dir, const std::string& format);
 
 }  // namespace moe

@@ -1,11 +1,11 @@
 #include "compare/model/html_report.h"
 
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "compare/report/html_common.h"
 #include "core/check.h"
+#include "oracle/atomic_file.h"
 
 namespace moe::compare {
 namespace {
@@ -201,17 +201,11 @@ void write_model_html(std::ostream& os, const ModelCompareResult& r) {
 }
 
 void save_model_html(const std::string& path, const ModelCompareResult& r) {
-  std::ofstream f(path);
-  MOE_CHECK(f, "--html: cannot write " << path);
-  write_model_html(f, r);
-  MOE_CHECK(f.good(), "--html: writing " << path << " failed");
+  write_stream_atomic(path, "the HTML report (--html)", [&](std::ostream& os) { write_model_html(os, r); });
 }
 
 void save_model_json(const std::string& path, const ModelCompareResult& r) {
-  std::ofstream f(path);
-  MOE_CHECK(f, "--json: cannot write " << path);
-  write_model_json(f, r);
-  MOE_CHECK(f.good(), "--json: writing " << path << " failed");
+  write_stream_atomic(path, "the JSON report (--json)", [&](std::ostream& os) { write_model_json(os, r); });
 }
 
 }  // namespace moe::compare

@@ -30,6 +30,7 @@
 #include "compare/shaders/bundled.h"
 #include "compare/vk/runner.h"
 #include "core/check.h"
+#include "oracle/atomic_file.h"
 
 namespace moe::compare {
 
@@ -76,13 +77,13 @@ std::map<std::string, std::set<std::string>> read_mutant_list(const std::string&
 }
 
 // The bundled kernels as GLSL (the sources travel in the binary): a folder with every .comp and a
-// manifest whose entries compile them instead of loading the embedded SPIR-V.
+// manifest whose entries compile them instead of loading the embedded SPIR-V. A private scratch
+// folder: written without fsync, but a full disk is still a clear error.
 std::string write_bundled_glsl(const fs::path& dir) {
   fs::create_directories(dir);
   for (const auto& [name, bytes] : bundled_files())
     if (name.size() > 5 && name.ends_with(".comp"))
-      std::ofstream(dir / name, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
-                                                        std::streamsize(bytes.size()));
+      write_file_atomic((dir / name).string(), "a bundled kernel's GLSL", bytes, Durability::Scratch);
   json m = json::parse(bundled_manifest_json());
   for (json& k : m["kernels"]) {
     const std::string spv = k["spirv"].get<std::string>();
@@ -90,7 +91,7 @@ std::string write_bundled_glsl(const fs::path& dir) {
     k["glsl"] = spv.substr(0, spv.size() - 4) + ".comp";
   }
   const fs::path path = dir / "bundled_glsl.json";
-  std::ofstream(path) << m.dump(1);
+  write_file_atomic(path.string(), "the bundled GLSL manifest", m.dump(1), Durability::Scratch);
   return path.string();
 }
 
@@ -439,7 +440,7 @@ void apply_bundled_claims(MutateReport& rep) {
 }  // namespace
 
 MutateReport run_mutate(const MutateOptions& opt) {
-  const fs::path tmp = fs::temp_directory_path() / ("moeoracle_mutate_" + std::to_string(::getpid()));
+  const fs::path tmp = fs::temp_directory_path() / ("moeoracle_mutate_" + unique_tag());
   const bool bundled = opt.kernels.empty() || opt.kernels == "bundled";
   struct Cleanup {
     fs::path p;
@@ -524,16 +525,10 @@ MutateReport run_mutate(const MutateOptions& opt) {
 int mutate_command(const MutateOptions& opt) {
   const MutateReport rep = run_mutate(opt);
   write_mutate_console(std::cout, rep);
-  if (!opt.json.empty()) {
-    std::ofstream f(opt.json);
-    MOE_CHECK(f, "mutate: cannot write '" << opt.json << "'");
-    write_mutate_json(f, rep);
-  }
-  if (!opt.html.empty()) {
-    std::ofstream f(opt.html);
-    MOE_CHECK(f, "mutate: cannot write '" << opt.html << "'");
-    write_mutate_html(f, rep);
-  }
+  if (!opt.json.empty())
+    write_stream_atomic(opt.json, "the mutate JSON report", [&](std::ostream& os) { write_mutate_json(os, rep); });
+  if (!opt.html.empty())
+    write_stream_atomic(opt.html, "the mutate HTML report", [&](std::ostream& os) { write_mutate_html(os, rep); });
   const auto stats = kill_stats(rep);
   const auto all = stats.find("all");
   return rep.interrupted || (all != stats.end() && all->second.kill_rate() < opt.min_kill_rate) ? 1 : 0;

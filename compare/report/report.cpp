@@ -2,13 +2,13 @@
 #include "compare/report/report.h"
 
 #include <cmath>
-#include <fstream>
 #include <iomanip>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "core/check.h"
+#include "oracle/atomic_file.h"
 
 namespace moe::compare {
 namespace {
@@ -388,16 +388,17 @@ void write_junit(std::ostream& os, std::span<const CaseResult> cases) {
 }
 
 void save_report(const std::string& path, ReportFormat format, std::span<const CaseResult> cases) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  MOE_CHECK(f, "report: cannot open '" << path << "' for writing");
-  if (format == ReportFormat::Json)
-    write_json(f, cases);
-  else if (format == ReportFormat::Html)
-    write_html(f, cases);
-  else
-    write_junit(f, cases);
-  f.flush();
-  MOE_CHECK(f, "report: writing '" << path << "' failed (disk full?)");
+  const char* what = "the JUnit report";
+  if (format == ReportFormat::Json) what = "the JSON report";
+  if (format == ReportFormat::Html) what = "the HTML report";
+  write_stream_atomic(path, what, [&](std::ostream& os) {
+    if (format == ReportFormat::Json)
+      write_json(os, cases);
+    else if (format == ReportFormat::Html)
+      write_html(os, cases);
+    else
+      write_junit(os, cases);
+  });
 }
 
 }  // namespace moe::compare

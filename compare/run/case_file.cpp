@@ -65,7 +65,7 @@ void save_case_file(const std::string& path, const CaseFile& f) {
   }
   j["plan"] = {{"manifest", f.manifest}, {"label", f.plan}};
   j["origin"] = f.origin;
-  write_safetensors(path, out, {{"moeoracle_case", "1"}, {"case", j.dump()}});
+  write_safetensors(path, out, {{"moeoracle_case", "1"}, {"case", j.dump()}}, "the case file");
 }
 
 CaseFile load_case_file(const std::string& path) {

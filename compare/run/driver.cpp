@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <optional>
 #include <set>
@@ -25,6 +24,7 @@
 #include "compare/report/report.h"
 #include "compare/vk/runner.h"
 #include "core/check.h"
+#include "oracle/atomic_file.h"
 
 namespace moe::compare {
 namespace fs = std::filesystem;
@@ -42,15 +42,18 @@ std::vector<std::string> split(const std::string& s) {
 // The bundled manifest goes through the same loader and reflection checks as any engine's: its
 // JSON and SPIR-V are written to a private folder and loaded from there.
 Manifest load_bundled_manifest(const std::set<std::string>* only) {
-  const fs::path dir = fs::temp_directory_path() / ("moeoracle_bundled_" + std::to_string(::getpid()));
+  // Private scratch files (no fsync), in a folder of this call's own: two threads of one process
+  // (the Python module) may load it at once.
+  const fs::path dir = fs::temp_directory_path() / ("moeoracle_bundled_" + unique_tag());
   fs::create_directories(dir);
-  for (const auto& [name, bytes] : bundled_files()) {
-    std::ofstream f(dir / name, std::ios::binary);
-    f.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
-  }
-  std::ofstream(dir / "bundled.json") << bundled_manifest_json();
   Manifest m;
   try {
+    for (const auto& [name, bytes] : bundled_files()) {
+      fs::create_directories((dir / name).parent_path());  // equivalent/*.json: the mutate claims
+      write_file_atomic((dir / name).string(), "a bundled file", bytes, Durability::Scratch);
+    }
+    write_file_atomic((dir / "bundled.json").string(), "the bundled manifest", bundled_manifest_json(),
+                      Durability::Scratch);
     m = load_manifest((dir / "bundled.json").string(), only);
   } catch (...) {
     fs::remove_all(dir);

@@ -118,7 +118,7 @@ void write_dump(const std::string& path, const py::list& tensors, const std::map
   }
   // `tensors` holds the arrays for the whole call: their buffers stay valid without the GIL.
   py::gil_scoped_release nogil;
-  write_safetensors(path, out, metadata);
+  write_safetensors(path, out, metadata, "the dump");
 }
 
 const char* kind_name(TapDiff::Kind k) {

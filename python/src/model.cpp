@@ -116,16 +116,8 @@ class Session {
 // `moeoracle fixture` (cli/fixture.cpp): MLX directly, moeflux by exporting a temporary MLX one.
 void fixture(const std::string& preset, const std::string& out, const std::string& format, uint64_t seed) {
   const ModelConfig cfg = synthetic_preset(preset);
-  MOE_CHECK(format == "mlx" || format == "moeflux", "fixture: format '" << format << "', expected mlx or moeflux");
   py::gil_scoped_release nogil;
-  if (format == "mlx") {
-    write_synthetic_mlx(cfg, seed, out);
-  } else {
-    const std::string tmp = out + ".mlx-tmp";
-    write_synthetic_mlx(cfg, seed, tmp);
-    export_moeflux(tmp, out);
-    std::filesystem::remove_all(tmp);
-  }
+  write_synthetic(cfg, seed, out, format);
 }
 
 }  // namespace

@@ -243,7 +243,8 @@ TEST(Report, SaveReportWritesOrNamesThePath) {
   EXPECT_EQ(xml_problem(ss.str()), "");
   std::filesystem::remove(path);
   test::expect_error([] { save_report("/nonexistent-dir/r.json", ReportFormat::Json, sample()); },
-                     "cannot open '/nonexistent-dir/r.json'");
+                     "/nonexistent-dir/r.json: cannot write the JSON report: opening its directory /nonexistent-dir: "
+                     "No such file or directory");
 }
 
 }  // namespace
