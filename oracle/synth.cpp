@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -48,26 +49,60 @@ ModelConfig synthetic_preset(const std::string& name, int64_t layers) {
 
 namespace {
 
-// Collects tensors (owned) and writes them as one safetensors file.
+// Collects tensors (owned) and writes them as safetensors shards of the model directory `dir`,
+// as published checkpoints are split: a shard is written whenever a layer ends with more than
+// kShardBytes collected, so memory holds at most about one layer plus a shard (an A17B layer's
+// experts alone are 3.7 GB: a whole real-shape model would not fit in a small machine's memory).
+// One shard is `model.safetensors`; several are model-0000i-of-0000N.safetensors with
+// model.safetensors.index.json, as mlx-lm writes them.
 struct Writer {
+  static constexpr size_t kShardBytes = size_t(1) << 30;
   struct Owned {
     DType dtype;
     std::vector<int64_t> shape;
     std::vector<uint8_t> bytes;
   };
+  std::string dir, what;
   std::map<std::string, Owned> tensors;
+  size_t held = 0;
+  std::vector<std::vector<std::string>> shards;  // the tensor names of each shard written
 
   template <class T>
   void add(const std::string& name, DType dt, std::vector<int64_t> shape, const std::vector<T>& v) {
     Owned o{dt, std::move(shape), {}};
     o.bytes.resize(v.size() * sizeof(T));
     std::memcpy(o.bytes.data(), v.data(), o.bytes.size());
+    held += o.bytes.size();
     tensors["language_model." + name] = std::move(o);
   }
-  void write(const std::string& path, const std::string& what) {
+  std::string shard_name(size_t i, size_t n) const {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "model-%05zu-of-%05zu.safetensors", i + 1, n);
+    return n == 1 ? "model.safetensors" : buf;
+  }
+  // At a layer's end: a shard when enough is held (force: whatever is held, at the end).
+  void cut(bool force) {
+    if (tensors.empty() || (!force && held < kShardBytes)) return;
     std::vector<TensorOut> out;
-    for (const auto& [name, o] : tensors) out.push_back({name, o.dtype, o.shape, o.bytes.data()});
-    write_safetensors(path, out, {{"format", "mlx"}}, what);
+    std::vector<std::string> names;
+    for (const auto& [name, o] : tensors) out.push_back({name, o.dtype, o.shape, o.bytes.data()}), names.push_back(name);
+    const std::string tmp = (fs::path(dir) / ("shard-" + std::to_string(shards.size()) + ".safetensors")).string();
+    write_safetensors(tmp, out, {{"format", "mlx"}}, "a shard of " + what);
+    shards.push_back(std::move(names));
+    tensors.clear(), held = 0;
+  }
+  // The shards under their final names (known once their count is), and the index where there are several.
+  void finish() {
+    cut(true);
+    nlohmann::json map = nlohmann::json::object();
+    for (size_t i = 0; i < shards.size(); ++i) {
+      const std::string name = shard_name(i, shards.size());
+      fs::rename(fs::path(dir) / ("shard-" + std::to_string(i) + ".safetensors"), fs::path(dir) / name);
+      for (const std::string& t : shards[i]) map[t] = name;
+    }
+    if (shards.size() > 1)
+      write_file_atomic((fs::path(dir) / "model.safetensors.index.json").string(), "the shard index of " + what,
+                        nlohmann::json{{"metadata", nlohmann::json::object()}, {"weight_map", map}}.dump(1) + "\n");
   }
 };
 
@@ -114,6 +149,7 @@ void write_synthetic_mlx(const ModelConfig& c, uint64_t seed, const std::string&
   // Built beside `dir` and renamed into place (oracle/atomic_file.h says what a reader sees).
   StagingDir out(dir, "the MLX fixture");
   Writer w;
+  w.dir = out.path(), w.what = "the MLX fixture " + dir;
   Rng root(seed);
   uint64_t stream = 0;
   auto next = [&] { return root.fork(++stream); };
@@ -165,8 +201,9 @@ void write_synthetic_mlx(const ModelConfig& c, uint64_t seed, const std::string&
     gauss(M + "switch_mlp.gate_proj", c.moe_inter, d, -1, c.experts);
     gauss(M + "switch_mlp.up_proj", c.moe_inter, d, -1, c.experts);
     gauss(M + "switch_mlp.down_proj", d, c.moe_inter, -1, c.experts);
+    w.cut(false);
   }
-  w.write((fs::path(out.path()) / "model.safetensors").string(), "model.safetensors of the MLX fixture " + dir);
+  w.finish();
 
   nlohmann::json text;
   text["model_type"] = "qwen3_5_moe_text";
