@@ -5,8 +5,16 @@ set -euo pipefail
 packages=(cmake g++ make pkg-config libeigen3-dev libopenblas-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libbenchmark-dev libhwy-dev libvulkan-dev glslc libspirv-cross-c-shared-dev libshaderc-dev
   mesa-vulkan-drivers python3-pybind11 python3-numpy python3-pytest python3-dev)
-# The tests also render the HTML report in a headless browser.
-if [[ "${1:-}" == "--test" ]]; then packages+=(chromium); fi
+# --test: the tests also render the HTML report in a headless browser.
+# --tsan: the ThreadSanitizer build (scripts/sanitize.sh tsan) uses clang 14 with LLVM's OpenMP
+# runtime, whose archer tool tells TSan about OpenMP's synchronisation (GCC's libgomp cannot).
+for arg in "$@"; do
+  case "$arg" in
+    --test) packages+=(chromium) ;;
+    --tsan) packages+=(clang-14 libomp-14-dev libclang-rt-14-dev) ;;
+    *) echo "install-deps.sh: unknown option $arg (expected --test or --tsan)" >&2; exit 2 ;;
+  esac
+done
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

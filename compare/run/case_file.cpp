@@ -52,7 +52,10 @@ void save_case_file(const std::string& path, const CaseFile& f) {
     out.push_back({"in/" + name, DType::U32, {int64_t(t.words.size())}, t.words.data()});
   }
   j["outputs"] = json::array();
-  for (const auto& [name, s] : c.outputs) {
+  for (const auto& output : c.outputs) {
+    // Named references, not a structured binding: clang before 16 cannot capture one in a lambda.
+    const std::string& name = output.first;
+    const auto& s = output.second;
     j["outputs"].push_back({{"name", name}, {"kind", kind_name(s.kind)}, {"row", s.row}});
     auto add = [&](const std::string& prefix, const std::vector<double>& v) {
       if (!v.empty()) out.push_back({prefix + name, DType::F64, {int64_t(v.size())}, v.data()});
