@@ -7,6 +7,8 @@ packages=(cmake g++ make pkg-config libeigen3-dev libopenblas-dev nlohmann-json3
   mesa-vulkan-drivers python3-pybind11 python3-numpy python3-pytest python3-dev)
 # The tests also render the HTML report in a headless browser.
 if [[ "${1:-}" == "--test" ]]; then packages+=(chromium); fi
+# The fuzz harnesses (scripts/fuzz.sh): clang 14 with its libFuzzer/sanitizer runtimes and OpenMP.
+if [[ "${1:-}" == "--fuzz" ]]; then packages+=(clang libclang-rt-14-dev libomp-dev); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
