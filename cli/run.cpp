@@ -14,38 +14,9 @@
 #include "oracle/dump.h"
 #include "oracle/forward.h"
 #include "oracle/snapshot.h"
+#include "oracle/tokens.h"
 
 namespace moe {
-namespace {
-
-}  // namespace
-
-std::vector<int32_t> parse_tokens(const std::string& text, const std::string& source) {
-  std::vector<int32_t> ids;
-  std::string s = text;
-  for (char& ch : s)
-    if (ch == ',' || ch == '\n' || ch == '\t') ch = ' ';
-  std::istringstream in(s);
-  for (std::string item; in >> item;) {
-    char* end = nullptr;
-    const long long v = std::strtoll(item.c_str(), &end, 10);
-    MOE_CHECK(end && *end == '\0' && v >= 0 && v <= INT32_MAX,
-              source << ": token '" << item << "' is not a non-negative integer id");
-    ids.push_back(int32_t(v));
-  }
-  MOE_CHECK(!ids.empty(), source << ": no tokens");
-  return ids;
-}
-
-std::vector<int32_t> read_tokens(const std::string& tokens, const std::string& tokens_file, const char* command) {
-  MOE_CHECK(tokens.empty() != tokens_file.empty(), command << ": give exactly one of --tokens and --tokens-file");
-  if (!tokens.empty()) return parse_tokens(tokens, "--tokens");
-  std::ifstream f(tokens_file);
-  MOE_CHECK(f, tokens_file << ": cannot open");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return parse_tokens(ss.str(), tokens_file);
-}
 
 namespace {
 
@@ -82,17 +53,7 @@ class ProgressSink final : public TapSink {
 }  // namespace
 
 int run_model(const RunOptions& opt) {
-  MOE_CHECK(opt.tokens.empty() != opt.tokens_file.empty(), "run: give exactly one of --tokens and --tokens-file");
-  std::vector<int32_t> tokens;
-  if (!opt.tokens.empty()) {
-    tokens = parse_tokens(opt.tokens, "--tokens");
-  } else {
-    std::ifstream f(opt.tokens_file);
-    MOE_CHECK(f, opt.tokens_file << ": cannot open");
-    std::stringstream ss;
-    ss << f.rdbuf();
-    tokens = parse_tokens(ss.str(), opt.tokens_file);
-  }
+  const std::vector<int32_t> tokens = read_tokens(opt.tokens, opt.tokens_file, "run");
   if (opt.threads > 0) omp_set_num_threads(opt.threads);
   auto model = Model::load(opt.model);
   const ModelConfig& c = model->config();

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "oracle/tokens.h"  // parse_tokens, read_tokens (--tokens, --tokens-file)
+
 namespace moe {
 
 struct RunOptions {
@@ -21,10 +23,6 @@ struct RunOptions {
 };
 
 int run_model(const RunOptions& opt);
-// Token ids from --tokens text or a file's contents; `source` names it in errors.
-std::vector<int32_t> parse_tokens(const std::string& text, const std::string& source);
-// Exactly one of `tokens` and `tokens_file` given: the ids.
-std::vector<int32_t> read_tokens(const std::string& tokens, const std::string& tokens_file, const char* command);
 
 struct BisectOptions {
   std::string model, kernels, device, tokens, tokens_file;

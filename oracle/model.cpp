@@ -70,6 +70,14 @@ static QuantMatrix quant_matrix(const TensorTable& t, const std::string& base, i
   expect_tensor(w, DType::U32, ws);
   expect_tensor(s, DType::BF16, ss);
   expect_tensor(b, DType::BF16, ss);
+  // The kernels read the words and scales in place: a safetensors file may put a tensor at any
+  // byte offset, a u32 needs 4-byte alignment (bf16: 2).
+  for (const TensorInfo* t : {&w, &s, &b}) {
+    const size_t align = dtype_size(t->dtype);
+    MOE_CHECK(reinterpret_cast<uintptr_t>(t->data) % align == 0,
+              t->file << ": tensor '" << t->name << "' data is not " << align << "-byte aligned (" << dtype_name(t->dtype)
+                      << " is read in place; the writer must pad the offsets)");
+  }
   QuantMatrix q;
   q.w = reinterpret_cast<const uint32_t*>(w.data);
   q.scales = reinterpret_cast<const bf16*>(s.data);

@@ -8,6 +8,7 @@
 
 #include "core/check.h"
 #include "oracle/atomic_file.h"
+#include "oracle/json_read.h"
 
 namespace moe {
 namespace {
@@ -38,6 +39,14 @@ size_t dtype_size(DType d) {
   for (const auto& r : kDTypes)
     if (r.d == d) return r.size;
   return 0;
+}
+
+bool shape_bytes(const std::vector<int64_t>& shape, size_t elem_size, uint64_t& bytes) {
+  // numel() is int64: the element count must fit it too, not only the byte count.
+  int64_t n = 1;
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return false;
+  return !__builtin_mul_overflow(uint64_t(n), uint64_t(elem_size), &bytes);
 }
 
 int64_t TensorInfo::numel() const {
@@ -84,16 +93,15 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : map_(path) {
     TensorInfo t;
     t.name = name;
     t.file = path;
-    const std::string dt = e["dtype"].get<std::string>();
+    const std::string where = path + ": tensor '" + name + "'";
+    const std::string dt = json_string(e["dtype"], where + ": dtype");
     const DTypeRow* row = nullptr;
     for (const auto& r : kDTypes)
       if (dt == r.name) row = &r;
-    MOE_CHECK(row, path << ": tensor '" << name << "': unknown dtype '" << dt << "'");
+    MOE_CHECK(row, where << ": unknown dtype '" << dt << "'");
     t.dtype = row->d;
-    for (const auto& s : e["shape"]) {
-      MOE_CHECK(s.is_number_integer() && s.get<int64_t>() >= 0, path << ": tensor '" << name << "': bad shape " << e["shape"].dump());
-      t.shape.push_back(s.get<int64_t>());
-    }
+    MOE_CHECK(e["shape"].is_array(), where << ": shape: expected an array, found " << json_shown(e["shape"]));
+    for (const auto& s : e["shape"]) t.shape.push_back(json_int(s, where + ": shape " + e["shape"].dump(), 0));
     const auto& off = e["data_offsets"];
     MOE_CHECK(off.is_array() && off.size() == 2 && off[0].is_number_unsigned() && off[1].is_number_unsigned(),
               path << ": tensor '" << name << "': bad data_offsets " << off.dump());
@@ -101,9 +109,11 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : map_(path) {
     MOE_CHECK(b <= en && en <= data_size, path << ": tensor '" << name << "': data_offsets [" << b << ", " << en
                                                 << ") past the end of the data (" << data_size << " bytes; truncated file?)");
     t.bytes = size_t(en - b);
-    MOE_CHECK(uint64_t(t.numel()) * row->size == t.bytes,
-              path << ": tensor '" << name << "': " << dt << ' ' << t.shape_string() << " needs "
-                   << t.numel() * row->size << " bytes, the entry spans " << t.bytes);
+    uint64_t need = 0;
+    MOE_CHECK(shape_bytes(t.shape, row->size, need), where << ": " << dt << ' ' << t.shape_string()
+                                                          << " has more than 2^63 elements or bytes");
+    MOE_CHECK(need == t.bytes, where << ": " << dt << ' ' << t.shape_string() << " needs " << need
+                                     << " bytes, the entry spans " << t.bytes);
     t.data = base + b;
     tensors_.emplace(name, std::move(t));
   }

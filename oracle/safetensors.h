@@ -17,6 +17,10 @@ enum class DType { F32, F64, F16, BF16, U8, I8, U16, I16, U32, I32, U64, I64, BO
 const char* dtype_name(DType d);
 size_t dtype_size(DType d);
 
+// The size in bytes of a tensor of `shape` with `elem_size`-byte elements; false when a
+// dimension is negative or the product does not fit 64 bits (a corrupt header's 2^62 x 8).
+bool shape_bytes(const std::vector<int64_t>& shape, size_t elem_size, uint64_t& bytes);
+
 struct TensorInfo {
   std::string name;
   DType dtype = DType::F32;

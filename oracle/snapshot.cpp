@@ -87,9 +87,11 @@ void snapshot_load(const std::vector<uint8_t>& bytes, const ModelConfig& c, Mode
       std::memcpy(&len, bytes.data() + off, 4);
       off += 4;
       MOE_CHECK(len >= 0, src << ": layer " << i << " KV length " << len << " < 0");
-      const size_t need = size_t(2 * int64_t(len) * row * 4);
-      MOE_CHECK(bytes.size() - off >= need, src << ": truncated at layer " << i << ": " << len << " KV rows need "
-                                                << need << " bytes, " << bytes.size() - off << " remain");
+      // Rows that fit what remains, compared before multiplying (2^31 rows x a big row overflows).
+      const uint64_t row_bytes = uint64_t(2 * row * 4), remain = bytes.size() - off;
+      MOE_CHECK(uint64_t(len) <= remain / row_bytes, src << ": truncated at layer " << i << ": " << len << " KV rows need "
+                                                         << row_bytes << " bytes each, " << remain << " remain");
+      const size_t need = size_t(uint64_t(len) * row_bytes);
       off += need;
       lens[size_t(i)] = len;
       max_len = std::max<int64_t>(max_len, len);

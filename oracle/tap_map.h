@@ -12,7 +12,6 @@
 #pragma once
 #include <cstdint>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -31,11 +30,14 @@ class TapMap {
   size_t size() const { return rules_.size(); }
 
  private:
+  // `from` is lits[0] {vars[0]} lits[1] ... {vars[k-1]} lits[k]; each placeholder matches one or
+  // more decimal digits.
   struct Rule {
     std::string from, to;
-    std::regex re;
+    std::vector<std::string> lits;
     std::vector<std::string> vars;  // placeholder names in `from`, in order
   };
+  static bool match(const Rule& r, const std::string& name, std::vector<std::string>& values);
   std::vector<Rule> rules_;
 };
 

@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "core/check.h"
+#include "oracle/json_read.h"
 
 namespace moe {
 namespace fs = std::filesystem;
@@ -44,7 +45,13 @@ TensorTable open_mlx(const std::string& dir) {
     const nlohmann::json idx = read_json(index.string());
     MOE_CHECK(idx.contains("weight_map") && idx["weight_map"].is_object(), index.string() << ": no weight_map object");
     for (auto it = idx["weight_map"].begin(); it != idx["weight_map"].end(); ++it) {
-      const std::string f = it->get<std::string>();
+      const std::string where = index.string() + ": weight_map[\"" + it.key() + "\"]";
+      const std::string f = json_string(*it, where);
+      // A shard is a file of this directory: an absolute path or a ".." could name any file
+      // (a device that never ends, another checkpoint's shard).
+      const fs::path fp(f);
+      MOE_CHECK(!f.empty() && fp.is_relative() && std::find(fp.begin(), fp.end(), "..") == fp.end(),
+                where << ": \"" << f << "\" is not a file name inside " << dir);
       if (std::find(files.begin(), files.end(), f) == files.end()) files.push_back(f);
     }
   } else {
@@ -57,7 +64,7 @@ TensorTable open_mlx(const std::string& dir) {
   MOE_CHECK(!files.empty(), dir << ": no model*.safetensors files (and no model.safetensors.index.json)");
   for (const std::string& f : files) {
     const fs::path p = fs::path(dir) / f;
-    MOE_CHECK(fs::exists(p), p.string() << ": listed in model.safetensors.index.json but missing");
+    MOE_CHECK(fs::is_regular_file(p), p.string() << ": listed in model.safetensors.index.json but missing (or not a file)");
     auto shard = std::make_shared<SafetensorsFile>(p.string());
     for (const auto& [name, info] : shard->tensors()) {
       const std::string s = sanitize(name);
@@ -87,29 +94,38 @@ TensorTable open_moeflux(const std::string& dir) {
   for (auto it = m["tensors"].begin(); it != m["tensors"].end(); ++it) {
     const std::string& name = it.key();
     const auto& e = *it;
+    MOE_CHECK(e.is_object(), mpath << ": tensor '" << name << "': expected an object, found " << json_shown(e));
     MOE_CHECK(e.contains("offset") && e.contains("size") && e.contains("shape") && e.contains("dtype"),
               mpath << ": tensor '" << name << "' needs offset, size, shape and dtype");
+    const std::string where = mpath + ": tensor '" + name + "'";
     TensorInfo info;
     info.name = name;
     info.file = bpath;
-    const std::string dt = e["dtype"].get<std::string>();
+    const std::string dt = json_string(e["dtype"], where + ": dtype");
     if (dt == "U32") info.dtype = DType::U32;
     else if (dt == "BF16") info.dtype = DType::BF16;
     else if (dt == "F32") info.dtype = DType::F32;
-    else MOE_FAIL(mpath << ": tensor '" << name << "' has dtype '" << dt << "', expected U32, BF16 or F32");
-    for (const auto& s : e["shape"]) info.shape.push_back(s.get<int64_t>());
-    const uint64_t off = e["offset"].get<uint64_t>(), size = e["size"].get<uint64_t>();
-    MOE_CHECK(off % 64 == 0, mpath << ": tensor '" << name << "' offset " << off << " is not 64-byte aligned");
+    else MOE_FAIL(where << " has dtype '" << dt << "', expected U32, BF16 or F32");
+    MOE_CHECK(e["shape"].is_array(), where << ": shape: expected an array, found " << json_shown(e["shape"]));
+    for (const auto& s : e["shape"]) info.shape.push_back(json_int(s, where + ": shape " + e["shape"].dump(), 0));
+    const uint64_t off = json_uint(e["offset"], where + ": offset"), size = json_uint(e["size"], where + ": size");
+    MOE_CHECK(off % 64 == 0, where << " offset " << off << " is not 64-byte aligned");
     MOE_CHECK(off <= bin->size() && size <= bin->size() - off,
-              mpath << ": tensor '" << name << "' spans [" << off << ", " << off + size << ") past the end of "
-                    << bpath << " (" << bin->size() << " bytes)");
-    MOE_CHECK(uint64_t(info.numel()) * dtype_size(info.dtype) == size,
-              mpath << ": tensor '" << name << "': " << dt << ' ' << info.shape_string() << " needs "
-                    << info.numel() * dtype_size(info.dtype) << " bytes, the entry says " << size);
+              where << " spans [" << off << ", " << off << " + " << size << ") past the end of " << bpath << " ("
+                    << bin->size() << " bytes)");
+    uint64_t need = 0;
+    MOE_CHECK(shape_bytes(info.shape, dtype_size(info.dtype), need),
+              where << ": " << dt << ' ' << info.shape_string() << " has more than 2^63 elements or bytes");
+    MOE_CHECK(need == size, where << ": " << dt << ' ' << info.shape_string() << " needs " << need
+                                  << " bytes, the entry says " << size);
     info.data = bin->data() + off;
     info.bytes = size;
     // A U32 tensor without "bits" is 4-bit (CPU-C and MFR read it so).
-    if (info.dtype == DType::U32) t.declared_bits[name] = e.contains("bits") ? e["bits"].get<int>() : 4;
+    if (info.dtype == DType::U32) {
+      const int bits = e.contains("bits") ? int(json_int(e["bits"], where + ": bits", 2, 8)) : 4;
+      MOE_CHECK(bits == 2 || bits == 4 || bits == 8, where << ": bits " << bits << ", expected 2, 4 or 8");
+      t.declared_bits[name] = bits;
+    }
     t.tensors.emplace(sanitize(name), std::move(info));
   }
   t.maps.push_back(std::move(bin));

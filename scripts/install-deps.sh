@@ -8,11 +8,13 @@ packages=(cmake g++ make pkg-config libeigen3-dev libopenblas-dev nlohmann-json3
 # --test: the tests also render the HTML report in a headless browser.
 # --tsan: the ThreadSanitizer build (scripts/sanitize.sh tsan) uses clang 14 with LLVM's OpenMP
 # runtime, whose archer tool tells TSan about OpenMP's synchronisation (GCC's libgomp cannot).
+# --fuzz: the fuzz harnesses (scripts/fuzz.sh): clang 14 with its libFuzzer/sanitizer runtimes.
 for arg in "$@"; do
   case "$arg" in
     --test) packages+=(chromium) ;;
     --tsan) packages+=(clang-14 libomp-14-dev libclang-rt-14-dev) ;;
-    *) echo "install-deps.sh: unknown option $arg (expected --test or --tsan)" >&2; exit 2 ;;
+    --fuzz) packages+=(clang libclang-rt-14-dev libomp-dev) ;;
+    *) echo "install-deps.sh: unknown option $arg (expected --test, --tsan or --fuzz)" >&2; exit 2 ;;
   esac
 done
 missing=()

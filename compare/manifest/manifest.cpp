@@ -60,6 +60,11 @@ std::string type_name(const json& j) {
 }
 
 std::string read_file(const std::string& path, const std::string& what) {
+  // A manifest names its files: a device (/dev/zero never ends), a FIFO (blocks) or a directory
+  // is no kernel source.
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  MOE_CHECK(!fs::exists(st) || fs::is_regular_file(st), what << ": '" << path << "' is not a regular file");
   std::ifstream f(path, std::ios::binary);
   MOE_CHECK(f, what << ": cannot open '" << path << "'");
   std::ostringstream os;
@@ -110,7 +115,9 @@ uint32_t get_u32(const json& j, const Ctx& c, uint32_t max = 0xffffffffu) {
 // An expression field: a string (or a bare integer, written as its decimal), syntax-checked now.
 std::string get_expr(const json& j, const Ctx& c) {
   std::string e;
-  if (j.is_number_integer()) e = std::to_string(j.get<int64_t>());
+  // The unsigned case first: 2^64 - 1 read as int64 would be the expression "-1".
+  if (j.is_number_unsigned()) e = std::to_string(j.get<uint64_t>());
+  else if (j.is_number_integer()) e = std::to_string(j.get<int64_t>());
   else e = get_string(j, c);
   try {
     check_expr(e);

@@ -1,9 +1,12 @@
 #include "compare/run/case_file.h"
 
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "core/check.h"
+#include "oracle/json_read.h"
 #include "oracle/safetensors.h"
 
 namespace moe::compare {
@@ -33,6 +36,18 @@ Kind parse_kind(const std::string& s, const std::string& where) {
   for (Kind k : {Kind::Reduction, Kind::Elementwise, Kind::Exact, Kind::Indices})
     if (s == kind_name(k)) return k;
   MOE_FAIL(where << ": output kind '" << s << "' unknown");
+}
+
+// The truth of an integer output (indices, u32/i32 words) is compared as that integer type: every
+// value must be one (a NaN or 1e300 has no int32 value; converting it is undefined behaviour).
+void check_integer_truth(const std::vector<double>& truth, ElemType type, const OutputSpec& s, const std::string& path) {
+  const bool u32 = type == ElemType::U32 && s.kind != Kind::Indices;
+  if (!u32 && type != ElemType::I32 && s.kind != Kind::Indices) return;
+  const int64_t lo = u32 ? 0 : INT32_MIN, hi = u32 ? int64_t(UINT32_MAX) : INT32_MAX;
+  for (size_t i = 0; i < truth.size(); ++i)
+    MOE_CHECK(std::isfinite(truth[i]) && std::floor(truth[i]) == truth[i] && truth[i] >= double(lo) && truth[i] <= double(hi),
+              path << ": tensor 'truth/" << s.name << "'[" << i << "] = " << truth[i] << ", expected an integer in ["
+                   << lo << ", " << hi << "] (the output is " << (u32 ? "u32" : "i32") << ")");
 }
 
 }  // namespace
@@ -87,13 +102,14 @@ CaseFile load_case_file(const std::string& path) {
   CaseFile f;
   OpCase& c = f.c;
   try {
-    c.op = j.at("op"), c.shape = j.at("shape"), c.params = j.at("params"), c.seed = j.at("seed");
+    c.op = j.at("op"), c.shape = j.at("shape"), c.params = j.at("params");
+    c.seed = json_uint(j.at("seed"), path + ": case metadata: seed");
     c.flops = j.value("flops", 0.0);
     for (const auto& [k, v] : j.at("vars").items()) c.vars[k] = v.get<double>();
     for (const auto& [name, t] : j.at("tensors").items()) {
       HostTensor h;
       h.type = parse_type(t.at("type"), path + ": tensor '" + name + "'");
-      h.elems = t.at("elems"), h.output = t.at("output");
+      h.elems = json_int(t.at("elems"), path + ": tensor '" + name + "': elems", 0), h.output = t.at("output");
       const TensorInfo* ti = st.find("in/" + name);
       MOE_CHECK(ti, path << ": tensor 'in/" << name << "' missing");
       MOE_CHECK(ti->dtype == DType::U32, path << ": tensor 'in/" << name << "': expected U32, found "
@@ -109,7 +125,7 @@ CaseFile load_case_file(const std::string& path) {
       OutputSpec s;
       s.name = o.at("name");
       s.kind = parse_kind(o.at("kind"), path + ": output '" + s.name + "'");
-      s.row = o.value("row", int64_t{0});
+      s.row = o.contains("row") ? json_int(o["row"], path + ": output '" + s.name + "': row", 0) : 0;
       MOE_CHECK(c.tensors.count(s.name), path << ": output '" << s.name << "' names no tensor");
       const int64_t n = c.tensors.at(s.name).elems;
       auto get = [&](const std::string& prefix, bool required, int64_t want) {
@@ -129,6 +145,7 @@ CaseFile load_case_file(const std::string& path) {
         return v;
       };
       c.truth[s.name] = get("truth/", true, n);
+      check_integer_truth(c.truth[s.name], c.tensors.at(s.name).type, s, path);
       s.bound = get("bound/", false, n);
       s.ulp_budget = get("ulp/", false, n);
       s.scores = get("scores/", false, -1);

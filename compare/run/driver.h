@@ -54,6 +54,11 @@ CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, 
                          uint64_t timeout_ms, std::map<std::string, std::vector<uint32_t>>* downloads = nullptr,
                          bool perf = false);
 
+// Decides one output of a case from the words read back (`got`, the tensor's words) against
+// its truth, by the output's kind and the tensor's type.
+Verdict decide_output(const OutputSpec& spec, const HostTensor& t, const std::vector<double>& truth,
+                      const std::vector<uint32_t>& got);
+
 // --perf's timing of a sequence that already ran once (r.gpu_ms: that run's time): cold runs, each
 // after a cache flush, and warm runs in one submission (run_case.cpp); fills r.gpu_ms (the cold
 // median) and r.timing, or returns what went wrong.

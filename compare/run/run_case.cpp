@@ -53,27 +53,6 @@ std::string step_name(const std::string& output, const OpCase& c, size_t step) {
   return output + "@" + (c.steps[step].label.empty() ? "step" + std::to_string(step) : c.steps[step].label);
 }
 
-Verdict decide_output(const OutputSpec& spec, const HostTensor& t, const std::vector<double>& truth,
-                      const std::vector<uint32_t>& got) {
-  if (spec.kind == Kind::Indices) {
-    MOE_CHECK(t.type == ElemType::I32 || t.type == ElemType::U32,
-              "output '" << spec.name << "' is decided as indices but its tensor is not i32/u32");
-    std::vector<int32_t> want(truth.size()), found(got.size());
-    for (size_t i = 0; i < truth.size(); ++i) want[i] = int32_t(truth[i]);
-    for (size_t i = 0; i < got.size(); ++i) found[i] = std::bit_cast<int32_t>(got[i]);
-    return decide_indices(spec, want, found, spec.scores, spec.score_bound);
-  }
-  if (t.type == ElemType::U32 || t.type == ElemType::I32) {
-    MOE_CHECK(spec.kind == Kind::Exact, "output '" << spec.name << "' is an integer tensor: decide it exactly");
-    std::vector<uint32_t> want(truth.size());
-    for (size_t i = 0; i < truth.size(); ++i)
-      want[i] = t.type == ElemType::I32 ? std::bit_cast<uint32_t>(int32_t(truth[i])) : uint32_t(truth[i]);
-    return decide_bits(spec, want, got);
-  }
-  std::vector<float> found(got.size());
-  std::memcpy(found.data(), got.data(), got.size() * 4);
-  return decide(spec, truth, found, kPoison);
-}
 
 // Routing weights belong to experts: where the kernel chose the truth's expert set for a row,
 // each found (expert, weight) pair must match the truth's weight OF THAT EXPERT within that
@@ -625,6 +604,28 @@ CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, 
     r.device_fault = !r.error.empty();
   }
   return r;
+}
+
+Verdict decide_output(const OutputSpec& spec, const HostTensor& t, const std::vector<double>& truth,
+                      const std::vector<uint32_t>& got) {
+  if (spec.kind == Kind::Indices) {
+    MOE_CHECK(t.type == ElemType::I32 || t.type == ElemType::U32,
+              "output '" << spec.name << "' is decided as indices but its tensor is not i32/u32");
+    std::vector<int32_t> want(truth.size()), found(got.size());
+    for (size_t i = 0; i < truth.size(); ++i) want[i] = int32_t(truth[i]);
+    for (size_t i = 0; i < got.size(); ++i) found[i] = std::bit_cast<int32_t>(got[i]);
+    return decide_indices(spec, want, found, spec.scores, spec.score_bound);
+  }
+  if (t.type == ElemType::U32 || t.type == ElemType::I32) {
+    MOE_CHECK(spec.kind == Kind::Exact, "output '" << spec.name << "' is an integer tensor: decide it exactly");
+    std::vector<uint32_t> want(truth.size());
+    for (size_t i = 0; i < truth.size(); ++i)
+      want[i] = t.type == ElemType::I32 ? std::bit_cast<uint32_t>(int32_t(truth[i])) : uint32_t(truth[i]);
+    return decide_bits(spec, want, got);
+  }
+  std::vector<float> found(got.size());
+  std::memcpy(found.data(), got.data(), got.size() * 4);
+  return decide(spec, truth, found, kPoison);
 }
 
 }  // namespace moe::compare

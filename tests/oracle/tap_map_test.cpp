@@ -30,6 +30,38 @@ TEST(tap_map, PlaceholdersTokensAndLiterals) {
   EXPECT_EQ(c->tap, "model.layers.2.out");
 }
 
+// Digits a placeholder could take or leave: each placeholder takes the most digits with which
+// the rest of the key still matches (what the key read as a regex with greedy \d+ gave).
+TEST(tap_map, AmbiguousDigitsGoToTheFirstPlaceholder) {
+  const TapMap m = TapMap::parse(R"({"version": 1, "map": {"t{token}1.x": "logits", "{a}{b}": "model.layers.{a}.out.{b}",
+                                      "L{a}0{b}": "model.layers.{a}.{b}"}})",
+                                 "test");
+  auto t = m.map("t121.x");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->token, 12);
+  auto ab = m.map("1234");
+  ASSERT_TRUE(ab);
+  EXPECT_EQ(ab->tap, "model.layers.123.out.4");
+  auto l = m.map("L10203");
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->tap, "model.layers.102.3");
+  EXPECT_FALSE(m.map("L100"));  // {b} needs a digit after the last 0
+}
+
+// A dump's tensor names come from another program: a name of a million digits is matched in
+// linear time and stack (std::regex recursed per character and overflowed the stack; found with
+// a crafted input, see docs/fuzzing.md).
+TEST(tap_map, LongNamesDoNotExhaustTheStack) {
+  const TapMap m = TapMap::parse(R"({"version": 1, "map": {"t{token}.x{a}": "model.layers.{a}.out"}})", "test");
+  const std::string digits(1000000, '7');
+  auto t = m.map("t1.x" + digits);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->tap, "model.layers." + digits + ".out");
+  EXPECT_FALSE(m.map("t1.x" + digits + "y"));
+  test::expect_error([] { TapMap::parse(R"({"version": 1, "map": {"{a}{b}{c}{d}{e}{f}{g}{h}{i}{j}{k}{l}{m}{n}{o}{p}{q}": "x"}})", "m.json"); },
+                     "17 placeholders, at most 16");
+}
+
 TEST(tap_map, BadFilesAreRejected) {
   test::expect_error([] { TapMap::parse("{", "m.json"); }, "m.json: malformed JSON");
   test::expect_error([] { TapMap::parse(R"({"version": 2, "map": {"a": "b"}})", "m.json"); }, "version");
