@@ -8,6 +8,25 @@
 #include "core/check.h"
 
 namespace moe {
+namespace {
+
+// An item as it may be shown in a message: a control byte (a NUL would end the message) as \xNN.
+std::string shown(const std::string& item) {
+  std::string out;
+  for (unsigned char ch : item) {
+    if (ch >= 0x20 && ch != 0x7f) {
+      out += char(ch);
+    } else {
+      static const char* hex = "0123456789abcdef";
+      out += "\\x";
+      out += hex[ch >> 4];
+      out += hex[ch & 15];
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 std::vector<int32_t> parse_tokens(const std::string& text, const std::string& source) {
   std::vector<int32_t> ids;
@@ -20,7 +39,7 @@ std::vector<int32_t> parse_tokens(const std::string& text, const std::string& so
     const long long v = std::strtoll(item.c_str(), &end, 10);
     // The whole item is the number: strtoll stops at a NUL byte too, so "5\0x" is not 5.
     MOE_CHECK(end == item.c_str() + item.size() && v >= 0 && v <= INT32_MAX,
-              source << ": token '" << item << "' is not a non-negative integer id");
+              source << ": token '" << shown(item) << "' is not a non-negative integer id");
     ids.push_back(int32_t(v));
   }
   MOE_CHECK(!ids.empty(), source << ": no tokens");

@@ -45,7 +45,10 @@ TEST(tap_map, AmbiguousDigitsGoToTheFirstPlaceholder) {
   auto l = m.map("L10203");
   ASSERT_TRUE(l);
   EXPECT_EQ(l->tap, "model.layers.102.3");
-  EXPECT_FALSE(m.map("L100"));  // {b} needs a digit after the last 0
+  auto l100 = m.map("L100");  // {a} gives back its last 0s until {b} has a digit: 1, 0, 0
+  ASSERT_TRUE(l100);
+  EXPECT_EQ(l100->tap, "model.layers.1.0");
+  EXPECT_FALSE(m.map("L10"));  // {b} needs a digit after the 0
 }
 
 // A dump's tensor names come from another program: a name of a million digits is matched in

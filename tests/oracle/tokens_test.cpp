@@ -21,7 +21,7 @@ TEST(tokens, BadIdsNameTheSource) {
   test::expect_error([] { parse_tokens("2147483648", "f.txt"); }, "token '2147483648'");
   test::expect_error([] { parse_tokens("12abc", "f.txt"); }, "token '12abc'");
   // A NUL byte inside an item: strtoll stops there, the item is still not a number.
-  test::expect_error([] { parse_tokens(std::string("5\0x", 3), "f.txt"); }, "is not a non-negative integer id");
+  test::expect_error([] { parse_tokens(std::string("5\0x", 3), "f.txt"); }, "token '5\\x00x' is not a non-negative integer id");
 }
 
 TEST(tokens, FileOrTextNotBoth) {
