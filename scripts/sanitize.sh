@@ -2,7 +2,8 @@
 # The test suite under sanitizers (docs/sanitizers.md). Configures, builds and runs CTest with the
 # presets of CMakePresets.json, each in its own build directory, and prints a summary.
 #
-#   scripts/sanitize.sh asan      AddressSanitizer + LeakSanitizer + UBSan (GCC), every test   build-asan
+#   scripts/sanitize.sh asan      AddressSanitizer + LeakSanitizer + UBSan (clang 14), every test  build-asan-clang
+#   scripts/sanitize.sh asan-gcc  the same with GCC 12 (several times slower to compile here)  build-asan
 #   scripts/sanitize.sh tsan      ThreadSanitizer (clang 14, LLVM OpenMP + archer), every test build-tsan
 #   scripts/sanitize.sh kernels   the CI-sized part: kernels_cpu and its tests under asan      build-asan-kernels
 #   scripts/sanitize.sh all       asan, then tsan
@@ -15,16 +16,17 @@ cd "$(dirname "$0")/.."
 what=${1:-all}
 shift || true
 case "$what" in
-  asan) configs=(asan) ;;
+  asan) configs=(asan-clang) ;;
+  asan-gcc) configs=(asan) ;;
   tsan) configs=(tsan) ;;
   kernels) configs=(asan-kernels) ;;
-  all) configs=(asan tsan) ;;
-  *) echo "usage: scripts/sanitize.sh [asan|tsan|kernels|all] [ctest arguments...]" >&2; exit 2 ;;
+  all) configs=(asan-clang tsan) ;;
+  *) echo "usage: scripts/sanitize.sh [asan|asan-gcc|tsan|kernels|all] [ctest arguments...]" >&2; exit 2 ;;
 esac
 
 deps=()
 [[ "$what" == kernels ]] || deps+=(--test)  # the full suite renders the HTML report in chromium
-[[ "$what" == tsan || "$what" == all ]] && deps+=(--tsan)
+[[ "$what" == tsan || "$what" == asan || "$what" == all ]] && deps+=(--tsan)  # clang 14
 bash scripts/install-deps.sh "${deps[@]}"
 
 # As scripts/build.sh: at most 4 jobs; an instrumented compile needs about 1.5x the memory.
