@@ -6,6 +6,7 @@
 #   perf   the timing shapes (--shapes perf: large matvecs at every bit width and bf16, the
 #          lm_heads, matmul_q at T = 2..512), one seed, --perf, JSON report
 #   abperf the timing shapes of OPS (default matvec_q) on bench/kernels_ab/ab.json's kernels
+#   tuneperf  the timing shapes of matvec_q on bench/kernels_ab/tune.json's matvec_q4 variants
 #   tune   matvec_q4 variants (bench/kernels_ab/tune.json: R, U per kernel), real shapes, 1 seed
 #   position  one process, matvec_q real shapes, 14 seeds (~300 cases), JSON for bench/perf_position.py
 #   seeds  remainder seeds 1..1000 and real seeds 1..100 of OPS (default matvec_q), no isolation
@@ -36,6 +37,9 @@ for step in "$@"; do
     abperf) ./moeoracle compare --ops "${OPS:-matvec_q}" --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
           --kernels kernels_ab/ab.json --json "$out/abperf.json" > "$out/abperf.txt" 2>&1
         grep -E "passed, .* failed|^FAIL" "$out/abperf.txt"; sed -n '/^perf/,$p' "$out/abperf.txt" | cut -c1-240 ;;
+    tuneperf) ./moeoracle compare --ops matvec_q --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
+          --kernels kernels_ab/tune.json --json "$out/tuneperf.json" > "$out/tuneperf.txt" 2>&1
+        grep -E "passed, .* failed|^FAIL" "$out/tuneperf.txt"; sed -n '/^perf/,$p' "$out/tuneperf.txt" | cut -c1-240 ;;
     seeds) OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=${CHUNK:-50} ./gpu_seeds.sh rem remainders 1000 --ops "${OPS:-matvec_q}" --no-isolate
         OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=5 ./gpu_seeds.sh real real 100 --ops "${OPS:-matvec_q}" --no-isolate ;;
   esac
