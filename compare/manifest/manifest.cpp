@@ -633,7 +633,7 @@ Manifest load_manifest(const std::string& path, const std::set<std::string>* onl
   try {
     // Comments (// and /* */) are allowed: engine authors annotate their manifests.
     j = json::parse(text, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number too large
     MOE_FAIL(path << ": malformed JSON: " << e.what());
   }
   Ctx top{path, ""};
