@@ -1,7 +1,6 @@
-// What the fuzz targets share: the rule that splits one input into several files, a scratch
-// directory per process (on tmpfs where there is one), and the fixtures made once per process —
-// a small synthetic model in MLX form (two shards) and in moeflux form, the tiny Qwen3-Next golden
-// shards, and the bundled kernels' SPIR-V.
+// What the model-shaped fuzz targets share besides support_io.h: the fixtures made once per
+// process — a small synthetic model in MLX form (two shards) and in moeflux form, the tiny
+// Qwen3-Next golden shards, and the bundled kernels' SPIR-V.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -11,26 +10,12 @@
 #include <string_view>
 #include <vector>
 
+#include "fuzz/support_io.h"
 #include "oracle/config.h"
 #include "oracle/model.h"
 #include "oracle/state.h"
 
 namespace moe::fuzz {
-
-// An input that stands for several files holds them one after the other, separated by this
-// line: short enough for the mutator to make or break, rare in JSON. The dictionaries list it.
-inline constexpr std::string_view kSplit = "\n@@\n";
-std::vector<std::string_view> split_parts(const uint8_t* data, size_t size);
-std::string_view as_text(const uint8_t* data, size_t size);
-
-// A fresh directory for this process, removed at exit.
-const std::filesystem::path& scratch();
-void write_file(const std::filesystem::path& p, std::string_view bytes);
-std::string read_file(const std::filesystem::path& p);
-
-// A broken promise of the code under test (not a bad input): reported and aborted, so libFuzzer
-// saves the input and the regression test fails.
-[[noreturn]] void invariant_failed(const std::string& what);
 
 // The small model every model-shaped target runs against: qwen3_5_moe, hidden 64, one
 // linear-attention and one full-attention layer, 4 experts (router at 8 bits), vocabulary 16.
