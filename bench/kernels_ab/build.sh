@@ -5,7 +5,7 @@
 # (glslc --target-env=vulkan1.2 -O; glslangValidator -V if there is no glslc), and writes two
 # manifests next to them:
 #   before.json  the before kernels alone: moeoracle compare --ops matvec_q --kernels bench/kernels_ab/before.json
-#   ab.json      before, current and variant kernels (matvec_q4_vec4/vec2.comp): every case runs on
+#   ab.json      before, current and variant kernels (matvec_q4_word/vec2.comp): every case runs on
 #                each of them, in that order, in one process
 # Usage: bash bench/kernels_ab/build.sh   (from anywhere)
 set -euo pipefail
@@ -25,8 +25,9 @@ for b in 4 8 2; do
   before+=("$here/matvec_q${b}_before.json")
   current+=("$shaders/matvec_q$b.json")
 done
-# Variants that are not bundled: 16- and 8-byte weight loads per lane (one word in the bundled one).
-for v in vec4 vec2; do
+# Variants that are not bundled: one word and 8 bytes of weights per lane (16 in the bundled one;
+# matvec_q4_word is the bundled kernel of 2026-11-25..27).
+for v in word vec2; do
   compile "$here/matvec_q4_$v.comp" "$here/matvec_q4_$v.spv"
   current+=("$here/matvec_q4_$v.json")
 done

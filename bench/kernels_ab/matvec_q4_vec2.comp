@@ -3,12 +3,13 @@
 // y[r] = sum_c (q[r][c] * s[r][c/64] + b[r][c/64]) * x[c].
 // Shape contract: w [rows, cols/8] uint (8 codes per word, low bits first), scales and biases
 // [rows, cols/64] bf16 (two per uint), x [cols] f32, y [rows] f32; cols % 64 == 0.
-// The bundled kernel's split, but a lane loads 8 bytes per row per step: a uvec2 (2 words, 16
-// codes, a quarter group: one scale and bias), so 2x fewer weight and scale loads, and 4 vec4 of
-// x per uvec2 (lanes 64 bytes apart: 16 cache lines per x load and warp). R rows per
-// workgroup (spec id 0), U uvec2 per lane per step (spec id 1), all loads of a step before any
-// arithmetic; per row a subgroupAdd, then the subgroups' partials in shared memory. Each term is
-// fma(q, s, b) * x, the reference's; q by exponent or-ing (exact, see matvec_q4.comp).
+// The bundled kernel's split with a lane loading 8 bytes per row per step, not 16: a uvec2 (2
+// words, 16 codes, a quarter group: one scale and bias), so 2x fewer weight and scale loads than
+// one word per lane, and 4 vec4 of x per uvec2 (lanes 64 bytes apart: 16 cache lines per x load
+// and warp). R rows per workgroup (spec id 0), U uvec2 per lane per step (spec id 1), all loads
+// of a step before any arithmetic; per row a subgroupAdd, then the subgroups' partials in shared
+// memory. Each term is fma(q, s, b) * x, the reference's; q by exponent or-ing (exact, see
+// matvec_q4.comp).
 // Workgroup: WG (spec id 10) = enough lanes for a row's uvec2s in one step, at least R, at most 128.
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_EXT_control_flow_attributes : require
