@@ -156,6 +156,7 @@ void Core::transfer(const Allocation& a, size_t offset, uint8_t* host, size_t by
 }
 
 void Allocation::write(size_t offset, const void* data, size_t bytes) {
+  if (bytes == 0) return;  // a buffer without guard bytes: data may be null (memcpy's contract)
   if (mapped)
     std::memcpy(mapped + offset, data, bytes);
   else
@@ -163,6 +164,7 @@ void Allocation::write(size_t offset, const void* data, size_t bytes) {
 }
 
 void Allocation::read(size_t offset, void* data, size_t bytes) const {
+  if (bytes == 0) return;
   if (mapped)
     std::memcpy(data, mapped + offset, bytes);
   else
