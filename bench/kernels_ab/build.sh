@@ -5,6 +5,7 @@
 # (glslc --target-env=vulkan1.2 -O; glslangValidator -V if there is no glslc), and writes two
 # manifests next to them:
 #   before.json  the before kernels alone: moeoracle compare --ops matvec_q --kernels bench/kernels_ab/before.json
+#   q4.json      the bundled matvec_q4 alone (its seed records: --kernels bench/kernels_ab/q4.json)
 #   ab.json      before, current and variant kernels (matvec_q4_word/vec2.comp): every case runs on
 #                each of them, in that order, in one process
 # Usage: bash bench/kernels_ab/build.sh   (from anywhere)
@@ -43,5 +44,6 @@ manifest() {  # NAME ENTRY...: a manifest of these kernel entries
   printf ']}\n'
 }
 manifest "matvec_q before issue 13" "${before[@]}" >"$here/before.json"
+manifest "the bundled matvec_q4 alone" "$shaders/matvec_q4.json" >"$here/q4.json"
 manifest "matvec_q before issue 13 and current" "${before[@]}" "${current[@]}" >"$here/ab.json"
-echo "wrote $here/before.json and $here/ab.json"
+echo "wrote $here/before.json, $here/q4.json and $here/ab.json"

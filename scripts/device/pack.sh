@@ -21,4 +21,18 @@ cp "$root"/scripts/device/*.sh "$root/bench/perf_position.py" "$stage/"
 mv "$stage/perf_position.py" "$stage/bench_perf_position.py"
 tar -C "$stage" -cJf "$root/devbin/bin.tar.xz" .
 cp "$root"/scripts/device/*.sh "$root/devbin/"
+# lavapipe for the GPU machine's CPU (gpu_issue13.sh lvpseeds): this machine's Mesa lavapipe and the
+# libraries it loads that Ubuntu may lack, with an ICD file whose path the script fills in. Once.
+if [ ! -f "$root/devbin/lvp.tar.xz" ]; then
+  lvp=$(mktemp -d)
+  mkdir -p "$lvp/lib" "$lvp/icd"
+  so=/usr/lib/x86_64-linux-gnu/libvulkan_lvp.so
+  for l in $so $(ldd $so | awk '{print $3}' | grep -vE 'libc\.so|libm\.so|libstdc|libgcc_s|libpthread|ld-linux'); do
+    cp -L "$l" "$lvp/lib/"
+  done
+  echo '{"ICD": {"api_version": "1.1.230", "library_path": "LIBDIR/libvulkan_lvp.so"}, "file_format_version": "1.0.0"}' \
+    >"$lvp/icd/lvp.json"
+  tar -C "$lvp" -cf - lib icd | xz -T2 -6 >"$root/devbin/lvp.tar.xz"
+  rm -rf "$lvp"
+fi
 ls -la "$root/devbin/bin.tar.xz"
