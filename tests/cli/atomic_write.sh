@@ -15,23 +15,8 @@ if ! mount -t tmpfs -o size=1m tmpfs "$full" 2>"$dir/mount.err"; then
   exit 77
 fi
 trap 'umount -l "$full"; rm -rf "$dir"' EXIT
-fail=0
-check() {  # check NAME WANT_RC COMMAND... : runs COMMAND, expects exit code WANT_RC
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$dir/out.txt" 2>&1
-  local rc=$?
-  if [ "$rc" != "$want" ]; then
-    echo "FAIL $name: exit $rc, expected $want"; sed 's/^/    /' "$dir/out.txt" | tail -5; fail=1
-  else
-    echo "ok   $name"
-  fi
-}
-expect_text() {  # expect_text NAME TEXT : the last command's output contains TEXT
-  if ! grep -qF -- "$2" "$dir/out.txt"; then
-    echo "FAIL $1: output lacks '$2'"; sed 's/^/    /' "$dir/out.txt" | tail -3; fail=1
-  fi
-}
+# check and expect_text: tests/cli/check_lib.sh
+. "$(dirname "$0")/check_lib.sh"
 no_temporaries() {  # no_temporaries NAME : nothing named *.moeoracle-tmp.* on the tmpfs
   local left
   left=$(find "$full" -name '*.moeoracle-tmp.*' | head -3)
