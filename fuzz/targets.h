@@ -1,6 +1,6 @@
 // The fuzz targets: one function per input format, fed one input's bytes. A target returns, or
 // throws moe::Error for a bad input; anything else — another exception, a crash, a sanitizer
-// report, a leak, a hang — is a bug. The libFuzzer harnesses (fuzz/<format>_fuzz.cpp) and the
+// report, a leak, a hang — is a bug. The libFuzzer harness (fuzz/harness.cpp, per format) and the
 // regression test of the normal build (tests/fuzz/regressions_test.cpp) both call these, so a
 // finding replays through the same entry points with either compiler. docs/fuzzing.md.
 #pragma once

@@ -4,7 +4,7 @@
 # inputs go to a scratch copy, never into the committed corpus. Any crash, leak, sanitizer
 # report, timeout (> 10 s on one input) or OOM (> 2 GiB) fails the script; the input is kept as
 # build-fuzz/findings/<format>-crash-... (docs/fuzzing.md says how to replay it).
-# Usage: scripts/fuzz.sh [--quick] [SECONDS] [FORMAT ...]   (default: every fuzz/<format>_fuzz.cpp)
+# Usage: scripts/fuzz.sh [--quick] [SECONDS] [FORMAT ...]   (default: every format: fuzz/<format>.dict)
 # --quick: the file formats that need no model (safetensors, tap_map, dump_diff, tokens), built
 # from the few sources they read (fuzz_files_all: about a minute on 2 cores) — what CI runs.
 set -euo pipefail
@@ -29,7 +29,7 @@ else
   cmake --build "$build" -j"$jobs" --target fuzz_all
 fi
 if ((${#formats[@]} == 0)); then
-  for f in fuzz/*_fuzz.cpp; do formats+=("$(basename "$f" _fuzz.cpp)"); done
+  for f in fuzz/*.dict; do formats+=("$(basename "$f" .dict)"); done
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
