@@ -4,52 +4,95 @@
 // biases [rows, cols/G] bf16 (two per uint, element 0 in the low half), X [tokens, cols] f32
 // row-major, Y [tokens, rows] f32 row-major; G = group_size a multiple of 4 dividing cols (64 in
 // every checkpoint: A3B mlp.gate [256, 2048], shared_expert_gate [1, 2048]), tokens >= 1.
-// The scheme of matmul_q4.comp: grid x = ceil_div(rows, ROWS_PER_WG) (subgroups take rows in
-// turn, lanes stride over words), y = ceil_div(tokens, TILE_T); a dequantised word serves the
-// workgroup's TILE_T = min(8, tokens) tokens; subgroupAdd per token. Each term is
-// fma(q, s, b) * x, the reference's term.
-// Workgroup: WG = min(128, invocations the device allows at the subgroup size), spec id 10.
+// Grid: x = ceil_div(rows, R), y = ceil_div(tokens, TT). A workgroup takes R rows (spec id 0) and
+// a tile of TT tokens (spec id 1); its WG lanes stride over the words of those rows together
+// (lane l: words l, l + WG, ...; a warp's loads of one row are one coalesced line).
+// Why this register tile: a lane dequantises each of its R words once and uses it for TT tokens,
+// and loads each x value once for its R rows, so per multiply-add it moves 4/R bytes of x and
+// 1/TT bytes of weights through L1; the previous kernel (one row per subgroup) loaded x once
+// per row, which bound it by L1 at T >= 2 (docs/benchmarks.md). Lanes read x 16 bytes apart
+// (4 codes per word): a warp's vec4 load of x is 4 whole lines.
+// No int->float conversion (quarter rate on NVIDIA): byte p of a 16-bit half h, masked in place
+// and or-ed with the exponent of 2^(23-8p), is the float 2^(23-8p) + q exactly; minus 2^(23-8p)
+// it is float(q) exactly. Each term is fma(q, s, b) * x, the reference's. Rows and tokens past
+// the end are clamped for the loads and not stored. Per (row, token) a subgroupAdd; when the
+// workgroup holds several subgroups their partials are summed in shared memory: any subgroup
+// size. Loop trips per invocation: words / WG (lavapipe ends loops at 65535).
+// Workgroup: WG (spec id 10) lanes, at most 128; the manifest's default is one subgroup (no
+// shared-memory round, more workgroups in flight).
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_EXT_control_flow_attributes : require
 layout(local_size_x = 128, local_size_x_id = 10) in;
-layout(constant_id = 0) const uint ROWS_PER_WG = 4;
-layout(constant_id = 1) const uint TILE_T = 8;
+layout(constant_id = 0) const uint R = 4;
+layout(constant_id = 1) const uint TT = 8;
+const uint WG = gl_WorkGroupSize.x;
 layout(std430, set = 0, binding = 0) readonly buffer Wq { uint wq[]; };
 layout(std430, set = 0, binding = 1) readonly buffer S { uint scales[]; };
 layout(std430, set = 0, binding = 2) readonly buffer Bi { uint biases[]; };
-layout(std430, set = 0, binding = 3) readonly buffer X { vec4 x4[]; };  // cols % 4 == 0: one vec4 per word
+layout(std430, set = 0, binding = 3) readonly buffer X { vec4 x4[]; };  // cols % 64 == 0: rows are vec4-aligned
 layout(std430, set = 0, binding = 4) writeonly buffer Y { float y[]; };
 layout(push_constant) uniform Push { uint rows; uint cols; uint tokens; uint group_size; } pc;
+const uint C = 8u;  // (row, token) pairs combined per round when a workgroup has several subgroups
+shared float part[C * WG];  // [pair][subgroup]
 
 float bf16_at(uint word, uint i) { return uintBitsToFloat((i & 1u) == 0u ? word << 16 : word & 0xFFFF0000u); }
+// Code p (0..1) of the low 16 bits of h as an exact float.
+float code(uint h, uint p) {
+  const uint e = (150u - 8u * p) << 23;  // 2^(23-8p): code p's lowest bit weighs 1
+  return uintBitsToFloat((h & (255u << (8u * p))) | e) - uintBitsToFloat(e);
+}
 
 void main() {
-  const uint words = pc.cols / 4u, groups = pc.cols / pc.group_size, words_per_group = pc.group_size / 4u;
-  const uint t0 = gl_WorkGroupID.y * TILE_T;
-  const uint nt = min(TILE_T, pc.tokens - t0);  // the last tile may be partial
-  for (uint k = gl_SubgroupID; k < ROWS_PER_WG; k += gl_NumSubgroups) {
-    const uint row = gl_WorkGroupID.x * ROWS_PER_WG + k;
-    if (row >= pc.rows) break;  // uniform within the subgroup
-    float acc[TILE_T];
-    [[unroll]] for (uint t = 0u; t < TILE_T; ++t) acc[t] = 0.0;
-    for (uint j = gl_SubgroupInvocationID; j < words; j += gl_SubgroupSize) {
-      const uint g = row * groups + j / words_per_group;
-      const float s = bf16_at(scales[g >> 1], g), b = bf16_at(biases[g >> 1], g);
-      const uint word = wq[row * words + j];
-      const vec4 w = vec4(fma(float(word & 255u), s, b), fma(float((word >> 8u) & 255u), s, b),
-                          fma(float((word >> 16u) & 255u), s, b), fma(float(word >> 24u), s, b));
-      [[unroll]] for (uint t = 0u; t < TILE_T; ++t) {
-        if (t < nt) {
-          const vec4 a = x4[(t0 + t) * words + j];
-          acc[t] += w.x * a.x + w.y * a.y + w.z * a.z + w.w * a.w;
-        }
+  const uint words = pc.cols / 4u, groups = pc.cols / pc.group_size, per_group = pc.group_size / 4u;
+  const uint l = gl_LocalInvocationID.x;
+  const uint row0 = gl_WorkGroupID.x * R, t0 = gl_WorkGroupID.y * TT;
+  float acc[R * TT];
+  [[unroll]] for (uint i = 0u; i < R * TT; ++i) acc[i] = 0.0;
+  for (uint j = l; j < words; j += WG) {
+    uint wd[R];
+    float s[R], b[R];
+    [[unroll]] for (uint r = 0u; r < R; ++r) {
+      const uint row = min(row0 + r, pc.rows - 1u), g = row * groups + j / per_group;
+      wd[r] = wq[row * words + j];
+      s[r] = bf16_at(scales[g >> 1], g);
+      b[r] = bf16_at(biases[g >> 1], g);
+    }
+    vec4 xv[TT];
+    [[unroll]] for (uint t = 0u; t < TT; ++t) xv[t] = x4[min(t0 + t, pc.tokens - 1u) * words + j];
+    [[unroll]] for (uint r = 0u; r < R; ++r) {
+      float d[4];
+      [[unroll]] for (uint p = 0u; p < 2u; ++p) {
+        d[p] = fma(code(wd[r], p), s[r], b[r]);
+        d[2u + p] = fma(code(wd[r] >> 16, p), s[r], b[r]);
+      }
+      [[unroll]] for (uint t = 0u; t < TT; ++t)
+        acc[r * TT + t] += d[0] * xv[t].x + d[1] * xv[t].y + d[2] * xv[t].z + d[3] * xv[t].w;
+    }
+  }
+  // One subgroup per workgroup (the manifest's default WG): its sums are the results.
+  if (gl_NumSubgroups == 1u) {
+    [[unroll]] for (uint i = 0u; i < R * TT; ++i) {
+      const float sum = subgroupAdd(acc[i]);
+      const uint r = i / TT, t = i % TT;
+      if (subgroupElect() && row0 + r < pc.rows && t0 + t < pc.tokens) y[(t0 + t) * pc.rows + row0 + r] = sum;
+    }
+    return;
+  }
+  // Several subgroups: their partials through shared memory, C (row, token) pairs at a time.
+  [[unroll]] for (uint i0 = 0u; i0 < R * TT; i0 += C) {
+    [[unroll]] for (uint c = 0u; c < C; ++c) {
+      if (i0 + c < R * TT) {
+        const float sum = subgroupAdd(acc[i0 + c]);
+        if (subgroupElect()) part[c * WG + gl_SubgroupID] = sum;
       }
     }
-    [[unroll]] for (uint t = 0u; t < TILE_T; ++t) {
-      if (t < nt) {
-        const float sum = subgroupAdd(acc[t]);
-        if (subgroupElect()) y[(t0 + t) * pc.rows + row] = sum;
-      }
+    barrier();
+    for (uint c = l; c < C && i0 + c < R * TT; c += WG) {
+      const uint r = (i0 + c) / TT, t = (i0 + c) % TT;
+      float sum = 0.0;
+      for (uint k = 0u; k < gl_NumSubgroups; ++k) sum += part[c * WG + k];
+      if (row0 + r < pc.rows && t0 + t < pc.tokens) y[(t0 + t) * pc.rows + row0 + r] = sum;
     }
+    barrier();
   }
 }

@@ -15,7 +15,7 @@
 // and or-ed with the exponent of 2^(23-4p), is the float 2^(23-4p) + q exactly; minus 2^(23-4p)
 // it is float(q) exactly. Each term is fma(q, s, b) * x, the reference's. Loads past the end are
 // clamped (last row, last quad) and their terms skipped; rows past the end are not stored.
-// Workgroup: WG (spec id 10) = enough lanes for a row's quads in one step, at least R, at most 128.
+// Workgroup: WG (spec id 10) = enough lanes for a row's quads in one step, at least R, at most 64 U.
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_EXT_control_flow_attributes : require
 layout(local_size_x = 128, local_size_x_id = 10) in;

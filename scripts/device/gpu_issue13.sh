@@ -7,6 +7,8 @@
 #          lm_heads, matmul_q at T = 2..512), one seed, --perf, JSON report
 #   abperf the timing shapes of OPS (default matvec_q) on bench/kernels_ab/ab.json's kernels
 #   tuneperf  the timing shapes of matvec_q on bench/kernels_ab/tune.json's matvec_q4 variants
+#   tiles  matmul_q4 before / bundled / other tiles (kernels_ab/matmul_tune.json) and matvec_q4 at
+#          other R, U, WG (kernels_ab/q4_tune.json) at the timing shapes (bench/kernels_ab/tiles.sh)
 #   tune   matvec_q4 variants (bench/kernels_ab/tune.json: R, U per kernel), real shapes, 1 seed
 #   position  one process, matvec_q real shapes, 14 seeds (~300 cases), JSON for bench/perf_position.py
 #   seeds  remainder seeds 1..1000 and real seeds 1..100 of OPS (default matvec_q), no isolation
@@ -41,6 +43,11 @@ for step in "$@"; do
     abperf) ./moeoracle compare --ops "${OPS:-matvec_q}" --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
           --kernels kernels_ab/ab.json --json "$out/abperf.json" > "$out/abperf.txt" 2>&1
         grep -E "passed, .* failed|^FAIL" "$out/abperf.txt"; sed -n '/^perf/,$p' "$out/abperf.txt" | cut -c1-240 ;;
+    tiles) for m in matmul_tune:matmul_q q4_tune:matvec_q; do
+          ./moeoracle compare --ops "${m#*:}" --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
+            --kernels "kernels_ab/${m%%:*}.json" --json "$out/${m%%:*}.json" > "$out/${m%%:*}.txt" 2>&1
+          grep -E "passed, .* failed|^FAIL" "$out/${m%%:*}.txt"; sed -n '/^perf/,$p' "$out/${m%%:*}.txt" | cut -c1-240
+        done ;;
     tuneperf) ./moeoracle compare --ops matvec_q --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
           --kernels kernels_ab/tune.json --json "$out/tuneperf.json" > "$out/tuneperf.txt" 2>&1
         grep -E "passed, .* failed|^FAIL" "$out/tuneperf.txt"; sed -n '/^perf/,$p' "$out/tuneperf.txt" | cut -c1-240 ;;

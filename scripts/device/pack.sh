@@ -16,6 +16,7 @@ for extra in "$@"; do cp "$extra" "$stage/"; done
 strip "$stage"/moeoracle
 for l in libspirv-cross-c-shared.so.0 libhwy.so.1; do cp -L "/lib/x86_64-linux-gnu/$l" "$stage/lib/"; done
 bash "$root/bench/kernels_ab/build.sh" >/dev/null
+bash "$root/bench/kernels_ab/tiles.sh" >/dev/null
 cp "$root"/bench/kernels_ab/*.spv "$root"/bench/kernels_ab/*.json "$stage/kernels_ab/"
 cp "$root"/scripts/device/*.sh "$root/bench/perf_position.py" "$stage/"
 mv "$stage/perf_position.py" "$stage/bench_perf_position.py"
