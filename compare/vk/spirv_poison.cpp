@@ -18,7 +18,9 @@ namespace {
 enum : uint32_t {
   kOpTypeBool = 20, kOpTypeInt = 21, kOpTypeFloat = 22, kOpTypeVector = 23, kOpTypeMatrix = 24,
   kOpTypeArray = 28, kOpTypeStruct = 30, kOpTypePointer = 32, kOpConstantTrue = 41, kOpConstant = 43,
-  kOpConstantComposite = 44, kOpSpecConstant = 50, kOpFunction = 54, kOpVariable = 59, kOpDecorate = 71,
+  kOpConstantComposite = 44, kOpSpecConstant = 50, kOpSpecConstantOp = 52, kOpFunction = 54, kOpVariable = 59,
+  kOpDecorate = 71, kOpIAdd = 128, kOpISub = 130, kOpIMul = 132, kOpUDiv = 134, kOpUMod = 137,
+  kOpShiftRightLogical = 194, kOpShiftLeftLogical = 196,
 };
 constexpr uint32_t kSpecId = 1;  // Decoration SpecId
 constexpr uint32_t kPrivate = 6, kFunction = 7;
@@ -83,6 +85,8 @@ class Poisoner {
         scalar_[a[1]] = a[2];
       else if (op == kOpDecorate && count == 4 && a[1] == kSpecId)
         spec_id_[a[0]] = a[2];
+      else if (op == kOpSpecConstantOp && count == 6)  // type, id, opcode, two operands
+        spec_op_[a[1]] = {a[2], a[3], a[4]};
       i += count;
     }
     // A specialization constant's length is the dispatch's value (the module is made per
@@ -90,6 +94,32 @@ class Poisoner {
     for (const auto& [id, sid] : spec_id_)
       for (const SpecConstant& c : spec_)
         if (c.id == sid && scalar_.count(id)) scalar_[id] = c.value;
+    // Lengths computed from them (float acc[R * TT]): integer OpSpecConstantOps, whose operands
+    // may be such ops too: evaluated until nothing changes.
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (const auto& [id, o] : spec_op_)
+        if (uint32_t v = 0; !scalar_.count(id) && eval(o, v)) scalar_[id] = v, changed = true;
+    }
+  }
+
+  struct SpecOp {
+    uint32_t opcode, x, y;  // operand ids
+  };
+  bool eval(const SpecOp& o, uint32_t& v) const {
+    auto a = scalar_.find(o.x), b = scalar_.find(o.y);
+    if (a == scalar_.end() || b == scalar_.end()) return false;
+    const uint32_t x = a->second, y = b->second;
+    switch (o.opcode) {
+      case kOpIAdd: v = x + y; return true;
+      case kOpISub: v = x - y; return true;
+      case kOpIMul: v = x * y; return true;
+      case kOpUDiv: v = y ? x / y : 0; return y != 0;
+      case kOpUMod: v = y ? x % y : 0; return y != 0;
+      case kOpShiftLeftLogical: v = y < 32 ? x << y : 0; return y < 32;
+      case kOpShiftRightLogical: v = y < 32 ? x >> y : 0; return y < 32;
+      default: return false;
+    }
   }
 
   uint32_t pointee(uint32_t pointer_type) const {
@@ -98,7 +128,7 @@ class Poisoner {
   }
 
   // The id of a poison constant of `type` (made on first use, queued for flush), or 0 where the
-  // type has none (pointers, images, arrays sized by specialization constants, huge arrays).
+  // type has none (pointers, images, arrays of lengths eval() cannot compute, huge arrays).
   uint32_t poison_of(uint32_t type) {
     if (auto it = made_.find(type); it != made_.end()) return it->second;
     uint32_t id = 0;
@@ -116,7 +146,7 @@ class Poisoner {
     if ((t.op == kOpTypeVector || t.op == kOpTypeMatrix) && a.size() == 2) {
       parts.assign(a[1], poison_of(a[0]));
     } else if (t.op == kOpTypeArray && a.size() == 2) {
-      auto n = scalar_.find(a[1]);  // not found: a length computed by OpSpecConstantOp
+      auto n = scalar_.find(a[1]);  // not found: a length of a form eval() does not know
       if (n == scalar_.end() || n->second == 0 || n->second > kMaxElements) return 0;
       parts.assign(n->second, poison_of(a[0]));
     } else if (t.op == kOpTypeStruct && !a.empty()) {
@@ -164,6 +194,7 @@ class Poisoner {
   uint32_t bound_;
   std::map<uint32_t, Type> types_;
   std::map<uint32_t, uint32_t> pointee_, scalar_, spec_id_, made_;
+  std::map<uint32_t, SpecOp> spec_op_;
   std::vector<uint32_t> pending_;
   int poisoned_ = 0;
 };
