@@ -9,13 +9,17 @@
 #   tuneperf  the timing shapes of matvec_q on bench/kernels_ab/tune.json's matvec_q4 variants
 #   tiles  matmul_q4 before / bundled / other tiles (kernels_ab/matmul_tune.json) and matvec_q4 at
 #          other R, U, WG (kernels_ab/q4_tune.json) at the timing shapes (bench/kernels_ab/tiles.sh)
+#   tuneq2q8  the same on tune_q2q8.json: the bundled matvec_q2 and matvec_q8 at R 4/8/16 x U 1/2/4
+#          and four WG rules (bench/kernels_ab/tune.py)
 #   tune   matvec_q4 variants (bench/kernels_ab/tune.json: R, U per kernel), real shapes, 1 seed
 #   position  one process, matvec_q real shapes, 14 seeds (~300 cases), JSON for bench/perf_position.py
 #   seeds  remainder seeds 1..1000 and real seeds 1..100 of OPS (default matvec_q), no isolation
 #   q4seeds    the bundled matvec_q4 alone (kernels_ab/q4.json): remainder seeds 1..1000, real 1..100
+#   q2seeds, q8seeds  the same for the bundled matvec_q2 / matvec_q8 (kernels_ab/q2.json, q8.json)
 #   lvpseeds   the same remainder seeds on lavapipe on this machine's CPU (lvp.tar.xz: Debian 12's
 #          Mesa 22.3.6 lavapipe and its libraries) at LP_NATIVE_VECTOR_WIDTH in LPW (default
-#          "128 256 512": subgroup sizes 4, 8, 16), one lavapipe thread per process
+#          "128 256 512": subgroup sizes 4, 8, 16), one lavapipe thread per process; the kernel
+#          kernels_ab/q$LVPB.json (LVPB 2, 4 or 8; default 4; output lvpW, or lvpW_qLVPB when set)
 # Usage: gpu_issue13.sh STEP...   (each step's output under $OUT)
 cd "$(dirname "$0")"
 [ -f bin.tar.xz ] && tar -xJf bin.tar.xz
@@ -51,14 +55,18 @@ for step in "$@"; do
     tuneperf) ./moeoracle compare --ops matvec_q --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
           --kernels kernels_ab/tune.json --json "$out/tuneperf.json" > "$out/tuneperf.txt" 2>&1
         grep -E "passed, .* failed|^FAIL" "$out/tuneperf.txt"; sed -n '/^perf/,$p' "$out/tuneperf.txt" | cut -c1-240 ;;
-    q4seeds) OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=${CHUNK:-50} ./gpu_seeds.sh q4rem remainders 1000 --kernels kernels_ab/q4.json --no-isolate
-        OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=5 ./gpu_seeds.sh q4real real 100 --kernels kernels_ab/q4.json --no-isolate ;;
+    tuneq2q8) ./moeoracle compare --ops matvec_q --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
+          --kernels kernels_ab/tune_q2q8.json --json "$out/tuneq2q8.json" > "$out/tuneq2q8.txt" 2>&1
+        grep -E "passed, .* failed|^FAIL" "$out/tuneq2q8.txt"; sed -n '/^perf/,$p' "$out/tuneq2q8.txt" | cut -c1-240 ;;
+    q2seeds|q4seeds|q8seeds) q=${step%seeds}
+        OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=${CHUNK:-50} ./gpu_seeds.sh ${q}rem remainders 1000 --kernels kernels_ab/$q.json --no-isolate
+        OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=5 ./gpu_seeds.sh ${q}real real 100 --kernels kernels_ab/$q.json --no-isolate ;;
     lvpseeds) [ -d lvp ] || { mkdir lvp && tar -C lvp -xJf lvp.tar.xz; }
         sed "s#LIBDIR#$PWD/lvp/lib#" lvp/icd/lvp.json > lvp/icd/lvp_abs.json
         for w in ${LPW:-128 256 512}; do
           LD_LIBRARY_PATH=$PWD/lib:$PWD/lvp/lib VK_DRIVER_FILES=$PWD/lvp/icd/lvp_abs.json LP_NUM_THREADS=1 \
             LP_NATIVE_VECTOR_WIDTH=$w OUT=$out DEADLINE=${DEADLINE:-150} CHUNK=${CHUNK:-20} WORKERS=${WORKERS:-16} \
-            FIRST_SEED=${FIRST_SEED:-1} ./gpu_seeds.sh "lvp$w" remainders "${NSEEDS:-1000}" --kernels kernels_ab/q4.json --device llvmpipe --no-isolate
+            FIRST_SEED=${FIRST_SEED:-1} ./gpu_seeds.sh "lvp$w${LVPB:+_q$LVPB}" remainders "${NSEEDS:-1000}" --kernels kernels_ab/q${LVPB:-4}.json --device llvmpipe --no-isolate
         done ;;
     seeds) OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=${CHUNK:-50} ./gpu_seeds.sh rem remainders 1000 --ops "${OPS:-matvec_q}" --no-isolate
         OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=5 ./gpu_seeds.sh real real 100 --ops "${OPS:-matvec_q}" --no-isolate ;;
