@@ -142,12 +142,17 @@ std::vector<OpCase> matmul_q_cases(bool rem, bool real, uint64_t seed) {
     add("remainder G=32 8-bit rows 3 cols 8224", 1, 3, 8224, 8, seed + 15, 32);
     add("remainder partial tile rows 5", 67, 5, 192, 4, seed + 8);
     // Rows past the kernels' rows-per-workgroup thresholds (the bundled R = 2 from 2048 rows, 4
-    // from 4096: a last workgroup of 1 or 3 rows), alone and with rows of two groups' words per
-    // lane (cols 8256: more lanes per row there), at every width.
+    // from 4096: a last workgroup of 1 or 3 rows), with short and long rows (cols >= 8192: four
+    // subgroups per workgroup in the bundled kernels), at every width.
     add("remainder rows 2051 cols 2112", 2, 2051, 2112, 4, seed + 18);
     add("remainder rows 4099 cols 192", 9, 4099, 192, 4, seed + 19);
     add("remainder rows 8195 cols 128", 3, 8195, 128, 4, seed + 21);
     add("remainder rows 2051 cols 8256", 3, 2051, 8256, 4, seed + 22);
+    // Many (row, token) pairs per workgroup with several subgroups (rows >= 2048, cols >= 8192):
+    // the bundled kernels combine their partials through shared memory in rounds of 8 pairs.
+    add("remainder rows 4099 cols 8256", 9, 4099, 8256, 4, seed + 28);
+    add("remainder 8-bit rows 4099 cols 8256", 5, 4099, 8256, 8, seed + 29);
+    add("remainder 2-bit rows 4099 cols 8256", 11, 4099, 8256, 2, seed + 30);
     add("remainder 8-bit rows 4099 cols 192", 5, 4099, 192, 8, seed + 26);
     add("remainder 2-bit rows 4099 cols 192", 5, 4099, 192, 2, seed + 27);
     for (int64_t T : {1, 7, 64})

@@ -32,7 +32,9 @@ layout(std430, set = 0, binding = 3) readonly buffer X { vec4 x4[]; };  // cols 
 layout(std430, set = 0, binding = 4) writeonly buffer Y { float y[]; };
 layout(push_constant) uniform Push { uint rows; uint cols; uint tokens; } pc;
 const uint C = 8u;  // (row, token) pairs combined per round when a workgroup has several subgroups
-shared float part[C * WG];  // [pair][subgroup]
+// [round parity][pair][subgroup]: a round writes the half the previous round did not read, so
+// one barrier per round orders everything (a round's reads end before the next round's barrier).
+shared float part[2u * C * WG];
 
 float bf16_at(uint word, uint i) { return uintBitsToFloat((i & 1u) == 0u ? word << 16 : word & 0xFFFF0000u); }
 // Code p (0..7) of the low 16 bits of h as an exact float.
@@ -85,19 +87,19 @@ void main() {
   }
   // Several subgroups: their partials through shared memory, C (row, token) pairs at a time.
   [[unroll]] for (uint i0 = 0u; i0 < R * TT; i0 += C) {
+    const uint side = (i0 / C) % 2u * C * WG;
     [[unroll]] for (uint c = 0u; c < C; ++c) {
       if (i0 + c < R * TT) {
         const float sum = subgroupAdd(acc[i0 + c]);
-        if (subgroupElect()) part[c * WG + gl_SubgroupID] = sum;
+        if (subgroupElect()) part[side + c * WG + gl_SubgroupID] = sum;
       }
     }
     barrier();
     for (uint c = l; c < C && i0 + c < R * TT; c += WG) {
       const uint r = (i0 + c) / TT, t = (i0 + c) % TT;
       float sum = 0.0;
-      for (uint k = 0u; k < gl_NumSubgroups; ++k) sum += part[c * WG + k];
+      for (uint k = 0u; k < gl_NumSubgroups; ++k) sum += part[side + c * WG + k];
       if (row0 + r < pc.rows && t0 + t < pc.tokens) y[(t0 + t) * pc.rows + row0 + r] = sum;
     }
-    barrier();
   }
 }
