@@ -30,8 +30,9 @@
 // Cogito: mscale = mscale_all_dim = 1, so m = 1 exactly. An absent config key is passed as 0.
 // Rotation, per token (angle a_i = pos inv_i, c_i = m cos a_i, s_i = m sin a_i), for each head:
 //   interleaved (HF rope_interleave = True, apply_rotary_pos_emb_interleave, the default): the
-//   stored pairs are (x[2i], x[2i+1]); HF de-interleaves them (view [half, 2], transpose) and
-//   applies rotate-half, so the OUTPUT is half-split:
+//   stored pairs are (x[2i], x[2i+1]); 5.17 rotates the even/odd slices directly,
+//   cat([x1 c - x2 s, x2 c + x1 s]) (earlier versions de-interleaved with view/transpose and
+//   applied rotate-half: the same values), so the OUTPUT is half-split:
 //     y[i] = x[2i] c_i - x[2i+1] s_i,   y[i + half] = x[2i] s_i + x[2i+1] c_i
 //   half-split (interleaved = false; HF apply_rotary_pos_emb, and moeflux MFR yarn_rope_apply):
 //     y[i] = x[i] c_i - x[i+half] s_i,  y[i + half] = x[i] s_i + x[i+half] c_i
@@ -62,6 +63,11 @@
 // take 1/(factor theta^e); at Cogito's i = 23..31 (w = 1) MFR's frequency is 40^(1-2i/64) =
 // 2.8x .. 1.1x HF's. The f32 tier follows HF there (a semantic difference, not an operation
 // order); spec/ops.md §9.1 restates MFR's form.
+// HF's float64 model path is not an f64 evaluation: DeepseekV3RotaryEmbedding.forward casts
+// inv_freq and the positions to float32 and disables autocast, and _compute_yarn_parameters builds
+// inv_freq in float32; only the rotation runs in float64. The golden
+// (tests/oracle/deepseek_yarn_rope_golden_test.cpp) therefore also holds HF's formulas run in f64
+// throughout, which our truth tier reproduces to the f32 rounding of every element.
 // The f32 angle carries an absolute error growing with |a| (the f32 inv_freq is within ~7u, the
 // product adds u): 1.6e5 * 0.75 * ~3u ~ 0.02 rad at Cogito's last position. The bound in
 // rope_yarn_check.cpp (rope_yarn_f32_bound) is derived from it; HF's own f32 path (and its
