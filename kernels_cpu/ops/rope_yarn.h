@@ -22,6 +22,9 @@
 //   extra_i   = 1 / pf_i                                      inv_freq_extrapolation
 //   inter_i   = 1 / (factor pf_i)                             inv_freq_interpolation
 //   inv_i     = inter_i w_i + extra_i (1 - w_i)               HF: inter (1 - e) + extra e with e = 1 - w
+// factor is rope_parameters["factor"]; 5.17 takes max_position_embeddings / L only when it is
+// absent (4.x versions, from memory, took the ratio whenever L was given): 163840 / 4096 = 40
+// for Cogito either way.
 // Cogito (theta 1e4, factor 40, L 4096, beta 32/1, R 64): corr = 10.47 / 22.51, low 10, high 23.
 // Attention factor (HF, "mscale"; multiplies cos and sin; the softmax scale is not this op's):
 //   get_mscale(s, m) = 1 if s <= 1 else 0.1 m ln(s) + 1
