@@ -204,6 +204,23 @@ def rope(x: np.ndarray, positions: np.ndarray, *, rotary_dim: int | None = None,
     return y
 
 
+def rope_yarn(x: np.ndarray, positions: np.ndarray, *, theta: float = 1e4, factor: float = 40.0,
+              original_max_position: int = 4096, beta_fast: float = 32.0, beta_slow: float = 1.0,
+              mscale: float = 1.0, mscale_all_dim: float = 1.0, interleaved: bool = True, tier: str = "ref64",
+              out=None) -> np.ndarray:
+    """DeepSeek-V3 / Cogito MLA YaRN RoPE of the rope parts: x [..., heads, rotary_dim] (q_pe or
+    k_pe), positions int64 [tokens]. interleaved (HF rope_interleave, the default): pairs (x[2i],
+    x[2i+1]) and a half-split output, as HF apply_rotary_pos_emb_interleave; False: pairs (x[i],
+    x[i + R/2]). Defaults are Cogito-V2's; mscale / mscale_all_dim 0 = absent. out may be x."""
+    tokens, (heads, rotary_dim) = _split(x, "rope_yarn", "x", ["heads", "rotary_dim"])
+    y = _out(out, x.shape, np.float32, "rope_yarn", "y")
+    _core.rope_yarn(tier, dict(tokens=tokens, heads=heads, rotary_dim=rotary_dim, theta=theta, factor=factor,
+                               original_max_position=original_max_position, beta_fast=beta_fast,
+                               beta_slow=beta_slow, mscale=mscale, mscale_all_dim=mscale_all_dim,
+                               interleaved=interleaved), positions, x, y)
+    return y
+
+
 def residual_add(a: np.ndarray, b: np.ndarray, *, tier: str = "ref64", out=None) -> np.ndarray:
     """y = a + b elementwise (one rounding: every tier gives the same bits). out may be a or b."""
     _arr(a, "residual_add", "a")

@@ -1,5 +1,5 @@
 // Bindings of the norms, RoPE and the residual add: rmsnorm, qk_norm, rmsnorm_gated, rope,
-// residual_add (the calling convention: ops_quant.cpp).
+// rope_yarn, residual_add (the calling convention: ops_quant.cpp).
 #include "common.h"
 #include "ops_all.h"
 
@@ -73,6 +73,23 @@ void bind_rope(py::module_& m) {
         MOE_PY_CALL_TIER(t, rope, p, ps, xs, ys);
       },
       "y [tokens, heads, head_dim] = partial half-split RoPE of x; y may be x");
+}
+
+void bind_rope_yarn(py::module_& m) {
+  def_op<RopeYarnParams>(
+      m, "rope_yarn",
+      [](const std::string& tier, const py::dict& params, const py::object& positions, const py::object& x,
+         const py::object& y) {
+        constexpr const char* op = "rope_yarn";
+        const auto p = params_from<RopeYarnParams>(params, op);
+        const auto ps = in<int64_t>(positions, op, "positions");
+        const auto xs = in<float>(x, op, "x");
+        const auto ys = out<float>(y, op, "y");
+        const Tier t = parse_tier(tier, op);
+        py::gil_scoped_release nogil;
+        MOE_PY_CALL_TIER(t, rope_yarn, p, ps, xs, ys);
+      },
+      "y [tokens, heads, rotary_dim] = YaRN RoPE of x (DeepSeek-V3 q_pe / k_pe); y may be x");
 }
 
 void bind_residual_add(py::module_& m) {

@@ -68,6 +68,7 @@ CASES = {
     "rmsnorm_gated": lambda r, t: ops.rmsnorm_gated(normal(r, (2, 4, 32)), normal(r, (2, 4, 32)), normal(r, 32),
                                                     tier=t),
     "rope": lambda r, t: ops.rope(normal(r, (3, 2, 64)), np.array([0, 5, 1000], np.int64), rotary_dim=16, tier=t),
+    "rope_yarn": lambda r, t: ops.rope_yarn(normal(r, (3, 2, 64)), np.array([0, 5, 1000], np.int64), tier=t),
     "conv1d_step": lambda r, t: ops.conv1d_step(normal(r, (3, 40)), normal(r, (40, 4), 0.3), normal(r, (3, 40)),
                                                 tier=t),
     "decay_beta": lambda r, t: ops.decay_beta(normal(r, (3, 8)), normal(r, (3, 8)), np.log(r.uniform(1, 16, 8)).astype(
