@@ -152,7 +152,8 @@ std::vector<OpCase> matmul_q_cases(bool rem, bool real, uint64_t seed) {
     // the bundled kernels combine their partials through shared memory in rounds of 8 pairs.
     add("remainder rows 4099 cols 8256", 9, 4099, 8256, 4, seed + 28);
     add("remainder 8-bit rows 4099 cols 8256", 5, 4099, 8256, 8, seed + 29);
-    add("remainder 2-bit rows 4099 cols 8256", 11, 4099, 8256, 2, seed + 30);
+    add("remainder 2-bit rows 4099 cols 8256", 5, 4099, 8256, 2, seed + 30);
+    add("remainder 2-bit rows 5 cols 8256", 9, 5, 8256, 2, seed + 31);  // a partial token tile there
     add("remainder 8-bit rows 4099 cols 192", 5, 4099, 192, 8, seed + 26);
     add("remainder 2-bit rows 4099 cols 192", 5, 4099, 192, 2, seed + 27);
     for (int64_t T : {1, 7, 64})
