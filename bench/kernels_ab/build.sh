@@ -11,6 +11,14 @@
 #   ab.json      before, current and variant kernels (matvec_q4_word/vec2.comp, matvec_q2_word.comp,
 #                matvec_q8_word.comp): every case runs on each of them, in that order, in one process
 #   tune_q2q8.json  the bundled matvec_q2 and matvec_q8 at other R, U and WG (`let`s only: tune.py)
+# and, for the permute-fuse chain (moe_permute_fuse = permute_gate_up -> permute_down_scatter):
+#   permute.json       the bundled stage kernels alone (their seed records); permute_glsl.json
+#                      the same from their GLSL (moeoracle mutate --kernels)
+#   permute_ab.json    the bundled stage kernels and the variants (permute_gate_up_vec.comp, 16-byte
+#                      loads; permute_down_scatter_word.comp, the bundled one until 2026-11-27): each
+#                      stage op's case runs on all; moe_permute_fuse's on the bundled chain, the word
+#                      chain (the old bundle) and the vec chain (both stages 16-byte)
+#   permute_tune.json  permute_gate_up_vec and the bundled down_scatter with other R / U lets
 # Usage: bash bench/kernels_ab/build.sh   (from anywhere)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -54,4 +62,54 @@ for b in 2 4 8; do
 done
 manifest "matvec_q before issue 13 and current" "${before[@]}" "${current[@]}" >"$here/ab.json"
 python3 "$here/tune.py" "$here/tune_q2q8.json" "$shaders/matvec_q2.json" "$shaders/matvec_q8.json"
-echo "wrote $here/before.json, $here/q{2,4,8}.json, $here/q{2,4,8}_glsl.json, $here/ab.json and $here/tune_q2q8.json"
+
+# The permute-fuse chain (issue 13). Bundled: permute_gate_up one word per lane (the 16-byte
+# variant, permute_gate_up_vec.comp, was slower on the H100) and permute_down_scatter with 16-byte
+# loads (its word kernel: permute_down_scatter_word.comp). The JSON is edited with python3.
+for k in permute_gate_up permute_down_scatter; do compile "$shaders/$k.comp" "$here/$k.spv"; done
+for k in permute_gate_up_vec permute_down_scatter_word; do compile "$here/$k.comp" "$here/$k.spv"; done
+python3 - "$shaders" "$here" <<'EOF'
+import json, sys
+shaders, here = sys.argv[1], sys.argv[2]
+bundled = [json.load(open(f"{shaders}/{k}.json")) for k in ("permute_gate_up", "permute_down_scatter")]
+others = [json.load(open(f"{here}/{k}.json")) for k in ("permute_gate_up_vec", "permute_down_scatter_word")]
+def write(name, title, kernels, sequences=None):
+    m = {"name": title, "version": 1, "kernels": kernels}
+    if sequences:
+        m["sequences"] = sequences
+    open(f"{here}/{name}", "w").write(json.dumps(m, indent=1) + "\n")
+# A chain takes the first kernel of each stage that accepts the case, so one chain plan cannot hold
+# two variants: the other chains are sequences of renamed copies bound to the whole op (a chain's
+# stages bind the op's own tensor names).
+def chain(name, entries):
+    copies = [dict(e, name=f"{e['ops'][0]}_{name}_chain", ops=["moe_permute_fuse"]) for e in entries]
+    return copies, {"name": f"permute_{name}_chain", "op": "moe_permute_fuse", "kernels": [c["name"] for c in copies]}
+word_k, word_seq = chain("word", [bundled[0], others[1]])   # the bundled chain before 2026-11-27
+vec_k, vec_seq = chain("vec", [others[0], bundled[1]])      # both stages with 16-byte loads
+write("permute.json", "the bundled permute stage kernels alone", bundled)
+# The same from their GLSL (moeoracle mutate needs the source): compiled at load by shaderc.
+src = []
+for e in bundled:
+    g = {k: v for k, v in e.items() if k != "spirv"}
+    g["glsl"] = "../../compare/shaders/" + e["spirv"][:-4] + ".comp"
+    src.append(g)
+write("permute_glsl.json", "the bundled permute stage kernels from their GLSL (for mutate)", src)
+write("permute_ab.json", "permute stages: bundled, 16-byte gate_up, word down_scatter",
+      bundled + others + word_k + vec_k, [word_seq, vec_seq])
+# Variants: the 16-byte gate_up's R at decode (a tile of one token; tiles of more tokens keep its
+# rule) and U; down_scatter's R and U (P = the lanes a row's quads need at U quads per lane).
+tune = []
+gu, dn = others[0], bundled[1]
+for r in (1, 2, 4, 8):
+    for u in (1, 2):
+        lets = dict(gu["let"])
+        lets["R"] = f"(TT == 1) * {r} + (TT > 1) * (1 + (TT <= 2 && inter % 2 == 0))"
+        lets["U"] = str(u)
+        tune.append(dict(gu, name=f"gate_up_vec_R{r}_U{u}", let=lets))
+for r in (1, 2, 4):
+    for u in (1, 2, 4):
+        lets = dict(dn["let"], R=str(r), U=str(u))
+        tune.append(dict(dn, name=f"down_scatter_R{r}_U{u}", let=lets))
+write("permute_tune.json", "permute stage kernels: R and U variants", tune)
+EOF
+echo "wrote before, q{2,4,8}, q{2,4,8}_glsl, ab, tune_q2q8, permute, permute_glsl, permute_ab and permute_tune .json in $here"

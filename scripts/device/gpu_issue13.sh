@@ -12,6 +12,11 @@
 #   tuneq2q8  the same on tune_q2q8.json: the bundled matvec_q2 and matvec_q8 at R 4/8/16 x U 1/2/4
 #          and four WG rules (bench/kernels_ab/tune.py)
 #   tune   matvec_q4 variants (bench/kernels_ab/tune.json: R, U per kernel), real shapes, 1 seed
+#   permab    the permute-fuse chain and its stages, bundled and variants
+#          (bench/kernels_ab/permute_ab.json), real shapes (the A3B / A17B decode and prefill
+#          batches; --shapes perf has none of this op), one seed, --perf
+#   permtune  the permute stages' R / U variants (bench/kernels_ab/permute_tune.json), real shapes
+#   permseeds the bundled permute stages alone (kernels_ab/permute.json): remainder seeds 1..1000
 #   position  one process, matvec_q real shapes, 14 seeds (~300 cases), JSON for bench/perf_position.py
 #   seeds  remainder seeds 1..1000 and real seeds 1..100 of OPS (default matvec_q), no isolation
 #   q4seeds    the bundled matvec_q4 alone (kernels_ab/q4.json): remainder seeds 1..1000, real 1..100
@@ -61,6 +66,13 @@ for step in "$@"; do
     q2seeds|q4seeds|q8seeds) q=${step%seeds}
         OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=${CHUNK:-50} ./gpu_seeds.sh ${q}rem remainders 1000 --kernels kernels_ab/$q.json --no-isolate
         OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=5 ./gpu_seeds.sh ${q}real real 100 --kernels kernels_ab/$q.json --no-isolate ;;
+    permab|permtune) m=permute_ab; ops=moe_permute_fuse,permute_gate_up,permute_down_scatter
+        [ "$step" = permtune ] && m=permute_tune ops=permute_gate_up,permute_down_scatter
+        ./moeoracle compare --ops "$ops" --shapes real --seeds 1 --perf --no-isolate --kernels "kernels_ab/$m.json" \
+          --json "$out/$step.json" > "$out/$step.txt" 2>&1
+        grep -E "passed, .* failed|^FAIL" "$out/$step.txt"; sed -n '/^perf/,$p' "$out/$step.txt" | cut -c1-240 ;;
+    permseeds) OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=${CHUNK:-50} ./gpu_seeds.sh permrem remainders 1000 \
+          --kernels kernels_ab/permute.json --ops moe_permute_fuse,permute_gate_up,permute_down_scatter --no-isolate ;;
     lvpseeds) [ -d lvp ] || { mkdir lvp && tar -C lvp -xJf lvp.tar.xz; }
         sed "s#LIBDIR#$PWD/lvp/lib#" lvp/icd/lvp.json > lvp/icd/lvp_abs.json
         for w in ${LPW:-128 256 512}; do
