@@ -153,6 +153,13 @@ std::vector<double> mla_attention_naive_f64(const MlaAttentionParams& p, std::sp
                                             std::span<const float> kpe_cache) {
   const int64_t T = p.tokens, H = p.heads, Dn = p.nope_dim, Dr = p.rope_dim, Dv = p.v_dim, L = p.kv_lora;
   const int64_t D = Dn + Dv, rows = p.past + T;
+  // The caller's shapes (mla_attention_validate checks the rest at the op's entry).
+  check_quant(kv_b, "mla_attention", "kv_b");
+  MOE_CHECK(kv_b.rows == H * D && kv_b.cols == L, "mla_attention: kv_b is [" << kv_b.rows << ", " << kv_b.cols
+                                                                             << "], expected [" << H * D << ", " << L << "]");
+  check_size(q, T * H * (Dn + Dr), "mla_attention", "q");
+  check_min_size(latent_cache, rows * L, "mla_attention", "latent_cache");
+  check_min_size(kpe_cache, rows * Dr, "mla_attention", "kpe_cache");
   const double scale = softmax_scale<double>(p);
   std::vector<double> o(T * H * Dv);
   std::vector<double> wt(L * D), kv(rows * D), s(rows), w(L);

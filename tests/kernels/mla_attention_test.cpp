@@ -159,6 +159,66 @@ TEST(mla_attention, AbsorbedFormEqualsNaiveTruthInF64) {
   }
 }
 
+// The f32 tier's documented order (mla_attention.h steps 1-5) written out once more, from the
+// header, as an engine would: weights fma(code, s, b); q' fma chains over d; one fma chain over
+// [q' | q_pe] . [lat | kpe] then * scale; attention's softmax; vc += P lat; o = fma chain over c.
+std::vector<float> engine_absorbed_f32(const Case& c) {
+  const MlaAttentionParams& p = c.p;
+  const int64_t H = p.heads, Dn = p.nope_dim, Dr = p.rope_dim, Dv = p.v_dim, L = p.kv_lora;
+  const QuantMatrix W = c.kv_b.view();
+  auto w = [&](int64_t r, int64_t col) {
+    const int64_t g = r * W.groups_per_row() + col / W.group_size;
+    return std::fma(float(quant_code(W.w + r * W.words_per_row(), col, W.bits)), bf16_to_f32(W.scales[g]),
+                    bf16_to_f32(W.biases[g]));
+  };
+  std::vector<float> lat = c.latent_cache, kpe = c.kpe_cache, out(p.tokens * H * Dv);
+  std::copy(c.latent.begin(), c.latent.end(), lat.begin() + p.past * L);
+  std::copy(c.k_pe.begin(), c.k_pe.end(), kpe.begin() + p.past * Dr);
+  const float scale = p.scale != 0 ? p.scale : 1.0f / std::sqrt(float(Dn + Dr));
+  for (int64_t t = 0; t < p.tokens; ++t)
+    for (int64_t h = 0; h < H; ++h) {
+      const int64_t len = p.past + t + 1;
+      const float* qh = c.q.data() + (t * H + h) * (Dn + Dr);
+      std::vector<float> qp(L), s(len), vc(L, 0.0f);
+      for (int64_t col = 0; col < L; ++col) {
+        float acc = 0.0f;
+        for (int64_t d = 0; d < Dn; ++d) acc = std::fma(qh[d], w(h * (Dn + Dv) + d, col), acc);
+        qp[col] = acc;
+      }
+      for (int64_t pos = 0; pos < len; ++pos) {
+        float dot = 0.0f;
+        for (int64_t col = 0; col < L; ++col) dot = std::fma(qp[col], lat[pos * L + col], dot);
+        for (int64_t j = 0; j < Dr; ++j) dot = std::fma(qh[Dn + j], kpe[pos * Dr + j], dot);
+        s[pos] = dot * scale;
+      }
+      float mx = s[0], sum = 0.0f;
+      for (int64_t i = 1; i < len; ++i)
+        if (s[i] > mx) mx = s[i];
+      for (float& x : s) sum += (x = std::exp(x - mx));
+      const float inv = 1.0f / sum;
+      for (float& x : s) x *= inv;
+      for (int64_t pos = 0; pos < len; ++pos)
+        for (int64_t col = 0; col < L; ++col) vc[col] = vc[col] + s[pos] * lat[pos * L + col];
+      for (int64_t e = 0; e < Dv; ++e) {
+        float acc = 0.0f;
+        for (int64_t col = 0; col < L; ++col) acc = std::fma(w(h * (Dn + Dv) + Dn + e, col), vc[col], acc);
+        out[(t * H + h) * Dv + e] = acc;
+      }
+    }
+  return out;
+}
+
+TEST(mla_attention, F32TierMatchesDocumentedOrderBitExact) {
+  const MlaAttentionParams shapes[] = {params(3, 3, 5, 3, 7, 24, 4, 8), params(2, 2, 17, 9, 11, 96, 30, 32, 2, 16),
+                                       params(1, 2, 128, 64, 128, 512, 40, 41, 4, 64, 0.135f)};
+  for (const MlaAttentionParams& p : shapes) {
+    Case c = random_case(p, 41);
+    const std::vector<float> want = engine_absorbed_f32(c);
+    c.run(1);
+    EXPECT_TRUE(same_bits(c.o, want)) << params_to_string(p);
+  }
+}
+
 TEST(mla_attention, CacheRowsAreExactCopies) {
   // Rows [past, past + T) become latent and k_pe bit for bit; every other row is untouched.
   const MlaAttentionParams p = params(3, 2, 5, 3, 4, 16, 5, 11);
