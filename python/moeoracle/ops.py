@@ -298,6 +298,46 @@ def attention(q: np.ndarray, gate: np.ndarray, k: np.ndarray, v: np.ndarray, k_c
     return o, kc, vc
 
 
+def mla_attention(q: np.ndarray, latent: np.ndarray, k_pe: np.ndarray, kv_b: QuantizedMatrix,
+                  latent_cache: np.ndarray | None = None, kpe_cache: np.ndarray | None = None, *, past: int = 0,
+                  scale: float = 0.0, tier: str = "ref64", out=None, latent_cache_out=None,
+                  kpe_cache_out=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """DeepSeek-V3 / Cogito MLA attention core over the latent cache. q [tokens, heads, nope + rope]
+    (q_nope then the RoPE'd q_pe per head), latent [tokens, kv_lora] (post kv_a_layernorm), k_pe
+    [tokens, rope] (post RoPE, shared by every head), kv_b the quantized kv_b_proj [heads (nope +
+    v_dim), kv_lora] (per head W_kb rows then W_vb rows); caches [capacity, kv_lora] and
+    [capacity, rope] holding `past` rows (None: empty caches of capacity past + tokens; past must be
+    0). rope comes from k_pe, nope from q, v_dim from kv_b. scale 0 means 1/sqrt(nope + rope); YaRN
+    callers pass that times mscale^2. Returns (o [tokens, heads * v_dim], latent cache after,
+    k_pe cache after)."""
+    op = "mla_attention"
+    tokens, (heads, qk_dim) = _split(q, op, "q", ["heads", "nope + rope"])
+    _, (rope_dim,) = _split(k_pe, op, "k_pe", ["rope"])
+    _, (kv_lora,) = _split(latent, op, "latent", ["kv_lora"])
+    kv_b = _quant(kv_b, op, "kv_b")
+    nope_dim = qk_dim - rope_dim
+    if nope_dim <= 0 or kv_b.rows % heads != 0 or kv_b.rows // heads <= nope_dim:
+        raise ValueError(f"{op}: q's last dimension {qk_dim}, k_pe's {rope_dim} and kv_b's rows {kv_b.rows} do not "
+                         f"give nope_dim > 0 and kv_b rows = heads ({heads}) * (nope_dim + v_dim) with v_dim > 0")
+    v_dim = kv_b.rows // heads - nope_dim
+    if (latent_cache is None) != (kpe_cache is None):
+        raise ValueError(f"{op}: give both latent_cache and kpe_cache, or neither")
+    if latent_cache is None:
+        if past != 0:
+            raise ValueError(f"{op}: past={past} without caches, expected latent_cache and kpe_cache holding the "
+                             "past rows (or past=0)")
+        capacity = past + tokens
+    else:
+        capacity = int(_arr(latent_cache, op, "latent_cache").shape[0]) if latent_cache.ndim else 0
+    lc = _state(latent_cache, latent_cache_out, (capacity, kv_lora), op, "latent_cache")
+    kc = _state(kpe_cache, kpe_cache_out, (capacity, rope_dim), op, "kpe_cache")
+    o = _out(out, (tokens, heads * v_dim), np.float32, op, "o")
+    _core.mla_attention(tier, dict(tokens=tokens, heads=heads, nope_dim=nope_dim, rope_dim=rope_dim, v_dim=v_dim,
+                                   kv_lora=kv_lora, past=past, capacity=capacity, bits=kv_b.bits,
+                                   group_size=kv_b.group_size, scale=scale), q, latent, k_pe, kv_b, lc, kc, o)
+    return o, lc, kc
+
+
 # --- routing and experts ---------------------------------------------------------------------
 
 def router_topk(logits: np.ndarray, k: int, *, renormalize: bool = True, tier: str = "ref64", idx_out=None,

@@ -1,4 +1,5 @@
-// Bindings of the linear- and full-attention ops: conv1d_step, decay_beta, delta_net, attention.
+// Bindings of the linear- and full-attention ops: conv1d_step, decay_beta, delta_net, attention,
+// mla_attention.
 // The stateful ones take their state (conv state, delta-net state, KV caches) as in/out arrays
 // updated in place; python/moeoracle/ops.py copies the caller's state first unless told to
 // update it in place (calling convention: ops_quant.cpp).
@@ -87,6 +88,29 @@ void bind_attention(py::module_& m) {
       },
       "o [tokens, q_heads * head_dim]: gated causal GQA attention; k_cache, v_cache [capacity, kv_heads, head_dim] "
       "in/out (rows past .. past + tokens appended)");
+}
+
+void bind_mla_attention(py::module_& m) {
+  def_op<MlaAttentionParams>(
+      m, "mla_attention",
+      [](const std::string& tier, const py::dict& params, const py::object& q, const py::object& latent,
+         const py::object& k_pe, const py::object& kv_b, const py::object& latent_cache, const py::object& kpe_cache,
+         const py::object& o) {
+        constexpr const char* op = "mla_attention";
+        const auto p = params_from<MlaAttentionParams>(params, op);
+        const auto qs = in<float>(q, op, "q");
+        const auto ls = in<float>(latent, op, "latent");
+        const auto ks = in<float>(k_pe, op, "k_pe");
+        const QuantArg w = quant_arg(kv_b, op, "kv_b");
+        const auto lc = out<float>(latent_cache, op, "latent_cache");
+        const auto kc = out<float>(kpe_cache, op, "kpe_cache");
+        const auto os = out<float>(o, op, "o");
+        const Tier t = parse_tier(tier, op);
+        py::gil_scoped_release nogil;
+        MOE_PY_CALL_TIER(t, mla_attention, p, qs, ls, ks, w.m, lc, kc, os);
+      },
+      "o [tokens, heads * v_dim]: DeepSeek-V3 MLA core over the latent cache; latent_cache [capacity, kv_lora], "
+      "kpe_cache [capacity, rope_dim] in/out (rows past .. past + tokens appended)");
 }
 
 }  // namespace moe::python

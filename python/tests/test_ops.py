@@ -33,6 +33,13 @@ def case_attention(rng, tier):
     return ops.attention(q, gate, k, v, kc, vc, past=past, tier=tier)
 
 
+def case_mla_attention(rng, tier):
+    past = 3  # H 2, nope 8, rope 4, v 8, kv_lora 32 (4-bit, group 32)
+    lc, kc = normal(rng, (5, 32)), normal(rng, (5, 4))
+    q, latent, k_pe = normal(rng, (2, 2, 12)), normal(rng, (2, 32)), normal(rng, (2, 4))
+    return ops.mla_attention(q, latent, k_pe, qmat(rng, 2 * (8 + 8), 32, 4, 32), lc, kc, past=past, tier=tier)
+
+
 def case_delta_net(rng, tier):
     q, k = normal(rng, (2, 2, 16)), normal(rng, (2, 2, 16))
     q /= np.linalg.norm(q, axis=-1, keepdims=True) * 4
@@ -75,6 +82,7 @@ CASES = {
         np.float32), normal(r, 8, 0.5), tier=t),
     "delta_net": case_delta_net,
     "attention": case_attention,
+    "mla_attention": case_mla_attention,
     "router_topk": lambda r, t: ops.router_topk(normal(r, (4, 16), 2.0), 4, tier=t),
     "router_noaux": lambda r, t: ops.router_noaux(normal(r, (3, 16), 2.0), normal(r, 16, 0.1), 4, n_group=4,
                                                   topk_group=2, routed_scaling_factor=2.5, tier=t),
