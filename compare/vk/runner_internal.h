@@ -55,13 +55,30 @@ struct EntryPoint {
 std::vector<EntryPoint> compute_entry_points(std::span<const uint32_t> words, const std::string& label,
                                              const std::vector<SpecConstant>& spec);
 
+// The integer arithmetic of the OpSpecConstantOps that array lengths take (R * TT,
+// gl_WorkGroupSize.x / 4), shared by the poison and the access checks: v = x <opcode> y; false
+// for any other opcode and where the result is undefined (a division by 0, a shift past 31).
+inline bool spec_int_op(uint32_t opcode, uint32_t x, uint32_t y, uint32_t& v) {
+  switch (opcode) {  // SPIR-V opcode numbers
+    case 128: v = x + y; return true;  // OpIAdd
+    case 130: v = x - y; return true;  // OpISub
+    case 132: v = x * y; return true;  // OpIMul
+    case 134: return y != 0 && (v = x / y, true);  // OpUDiv
+    case 137: return y != 0 && (v = x % y, true);  // OpUMod
+    case 194: return y < 32 && (v = x >> y, true);  // OpShiftRightLogical
+    case 196: return y < 32 && (v = x << y, true);  // OpShiftLeftLogical
+    default: return false;
+  }
+}
+
 // The module with every Function- and Private-storage variable that has no initializer given
 // one filled with a poison pattern (floats a NaN, integers 0xFEFEFEFE, bools true): a kernel
 // that reads a local before writing it shows that on every driver, not only where registers
 // happen to hold garbage (spirv_poison.cpp). An array sized by a specialization constant takes
 // the length `spec` gives it (else the default). Variables of types without a constant form
-// (lengths computed by OpSpecConstantOp, pointers) are left as they are. Returns the module
-// unchanged when nothing needs it.
+// (pointers, lengths no specialization can fix) are left as they are; lengths computed by
+// integer OpSpecConstantOps (float acc[R * TT]) are evaluated. Returns the module unchanged when
+// nothing needs it.
 std::vector<uint32_t> poison_locals(std::span<const uint32_t> words, const std::string& label,
                                     const std::vector<SpecConstant>& spec);
 

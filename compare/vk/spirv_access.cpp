@@ -165,17 +165,8 @@ class Checker {
                    : 0;
       }
       if (a.size() != 3) return 0;
-      const uint32_t x = value_of(a[1], depth + 1), y = value_of(a[2], depth + 1);
-      switch (a[0]) {
-        case spv::OpIAdd: return x + y;
-        case spv::OpISub: return x - y;
-        case spv::OpIMul: return x * y;
-        case spv::OpUDiv: return y ? x / y : 0;
-        case spv::OpUMod: return y ? x % y : 0;
-        case spv::OpShiftLeftLogical: return y < 32 ? x << y : 0;
-        case spv::OpShiftRightLogical: return y < 32 ? x >> y : 0;
-        default: return 0;
-      }
+      uint32_t v = 0;
+      return spec_int_op(a[0], value_of(a[1], depth + 1), value_of(a[2], depth + 1), v) ? v : 0;
     }
     if (auto s = spec_id_.find(id); s != spec_id_.end()) {
       for (const SpecConstant& c : lim_.spec)

@@ -19,8 +19,7 @@ enum : uint32_t {
   kOpTypeBool = 20, kOpTypeInt = 21, kOpTypeFloat = 22, kOpTypeVector = 23, kOpTypeMatrix = 24,
   kOpTypeArray = 28, kOpTypeStruct = 30, kOpTypePointer = 32, kOpConstantTrue = 41, kOpConstant = 43,
   kOpConstantComposite = 44, kOpSpecConstant = 50, kOpSpecConstantOp = 52, kOpFunction = 54, kOpVariable = 59,
-  kOpDecorate = 71, kOpIAdd = 128, kOpISub = 130, kOpIMul = 132, kOpUDiv = 134, kOpUMod = 137,
-  kOpShiftRightLogical = 194, kOpShiftLeftLogical = 196,
+  kOpDecorate = 71,
 };
 constexpr uint32_t kSpecId = 1;  // Decoration SpecId
 constexpr uint32_t kPrivate = 6, kFunction = 7;
@@ -110,16 +109,7 @@ class Poisoner {
     auto a = scalar_.find(o.x), b = scalar_.find(o.y);
     if (a == scalar_.end() || b == scalar_.end()) return false;
     const uint32_t x = a->second, y = b->second;
-    switch (o.opcode) {
-      case kOpIAdd: v = x + y; return true;
-      case kOpISub: v = x - y; return true;
-      case kOpIMul: v = x * y; return true;
-      case kOpUDiv: v = y ? x / y : 0; return y != 0;
-      case kOpUMod: v = y ? x % y : 0; return y != 0;
-      case kOpShiftLeftLogical: v = y < 32 ? x << y : 0; return y < 32;
-      case kOpShiftRightLogical: v = y < 32 ? x >> y : 0; return y < 32;
-      default: return false;
-    }
+    return spec_int_op(o.opcode, x, y, v);
   }
 
   uint32_t pointee(uint32_t pointer_type) const {

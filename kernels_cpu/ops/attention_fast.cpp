@@ -1,13 +1,8 @@
-// GCC 12 reports a false -Wmaybe-uninitialized inside avx512fintrin.h (_mm512_undefined_ps) for
-// Eigen's AVX-512 GEMM kernels instantiated here; silenced for the headers only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <Eigen/Core>
-#pragma GCC diagnostic pop
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
+#include "core/eigen.h"
 #include "ops/attention.h"
 
 namespace moe {

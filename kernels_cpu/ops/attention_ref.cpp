@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/math.h"
+#include "core/softmax.h"
 #include "ops/attention.h"
 
 namespace moe {
@@ -133,19 +134,7 @@ void attention_ref(const AttentionParams& p, std::span<const float> q, std::span
       // 2. Scores: fma over d ascending from 0, then times scale.
       scores(qt.data(), k_cache.data() + g * D, row, len, D, G, scale, dot.data(), s.data());
       // 3. Softmax (spec §3): max by strict >, exp stored while summing in order, times 1/sum.
-      for (int64_t j = 0; j < G; ++j) {
-        Acc* sj = s.data() + j * len;
-        Acc m = sj[0];
-        for (int64_t pos = 1; pos < len; ++pos)
-          if (sj[pos] > m) m = sj[pos];
-        Acc sum = 0;
-        for (int64_t pos = 0; pos < len; ++pos) {
-          sj[pos] = std::exp(sj[pos] - m);
-          sum += sj[pos];
-        }
-        const Acc inv = Acc(1) / sum;
-        for (int64_t pos = 0; pos < len; ++pos) sj[pos] *= inv;
-      }
+      for (int64_t j = 0; j < G; ++j) softmax_in_place(s.data() + j * len, len);
       // 4. Output: oh[d] += P[p] * v[d] (product rounded, then the add), p ascending.
       std::fill(acc.begin(), acc.end(), Acc(0));
       for (int64_t pos = 0; pos < len; ++pos) {

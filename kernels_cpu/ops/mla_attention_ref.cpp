@@ -11,6 +11,7 @@
 
 #include "core/bf16.h"
 #include "core/math.h"
+#include "core/softmax.h"
 #include "ops/mla_attention.h"
 
 namespace moe {
@@ -35,22 +36,6 @@ void dequant_row(const QuantMatrix& W, int64_t r, Acc* out) {
     for (int64_t c = g * W.group_size; c < (g + 1) * W.group_size; ++c)
       out[c] = std::fma(Acc(quant_code(wr, c, W.bits)), s, b);
   }
-}
-
-// Softmax in place over s[0, len), spec §3 / attention_ref: max by strict >, exp stored while
-// summing in order, times 1/sum. A NaN score never becomes the max but its exp enters the sum.
-template <class Acc>
-void softmax_in_place(Acc* s, int64_t len) {
-  Acc m = s[0];
-  for (int64_t i = 1; i < len; ++i)
-    if (s[i] > m) m = s[i];
-  Acc sum = 0;
-  for (int64_t i = 0; i < len; ++i) {
-    s[i] = std::exp(s[i] - m);
-    sum += s[i];
-  }
-  const Acc inv = Acc(1) / sum;
-  for (int64_t i = 0; i < len; ++i) s[i] *= inv;
 }
 
 template <class Acc>
