@@ -12,6 +12,7 @@ std::vector<OpCase> matvec_q_cases(bool, bool, uint64_t);
 std::vector<OpCase> qk_norm_cases(bool, bool, uint64_t);
 std::vector<OpCase> rmsnorm_gated_cases(bool, bool, uint64_t);
 std::vector<OpCase> rope_cases(bool, bool, uint64_t);
+std::vector<OpCase> rope_yarn_cases(bool, bool, uint64_t);
 std::vector<OpCase> matvec_bf16_cases(bool, bool, uint64_t);
 std::vector<OpCase> embedding_cases(bool, bool, uint64_t);
 std::vector<OpCase> dequant_cases(bool, bool, uint64_t);
@@ -54,6 +55,7 @@ const CaseEntry kCases[] = {
     {"qk_norm", &qk_norm_cases},
     {"rmsnorm_gated", &rmsnorm_gated_cases},
     {"rope", &rope_cases},
+    {"rope_yarn", &rope_yarn_cases},
     {"matvec_bf16", &matvec_bf16_cases, &matvec_bf16_perf_cases},
     {"embedding", &embedding_cases},
     {"dequant", &dequant_cases},
