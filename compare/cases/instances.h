@@ -25,6 +25,7 @@
 #include "ops/rmsnorm.h"
 #include "ops/rmsnorm_gated.h"
 #include "ops/rope.h"
+#include "ops/rope_yarn.h"
 #include "ops/swiglu_expert.h"
 #include "ops/router_topk.h"
 
@@ -41,6 +42,8 @@ OpCase rmsnorm_gated_instance(const std::string& label, uint64_t seed, const Rms
 // Positions must fit the kernels' u32 positions buffer (moe::Error otherwise).
 OpCase rope_instance(const std::string& label, uint64_t seed, const RopeParams& p, std::span<const int64_t> positions,
                      std::span<const float> x);
+OpCase rope_yarn_instance(const std::string& label, uint64_t seed, const RopeYarnParams& p,
+                          std::span<const int64_t> positions, std::span<const float> x);
 OpCase embedding_instance(const std::string& label, uint64_t seed, const EmbeddingParams& p, const QuantMatrix& table,
                           std::span<const int32_t> ids);
 OpCase moe_combine_instance(const std::string& label, uint64_t seed, const MoeCombineParams& p,

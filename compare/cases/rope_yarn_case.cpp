@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "compare/cases/case_util.h"
+#include "compare/cases/instances.h"
 #include "compare/decide/precision.h"
 #include "core/rng.h"
 #include "ops/rope_yarn.h"
@@ -85,18 +86,19 @@ std::vector<double> rope_yarn_bound(const RopeYarnParams& p, std::span<const int
   return bound;
 }
 
-// x: q_pe / k_pe straight from q_b_proj / kv_a_proj (no norm on the rope part): activations.
-OpCase rope_yarn_case(const std::string& label, const RopeYarnParams& p, const std::vector<int64_t>& positions,
-                      uint64_t seed) {
+}  // namespace
+
+OpCase rope_yarn_instance(const std::string& label, uint64_t seed, const RopeYarnParams& p,
+                          std::span<const int64_t> positions, std::span<const float> x) {
   OpCase c = new_case("rope_yarn", label, seed);
   set_vars(c, p);
+  for (int64_t v : positions)
+    MOE_CHECK(v >= 0 && v <= 0xffffffffLL, "rope_yarn: position " << v << " does not fit the kernels' u32 positions");
   // What the host computes once per model and hands the kernel (rope_yarn.comp's push constants).
   const YarnRange rg = rope_yarn_range(p);
   c.vars["ramp_low"] = rg.low, c.vars["ramp_high"] = rg.high;
   c.vars["attention_factor"] = rope_yarn_attention_factor<double>(p);
   const int64_t n = p.tokens * p.heads * p.rotary_dim;
-  Rng rng(seed);
-  const std::vector<float> x = rng.fork(1).activations(n);
   std::vector<float> y(static_cast<size_t>(n));
   rope_yarn_ref<double>(p, positions, x, y);
   std::vector<uint32_t> pos32(positions.begin(), positions.end());
@@ -109,6 +111,16 @@ OpCase rope_yarn_case(const std::string& label, const RopeYarnParams& p, const s
   c.outputs["y"] = s;
   c.truth["y"] = widen(y);
   return c;
+}
+
+namespace {
+
+// x: q_pe / k_pe straight from q_b_proj / kv_a_proj (no norm on the rope part): activations.
+OpCase rope_yarn_case(const std::string& label, const RopeYarnParams& p, const std::vector<int64_t>& positions,
+                      uint64_t seed) {
+  Rng rng(seed);
+  const std::vector<float> x = rng.fork(1).activations(p.tokens * p.heads * p.rotary_dim);
+  return rope_yarn_instance(label, seed, p, positions, x);
 }
 
 // Cogito-V2 / DeepSeek-V3: theta 1e4, factor 40, original context 4096, beta 32 / 1, R 64.
