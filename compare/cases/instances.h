@@ -24,8 +24,10 @@
 #include "ops/residual_add.h"
 #include "ops/rmsnorm.h"
 #include "ops/rmsnorm_gated.h"
+#include "ops/matvec_bf16.h"
 #include "ops/rope.h"
 #include "ops/rope_yarn.h"
+#include "ops/router_noaux.h"
 #include "ops/swiglu_expert.h"
 #include "ops/router_topk.h"
 
@@ -44,6 +46,10 @@ OpCase rope_instance(const std::string& label, uint64_t seed, const RopeParams& 
                      std::span<const float> x);
 OpCase rope_yarn_instance(const std::string& label, uint64_t seed, const RopeYarnParams& p,
                           std::span<const int64_t> positions, std::span<const float> x);
+OpCase matvec_bf16_instance(const std::string& label, uint64_t seed, const MatvecBf16Params& p,
+                            std::span<const bf16> W, std::span<const float> x);
+OpCase router_noaux_instance(const std::string& label, uint64_t seed, const RouterNoauxParams& p,
+                             std::span<const float> logits, std::span<const float> bias);
 OpCase embedding_instance(const std::string& label, uint64_t seed, const EmbeddingParams& p, const QuantMatrix& table,
                           std::span<const int32_t> ids);
 OpCase moe_combine_instance(const std::string& label, uint64_t seed, const MoeCombineParams& p,

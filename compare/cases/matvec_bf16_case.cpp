@@ -3,23 +3,18 @@
 
 #include "compare/cases/bound_mode.h"
 #include "compare/cases/case_util.h"
+#include "compare/cases/instances.h"
 #include "compare/cases/real_shapes.h"
 #include "core/rng.h"
 #include "ops/matvec_bf16.h"
 
 namespace moe::compare {
-namespace {
 
-// ---- matvec_bf16: router-gate-like weights N(0, 1/cols) in bf16, activations with outlier
-// channels (as the op's self-check).
-OpCase matvec_bf16_case(const std::string& label, int64_t rows, int64_t cols, uint64_t seed) {
-  MatvecBf16Params p;
-  p.rows = rows, p.cols = cols;
+OpCase matvec_bf16_instance(const std::string& label, uint64_t seed, const MatvecBf16Params& p,
+                            std::span<const bf16> W, std::span<const float> x) {
+  const int64_t rows = p.rows, cols = p.cols;
   OpCase c = new_case("matvec_bf16", label, seed);
   set_vars(c, p);
-  Rng rng(seed);
-  const std::vector<bf16> W = rng.fork(1).bf16_normal_vec(rows * cols, 1.0 / std::sqrt(double(cols)));
-  const std::vector<float> x = rng.fork(2).activations(cols);
   std::vector<float> y(static_cast<size_t>(rows));
   for_blocks(rows, 256, [&](int64_t r0, int64_t r1) {
     MatvecBf16Params pb = p;
@@ -52,6 +47,19 @@ OpCase matvec_bf16_case(const std::string& label, int64_t rows, int64_t cols, ui
   c.outputs["y"] = s;
   c.truth["y"] = widen(y);
   return c;
+}
+
+namespace {
+
+// ---- matvec_bf16: router-gate-like weights N(0, 1/cols) in bf16, activations with outlier
+// channels (as the op's self-check).
+OpCase matvec_bf16_case(const std::string& label, int64_t rows, int64_t cols, uint64_t seed) {
+  MatvecBf16Params p;
+  p.rows = rows, p.cols = cols;
+  Rng rng(seed);
+  const std::vector<bf16> W = rng.fork(1).bf16_normal_vec(rows * cols, 1.0 / std::sqrt(double(cols)));
+  const std::vector<float> x = rng.fork(2).activations(cols);
+  return matvec_bf16_instance(label, seed, p, W, x);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "compare/cases/bound_mode.h"
 #include "compare/cases/case_util.h"
+#include "compare/cases/instances.h"
 #include "compare/decide/precision.h"
 #include "core/math.h"
 #include "core/rng.h"
@@ -193,15 +194,15 @@ std::vector<double> weight_bounds(const Err& r, const std::vector<int32_t>& S, c
   return b;
 }
 
-OpCase noaux_case(const std::string& label, int64_t T, int64_t E, int64_t K, int64_t NG, int64_t TG, float rsf,
-                  bool renorm, Data d, uint64_t seed) {
-  RouterNoauxParams p;
-  p.tokens = T, p.experts = E, p.k = K, p.n_group = NG, p.topk_group = TG, p.routed_scaling_factor = rsf;
-  p.renormalize = renorm;
+}  // namespace
+
+OpCase router_noaux_instance(const std::string& label, uint64_t seed, const RouterNoauxParams& p,
+                             std::span<const float> x, std::span<const float> bias) {
+  const int64_t T = p.tokens, E = p.experts, K = p.k, NG = p.n_group, TG = p.topk_group;
+  const bool renorm = p.renormalize;
+  const float rsf = p.routed_scaling_factor;
   OpCase c = new_case("router_noaux", label, seed);
   set_vars(c, p);
-  std::vector<float> bias;
-  const std::vector<float> x = make_logits(p, d, Rng(seed), bias);
   std::vector<int32_t> idx(size_t(T * K));
   std::vector<float> w(size_t(T * K));
   router_noaux_ref<double>(p, x, bias, idx, w);
@@ -245,6 +246,18 @@ OpCase noaux_case(const std::string& label, int64_t T, int64_t E, int64_t K, int
   c.outputs["w"] = sw;
   c.truth["w"] = widen(w);
   return c;
+}
+
+namespace {
+
+OpCase noaux_case(const std::string& label, int64_t T, int64_t E, int64_t K, int64_t NG, int64_t TG, float rsf,
+                  bool renorm, Data d, uint64_t seed) {
+  RouterNoauxParams p;
+  p.tokens = T, p.experts = E, p.k = K, p.n_group = NG, p.topk_group = TG, p.routed_scaling_factor = rsf;
+  p.renormalize = renorm;
+  std::vector<float> bias;
+  const std::vector<float> x = make_logits(p, d, Rng(seed), bias);
+  return router_noaux_instance(label, seed, p, x, bias);
 }
 
 }  // namespace
