@@ -11,6 +11,10 @@ namespace moe {
 namespace {
 
 std::vector<uint32_t> header_words(const ModelConfig& c, int version) {
+  // MLA rows (spec/ops.md §2.8: latent + rope-K per layer, header words 8-9) are not written or
+  // read yet: refuse rather than save a DeepSeek-V3 state as if its layers were linear attention.
+  for (LayerKind k : c.layer_kinds)
+    MOE_CHECK(k != LayerKind::Mla, "snapshot: MLA layers (DeepSeek-V3) are not supported by the MFLX snapshot yet");
   const uint32_t conv_bytes = uint32_t((c.conv_kernel - 1) * c.conv_dim() * 4);
   const uint32_t ssm_bytes = uint32_t(c.lin_v_heads * c.lin_v_dim * c.lin_k_dim * 4);
   // FULL_ATTN_INTERVAL of the header: the spacing of full-attention layers (4 for every Qwen variant).
