@@ -1,9 +1,15 @@
 // DeepSeek-V3 config.json (model_type deepseek_v3): every dimension read from the file, layer
-// kinds and dense/MoE layers from it, and missing or inconsistent fields named in the error.
+// kinds and dense/MoE layers from it, and missing or inconsistent fields named in the error; the
+// loader reads the MLX tensors of the tiny fixture and names a missing or mis-shaped one.
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "oracle/config.h"
+#include "oracle/model.h"
 #include "test_util.h"
 
 namespace moe {
@@ -76,6 +82,62 @@ TEST(deepseek_v3_config, InconsistentFieldSaysExpectedAndFound) {
   j = fixture_config();
   j["moe_layer_freq"] = 2;
   test::expect_error([&] { parse_model_config(j, "c.json"); }, "field 'moe_layer_freq' is 2, expected 1");
+}
+
+}  // namespace
+}  // namespace moe
+
+namespace moe {
+namespace {
+
+// A copy of the fixture directory with config.json edited by `edit` (the shards are linked).
+std::string edited_copy(const std::string& tag, const std::function<void(nlohmann::json&)>& edit) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("moeoracle_ds3_" + tag + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const auto& e : fs::directory_iterator(kDir))
+    if (e.path().filename() != "config.json") fs::create_symlink(e.path(), dir / e.path().filename());
+  nlohmann::json j = fixture_config();
+  edit(j);
+  std::ofstream(dir / "config.json") << j.dump(1);
+  return dir.string();
+}
+
+TEST(deepseek_v3_loader, LoadsTheTinyFixture) {
+  const auto m = Model::load(kDir);
+  const ModelConfig& c = m->config();
+  ASSERT_EQ(c.family, Family::DeepseekV3);
+  const LayerWeights& l0 = m->layer(0);
+  EXPECT_EQ(l0.kind, LayerKind::Mla);
+  EXPECT_FALSE(l0.moe);
+  EXPECT_EQ(l0.mla.q_a.rows, 128); EXPECT_EQ(l0.mla.q_a.cols, 256);
+  EXPECT_EQ(l0.mla.q_b.rows, 4 * 48); EXPECT_EQ(l0.mla.q_b.cols, 128);
+  EXPECT_EQ(l0.mla.kv_a.rows, 64 + 16); EXPECT_EQ(l0.mla.kv_b.rows, 4 * 64); EXPECT_EQ(l0.mla.kv_b.cols, 64);
+  EXPECT_EQ(l0.mla.o.rows, 256); EXPECT_EQ(l0.mla.o.cols, 128);
+  EXPECT_EQ(l0.mla.q_a_norm.size(), 128u); EXPECT_EQ(l0.mla.kv_a_norm.size(), 64u);
+  EXPECT_EQ(l0.mlp.shared.gate.rows, 192);  // the dense MLP
+  const LayerWeights& l1 = m->layer(1);
+  EXPECT_TRUE(l1.moe);
+  EXPECT_EQ(l1.mlp.router_bf16.size(), size_t(16 * 256));
+  EXPECT_EQ(l1.mlp.score_bias.size(), 16u);
+  EXPECT_EQ(l1.mlp.shared.gate.rows, 64); EXPECT_EQ(l1.mlp.shared.down.cols, 64);
+  const ExpertWeights e = m->expert(2, 15);
+  EXPECT_EQ(e.gate.rows, 64); EXPECT_EQ(e.down.rows, 256);
+  EXPECT_NE(m->lm_head().w, m->embed().w);  // untied
+}
+
+TEST(deepseek_v3_loader, MissingOrMisShapedTensorIsNamed) {
+  std::string dir = edited_copy("dense0", [](nlohmann::json& j) { j["first_k_dense_replace"] = 0; });
+  test::expect_error([&] { Model::load(dir); }, "tensor 'model.layers.0.mlp.gate.weight' is missing");
+  std::filesystem::remove_all(dir);
+  dir = edited_copy("lora", [](nlohmann::json& j) { j["kv_lora_rank"] = 128; });
+  test::expect_error([&] { Model::load(dir); },
+                     "tensor 'model.layers.0.self_attn.kv_a_proj_with_mqa.weight' is U32 [80, 32], expected U32 [144, 32]");
+  std::filesystem::remove_all(dir);
+  dir = edited_copy("tied", [](nlohmann::json& j) { j["n_routed_experts"] = 32; });
+  test::expect_error([&] { Model::load(dir); }, "tensor 'model.layers.1.mlp.gate.weight' is BF16 [16, 256], expected BF16 [32, 256]");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
