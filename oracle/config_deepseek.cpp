@@ -122,7 +122,11 @@ void parse_deepseek_v3(const nlohmann::json& j, const std::string& source, Model
   c.dense_inter = need_int(j, "intermediate_size", source);
   m.first_k_dense_replace = need_int(j, "first_k_dense_replace", source);
   m.routed_scaling_factor = need_number(j, "routed_scaling_factor", source);
-  // HF builds the shared experts as one MLP of moe_intermediate_size * n_shared_experts.
+  // HF builds the shared experts as one MLP of moe_intermediate_size * n_shared_experts (both
+  // bounded first: the product of two corrupt sizes must not overflow).
+  for (const auto& [name, v] : {std::pair<const char*, int64_t>{"moe_intermediate_size", c.moe_inter},
+                                {"n_shared_experts", m.n_shared_experts}})
+    MOE_CHECK(v > 0 && v <= (int64_t(1) << 20), source << ": field '" << name << "' is " << v << ", expected in [1, 2^20]");
   c.shared_inter = c.moe_inter * m.n_shared_experts;
   const double eps = need_number(j, "rms_norm_eps", source);
   MOE_CHECK(std::isfinite(eps) && eps >= 0 && eps <= 1, source << ": rms_norm_eps " << eps << ", expected in [0, 1]");
@@ -169,9 +173,14 @@ void ModelConfig::validate_mla(const std::string& source) const {
             source << ": routed_scaling_factor = " << m.routed_scaling_factor << ", expected finite and > 0");
   MOE_CHECK(std::isfinite(m.yarn_factor) && m.yarn_factor >= 1,
             source << ": rope factor = " << m.yarn_factor << ", expected finite and >= 1");
+  // The ops take these as f32: each must have a finite f32 value.
+  constexpr double kF32Max = 3.4e38;
   for (const auto& [name, v] : {std::pair<const char*, double>{"beta_fast", m.beta_fast}, {"beta_slow", m.beta_slow},
-                                {"mscale", m.mscale}, {"mscale_all_dim", m.mscale_all_dim}})
-    MOE_CHECK(std::isfinite(v) && v >= 0, source << ": rope " << name << " = " << v << ", expected finite and >= 0");
+                                {"mscale", m.mscale}, {"mscale_all_dim", m.mscale_all_dim},
+                                {"factor", m.yarn_factor}, {"rope_theta", rope_theta},
+                                {"routed_scaling_factor", m.routed_scaling_factor}})
+    MOE_CHECK(std::isfinite(v) && v >= 0 && v <= kF32Max,
+              source << ": " << name << " = " << v << ", expected finite, >= 0 and within f32 range");
   MOE_CHECK(m.beta_fast > 0 && m.beta_slow > 0, source << ": rope beta_fast/beta_slow = " << m.beta_fast << "/"
                                                         << m.beta_slow << ", expected > 0");
   MOE_CHECK(dense_inter > 0 || m.first_k_dense_replace == 0,

@@ -22,7 +22,7 @@ bool has_rows(LayerKind k) { return k != LayerKind::Linear; }
 std::vector<uint32_t> header_words(const ModelConfig& c, int version, const std::string& src) {
   const bool mla = has_mla(c);
   // MLA rows exist only in v2 (spec/ops.md §2.8; the Rust reader rejects v1 for MLA variants).
-  MOE_CHECK(!mla || version == 2, src << ": snapshot version " << version
+  MOE_CHECK(!mla || version == 2, src << ": version " << version
                                       << " cannot hold MLA layers (DeepSeek-V3): only version 2 has header words 8-9");
   const uint32_t conv_bytes = uint32_t((c.conv_kernel - 1) * c.conv_dim() * 4);
   const uint32_t ssm_bytes = uint32_t(c.lin_v_heads * c.lin_v_dim * c.lin_k_dim * 4);
@@ -56,7 +56,7 @@ void put(std::vector<uint8_t>& out, const T* p, size_t n) {
 std::vector<uint8_t> snapshot_save(const ModelConfig& c, const ModelState& s, int version) {
   MOE_CHECK(version == 1 || version == 2, "snapshot: version " << version << ", expected 1 or 2");
   std::vector<uint8_t> out;
-  const auto h = header_words(c, version, "snapshot");
+  const auto h = header_words(c, version, "MFLX snapshot");
   put(out, h.data(), h.size());
   const int64_t row = c.kv_heads * c.head_dim;
   for (int64_t i = 0; i < c.layers; ++i) {

@@ -81,6 +81,13 @@ TEST(deepseek_v3_config, InconsistentFieldSaysExpectedAndFound) {
   j["topk_method"] = "greedy";
   test::expect_error([&] { parse_model_config(j, "c.json"); }, "field 'topk_method' is 'greedy', expected 'noaux_tc'");
   j = fixture_config();
+  j["moe_intermediate_size"] = int64_t(1) << 62;  // x n_shared_experts would overflow
+  j["n_shared_experts"] = 4;
+  test::expect_error([&] { parse_model_config(j, "c.json"); }, "field 'moe_intermediate_size' is 4611686018427387904");
+  j = fixture_config();
+  j["rope_parameters"]["factor"] = 1e300, j["rope_scaling"]["factor"] = 1e300;
+  test::expect_error([&] { parse_model_config(j, "c.json"); }, "factor = 1e+300, expected finite, >= 0 and within f32");
+  j = fixture_config();
   j["moe_layer_freq"] = 2;
   test::expect_error([&] { parse_model_config(j, "c.json"); }, "field 'moe_layer_freq' is 2, expected 1");
 }

@@ -141,7 +141,7 @@ TEST(snapshot, MlaHeaderLayoutAndRejections) {
   ModelState target = ModelState::make(c, 8);
   auto bad = v2;
   bad[4] = 1;  // a v1 header
-  test::expect_error([&] { snapshot_load(bad, c, target, "f.mflx"); }, "f.mflx: snapshot version 1 cannot hold MLA");
+  test::expect_error([&] { snapshot_load(bad, c, target, "f.mflx"); }, "f.mflx: version 1 cannot hold MLA");
   bad = v2;
   bad[32] = 32;  // kv_lora_rank
   test::expect_error([&] { snapshot_load(bad, c, target, "f.mflx"); }, "kv_lora_rank = 32, this model has 64");
