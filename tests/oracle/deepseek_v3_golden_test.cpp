@@ -217,6 +217,30 @@ TEST(deepseek_v3_golden, PrefillEqualsDecode) {
   EXPECT_EQ(maxd, 0.0);
 }
 
+// A state grown between calls (ModelState::reserve, as the Python session does) keeps its MLA
+// rows: 70 tokens in a 70-row cache, grown to 80, then 10 decode steps give the prefill's logits.
+TEST(deepseek_v3_golden, GrownStateKeepsTheMlaRows) {
+  Fixture f;
+  std::vector<float> all;
+  run(*f.model, f.tokens, "ref64", 80, &all);
+  auto be = make_cpu_backend("ref64");
+  Forward fwd(*f.model, *be);
+  ModelState st = ModelState::make(f.model->config(), 70);
+  std::vector<float> got = fwd.run(std::span(f.tokens).first(70), st);
+  st.reserve(f.model->config(), 80);
+  EXPECT_EQ(st.layers[1].latent.size(), size_t(80 * 64));
+  EXPECT_EQ(st.layers[1].kpe.size(), size_t(80 * 16));
+  for (size_t t = 70; t < 80; ++t) {
+    const std::vector<float> l = fwd.run(std::span(f.tokens).subspan(t, 1), st);
+    got.insert(got.end(), l.begin(), l.end());
+  }
+  ASSERT_EQ(got.size(), all.size());
+  EXPECT_EQ(std::memcmp(got.data(), all.data(), got.size() * 4), 0);
+  // A cache without room is an error naming the layer, not a write past the rows.
+  ModelState small = ModelState::make(f.model->config(), 4);
+  test::expect_error([&] { fwd.run(std::span(f.tokens).first(5), small); }, "layer 0 MLA cache holds 4 positions; 5 needed");
+}
+
 // The f32 tiers (engine order, Eigen) against HF float64: golden_test.cpp's 3e-5 for the Qwen
 // models' f32 tiers.
 TEST(deepseek_v3_golden, F32TiersMatchHf) {
