@@ -77,6 +77,23 @@ class CpuBackend final : public OpBackend {
                     std::span<float> y) override {
     MOE_TIER_CALL(residual_add, p, a, b, y);
   }
+  void rope_yarn(const RopeYarnParams& p, std::span<const int64_t> pos, std::span<const float> x,
+                 std::span<float> y) override {
+    MOE_TIER_CALL(rope_yarn, p, pos, x, y);
+  }
+  void mla_attention(const MlaAttentionParams& p, std::span<const float> q, std::span<const float> latent,
+                     std::span<const float> k_pe, const QuantMatrix& kv_b, std::span<float> latent_cache,
+                     std::span<float> kpe_cache, std::span<float> o) override {
+    MOE_TIER_CALL(mla_attention, p, q, latent, k_pe, kv_b, latent_cache, kpe_cache, o);
+  }
+  void matvec_bf16(const MatvecBf16Params& p, std::span<const bf16> W, std::span<const float> x,
+                   std::span<float> y) override {
+    MOE_TIER_CALL(matvec_bf16, p, W, x, y);
+  }
+  void router_noaux(const RouterNoauxParams& p, std::span<const float> logits, std::span<const float> bias,
+                    std::span<int32_t> idx, std::span<float> w) override {
+    MOE_TIER_CALL(router_noaux, p, logits, bias, idx, w);
+  }
 };
 
 }  // namespace

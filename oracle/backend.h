@@ -45,6 +45,15 @@ class OpBackend {
                            std::span<const float>, std::span<const float>, std::span<const float>, std::span<float>) = 0;
   virtual void residual_add(const ResidualAddParams&, std::span<const float>, std::span<const float>,
                             std::span<float>) = 0;
+  // DeepSeek-V3: YaRN RoPE of q_pe / k_pe, the MLA core, the BF16 router gate (one token per
+  // call), noaux_tc routing.
+  virtual void rope_yarn(const RopeYarnParams&, std::span<const int64_t>, std::span<const float>, std::span<float>) = 0;
+  virtual void mla_attention(const MlaAttentionParams&, std::span<const float>, std::span<const float>,
+                             std::span<const float>, const QuantMatrix&, std::span<float>, std::span<float>,
+                             std::span<float>) = 0;
+  virtual void matvec_bf16(const MatvecBf16Params&, std::span<const bf16>, std::span<const float>, std::span<float>) = 0;
+  virtual void router_noaux(const RouterNoauxParams&, std::span<const float>, std::span<const float>,
+                            std::span<int32_t>, std::span<float>) = 0;
 };
 
 // "ref64", "ref32" or "fast"; anything else is a moe::Error listing the names.

@@ -8,7 +8,9 @@
 
 namespace moe {
 
-const char* family_name(Family f) { return f == Family::Qwen3Next ? "qwen3_next" : "qwen3_5_moe"; }
+const char* family_name(Family f) {
+  return f == Family::Qwen3Next ? "qwen3_next" : f == Family::DeepseekV3 ? "deepseek_v3" : "qwen3_5_moe";
+}
 
 int ModelConfig::bits_for(const std::string& module) const {
   auto it = bits_override.find(module);
@@ -48,7 +50,10 @@ void ModelConfig::validate(const std::string& source) const {
   MOE_CHECK(int64_t(layer_kinds.size()) == layers,
             source << ": layer_types has " << layer_kinds.size() << " entries, expected num_hidden_layers = " << layers);
   bool any_full = false, any_linear = false;
-  for (LayerKind k : layer_kinds) (k == LayerKind::Full ? any_full : any_linear) = true;
+  for (LayerKind k : layer_kinds) {
+    if (k == LayerKind::Full) any_full = true;
+    if (k == LayerKind::Linear) any_linear = true;
+  }
   // Checked before rotary_dim() converts head_dim x partial_rotary to an integer.
   MOE_CHECK(std::isfinite(partial_rotary) && partial_rotary > 0 && partial_rotary <= 1,
             source << ": partial_rotary_factor " << partial_rotary << ", expected in (0, 1]");
@@ -68,6 +73,7 @@ void ModelConfig::validate(const std::string& source) const {
                                                      << " is not a multiple of linear_num_key_heads " << lin_k_heads);
   }
   MOE_CHECK(std::isfinite(eps) && eps >= 0, source << ": rms_norm_eps " << eps << ", expected finite and >= 0");
+  if (family == Family::DeepseekV3) validate_mla(source);
 }
 
 namespace {
@@ -142,11 +148,18 @@ ModelConfig parse_model_config(const nlohmann::json& top, const std::string& sou
   const nlohmann::json& j = top.contains("text_config") ? top["text_config"] : top;
   ModelConfig c;
   const std::string mt = string_or(top, "model_type", string_or(j, "model_type", "qwen3_5_moe", source), source);
+  if (mt == "deepseek_v3") {
+    c.family = Family::DeepseekV3;
+    parse_deepseek_v3(j, source, c);
+    parse_quantization(top, source, c);
+    c.validate(source);
+    return c;
+  }
   if (mt == "qwen3_next") {
     c.family = Family::Qwen3Next;
   } else {
     MOE_CHECK(mt.rfind("qwen3_5", 0) == 0 || mt.rfind("qwen3_6", 0) == 0,
-              source << ": model_type '" << mt << "' is not supported (expected qwen3_5_moe, qwen3_5_moe_text or qwen3_next)");
+              source << ": model_type '" << mt << "' is not supported (expected qwen3_5_moe, qwen3_5_moe_text, qwen3_next or deepseek_v3)");
     c.family = Family::Qwen3_5Moe;
   }
   c.hidden = int_or(j, "hidden_size", 0, source);

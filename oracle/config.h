@@ -10,8 +10,28 @@
 
 namespace moe {
 
-enum class Family { Qwen3_5Moe, Qwen3Next };
-enum class LayerKind { Linear, Full };
+enum class Family { Qwen3_5Moe, Qwen3Next, DeepseekV3 };
+// Linear: Gated DeltaNet; Full: gated GQA attention (Qwen); Mla: DeepSeek-V3 Multi-head Latent
+// Attention (spec/ops.md §9.1).
+enum class LayerKind { Linear, Full, Mla };
+// Softmax: softmax -> top-k (Qwen, router_topk); NoauxTc: DeepSeek-V3 sigmoid + correction bias +
+// group-limited top-k (router_noaux), BF16 gate, ungated shared experts.
+enum class RouterKind { Softmax, NoauxTc };
+
+// DeepSeek-V3's MLA and routing dimensions (zero for the Qwen families).
+struct MlaConfig {
+  int64_t q_lora_rank = 0, kv_lora_rank = 0;
+  int64_t qk_nope_dim = 0, qk_rope_dim = 0, v_head_dim = 0;
+  int64_t n_group = 1, topk_group = 1, n_shared_experts = 0, first_k_dense_replace = 0;
+  double routed_scaling_factor = 1.0;
+  // YaRN (rope_parameters / rope_scaling; HF _compute_yarn_parameters); 0 = absent for the mscales.
+  double yarn_factor = 1.0, beta_fast = 32.0, beta_slow = 1.0, mscale = 0.0, mscale_all_dim = 0.0;
+  int64_t original_max_position = 0;
+  bool rope_interleave = true;
+  // HF DeepseekV3Attention.scaling: (nope + rope)^-1/2, times get_mscale(factor, mscale_all_dim)^2
+  // when mscale_all_dim is set (nonzero).
+  double softmax_scale() const;
+};
 
 const char* family_name(Family f);
 
@@ -23,11 +43,14 @@ struct ModelConfig {
   int64_t experts = 0, experts_per_tok = 0, moe_inter = 0, shared_inter = 0;
   int64_t dense_inter = 0;  // Qwen3-Next dense MLP layers (mlp_only_layers / decoder_sparse_step)
   bool norm_topk_prob = true;
+  bool tie_word_embeddings = false;
+  RouterKind router = RouterKind::Softmax;
+  MlaConfig mla;
   double rope_theta = 10000.0;  // HF's default when a config names none; real checkpoints say 1e7
   double partial_rotary = 0.25;
   float eps = 1e-6f;
   std::vector<LayerKind> layer_kinds;
-  std::vector<bool> layer_moe;  // false: dense SwiGLU MLP (Qwen3-Next only)
+  std::vector<bool> layer_moe;  // false: dense SwiGLU MLP (Qwen3-Next; DeepSeek-V3's first layers)
   int default_bits = 4, default_group = 64;
   std::map<std::string, int> bits_override;  // sanitized module name ("model.layers.0.mlp.gate") -> bits
 
@@ -45,11 +68,26 @@ struct ModelConfig {
     f("lin_v_dim", lin_v_dim), f("conv_kernel", conv_kernel), f("experts", experts);
     f("experts_per_tok", experts_per_tok), f("moe_inter", moe_inter), f("shared_inter", shared_inter);
     f("rope_theta", rope_theta), f("partial_rotary", partial_rotary), f("eps", eps);
+    if (family == Family::DeepseekV3) {
+      f("q_lora_rank", mla.q_lora_rank), f("kv_lora_rank", mla.kv_lora_rank), f("qk_nope_head_dim", mla.qk_nope_dim);
+      f("qk_rope_head_dim", mla.qk_rope_dim), f("v_head_dim", mla.v_head_dim), f("n_group", mla.n_group);
+      f("topk_group", mla.topk_group), f("n_shared_experts", mla.n_shared_experts);
+      f("first_k_dense_replace", mla.first_k_dense_replace), f("routed_scaling_factor", mla.routed_scaling_factor);
+      f("yarn_factor", mla.yarn_factor), f("original_max_position", mla.original_max_position);
+      f("beta_fast", mla.beta_fast), f("beta_slow", mla.beta_slow), f("mscale", mla.mscale);
+      f("mscale_all_dim", mla.mscale_all_dim);
+    }
   }
 
   // Checks internal consistency (divisibility, positive sizes); `source` names the file.
   void validate(const std::string& source) const;
+  void validate_mla(const std::string& source) const;  // DeepSeek-V3's fields (config_deepseek.cpp)
 };
+
+// The DeepSeek-V3 fields of `j` (model_type deepseek_v3) into `c` (config_deepseek.cpp); every
+// dimension must be in the file: a missing or inconsistent field is a moe::Error naming `source`,
+// the field, what was expected and what was found.
+void parse_deepseek_v3(const nlohmann::json& j, const std::string& source, ModelConfig& c);
 
 // From an HF/MLX config.json (flat, or with the text fields under "text_config") or a moeflux
 // manifest's "config" block. `source` is the file name used in error messages.

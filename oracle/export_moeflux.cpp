@@ -61,6 +61,10 @@ void export_moeflux_into(const std::string& src_dir, const std::string& dir_name
                          const std::string& source) {
   auto model = Model::load(src_dir);  // validates everything first
   const ModelConfig& c = model->config();
+  // Cogito's artifacts (convert_cogito_v2.py: MLA tensors, MoE layers only in packed_experts,
+  // its manifest's config block) are another layout than the Qwen one written below.
+  MOE_CHECK(c.family != Family::DeepseekV3,
+            src_dir << ": exporting DeepSeek-V3 to moeflux artifacts is not implemented (Cogito's layout differs)");
   const TensorTable table = open_checkpoint(src_dir);
   MOE_CHECK(table.format == SourceFormat::Mlx, src_dir << ": already moeflux artifacts");
   const fs::path dir = dir_name;

@@ -59,6 +59,9 @@ std::vector<float> Forward::run(std::span<const int32_t> tokens, ModelState& sta
     if (lw.kind == LayerKind::Linear) {
       linear_attention(i, xn, T, st, mix);
       tap(L(i, "linear_attn.out"), mix, T);
+    } else if (lw.kind == LayerKind::Mla) {
+      mla_attention(i, xn, T, state.pos, st, mix);
+      tap(L(i, "self_attn.out"), mix, T);
     } else {
       full_attention(i, xn, T, state.pos, st, mix);
       tap(L(i, "self_attn.out"), mix, T);
@@ -222,6 +225,7 @@ void Forward::mlp(int64_t i, std::span<const float> h, std::span<const float> hn
     be_.residual_add(add, h, sh, out);
     return;
   }
+  if (c.router == RouterKind::NoauxTc) return moe_noaux(i, h, hn, T, out);
   const int64_t E = c.experts, K = k_;
   std::vector<float> logits(size_t(T * E));
   locate(L(i, "mlp.gate"));
@@ -245,17 +249,8 @@ void Forward::mlp(int64_t i, std::span<const float> h, std::span<const float> hn
   matmul(lw.mlp.shared_expert_gate, hn, T, gamma);
   tap(L(i, "mlp.shared_expert_gate.out"), gamma, T);
 
-  // Routed experts, token by token in router slot order (the engines' decode path).
   std::vector<float> e(size_t(T * K * d));
-  SwigluExpertParams ep;
-  ep.tokens = 1, ep.hidden = d, ep.inter = c.moe_inter;
-  for (int64_t t = 0; t < T; ++t)
-    for (int64_t s = 0; s < K; ++s) {
-      const ExpertWeights ew = model_.expert(i, idx[size_t(t * K + s)]);
-      ep.bits = ew.gate.bits;
-      be_.locate(L(i, "mlp.experts.slot") + std::to_string(s), t);
-      be_.swiglu_expert(ep, ew, hn.subspan(size_t(t * d), size_t(d)), std::span(e).subspan(size_t((t * K + s) * d), size_t(d)));
-    }
+  routed_experts(i, hn, T, idx, e);
   MoeCombineParams mp;
   mp.tokens = T, mp.dim = d, mp.k = K, mp.gated = true;
   locate(L(i, "mlp.combine"));
@@ -266,6 +261,23 @@ void Forward::mlp(int64_t i, std::span<const float> h, std::span<const float> hn
     be_.moe_combine(mp, zero, e, wts, sh, gamma, mo);
     tap(L(i, "mlp.out"), mo, T);
   }
+}
+
+// Routed experts, token by token in router slot order (the engines' decode path): e[t, s] =
+// expert idx[t, s] applied to token t's normed hidden.
+void Forward::routed_experts(int64_t i, std::span<const float> hn, int64_t T, std::span<const int32_t> idx,
+                             std::span<float> e) {
+  const ModelConfig& c = model_.config();
+  const int64_t d = c.hidden, K = k_;
+  SwigluExpertParams ep;
+  ep.tokens = 1, ep.hidden = d, ep.inter = c.moe_inter;
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t s = 0; s < K; ++s) {
+      const ExpertWeights ew = model_.expert(i, idx[size_t(t * K + s)]);
+      ep.bits = ew.gate.bits;
+      be_.locate(L(i, "mlp.experts.slot") + std::to_string(s), t);
+      be_.swiglu_expert(ep, ew, hn.subspan(size_t(t * d), size_t(d)), e.subspan(size_t((t * K + s) * d), size_t(d)));
+    }
 }
 
 }  // namespace moe

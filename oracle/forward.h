@@ -2,8 +2,10 @@
 // op-backend interface and composed only of kernels_cpu ops:
 //   x = embed(tokens); per layer: h = x + Mixer(RMSNorm(x)); x = MoE-combine(h, RMSNorm(h));
 //   logits = lm_head(RMSNorm(x)).
-// T tokens at a time: prefill (T > 1, batched projections) or decode (T = 1). Linear attention
-// and the KV cache carry through `ModelState`; positions continue from state.pos.
+// T tokens at a time: prefill (T > 1, batched projections) or decode (T = 1). Linear attention,
+// the KV cache and the MLA latent cache carry through `ModelState`; positions continue from state.pos.
+// The mixer of each layer is its LayerKind (Linear, Full, Mla); the MoE router is the config's
+// RouterKind (softmax top-k, or DeepSeek-V3's noaux_tc): one forward for every family.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -48,6 +50,13 @@ class Forward {
   void linear_attention(int64_t layer, std::span<const float> xn, int64_t T, LayerState& st, std::span<float> out);
   void full_attention(int64_t layer, std::span<const float> xn, int64_t T, int64_t pos, LayerState& st,
                       std::span<float> out);
+  // DeepSeek-V3 (forward_mla.cpp): MLA attention with the layer's latent / rope-key cache, and the
+  // noaux_tc MoE block (BF16 gate, router_noaux, routed + ungated shared experts).
+  void mla_attention(int64_t layer, std::span<const float> xn, int64_t T, int64_t pos, LayerState& st,
+                     std::span<float> out);
+  void moe_noaux(int64_t layer, std::span<const float> h, std::span<const float> hn, int64_t T, std::span<float> out);
+  void routed_experts(int64_t layer, std::span<const float> hn, int64_t T, std::span<const int32_t> idx,
+                      std::span<float> e);
   void mlp(int64_t layer, std::span<const float> h, std::span<const float> hn, int64_t T, std::span<float> out);
   void matmul(const QuantMatrix& w, std::span<const float> x, int64_t T, std::span<float> y);
   void tap(const std::string& name, std::span<const float> data, int64_t T);

@@ -1,6 +1,8 @@
 #include "oracle/model.h"
 
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <sstream>
 
@@ -103,6 +105,8 @@ void Model::resolve() {
   const ModelConfig& c = cfg_;
   const TensorTable& t = table_;
   const int G = c.default_group;
+  MOE_CHECK(c.family != Family::DeepseekV3 || t.format == SourceFormat::Mlx,
+            t.dir << ": DeepSeek-V3 loads from an MLX checkpoint directory only (moeflux artifacts not implemented)");
   auto bits_of = [&](const std::string& module) {
     if (t.format == SourceFormat::Moeflux) {
       auto it = t.declared_bits.find(module + ".weight");
@@ -131,7 +135,10 @@ void Model::resolve() {
   };
 
   embed_ = quant("model.embed_tokens", c.vocab, d);
-  lm_head_ = t.find("lm_head.weight") ? quant("lm_head", c.vocab, d) : embed_;  // tied when absent
+  // Tied when absent (Qwen); DeepSeek-V3 says which in tie_word_embeddings, and an untied model
+  // without lm_head is an error (get names the file and the tensor).
+  const bool want_head = c.family == Family::DeepseekV3 ? !c.tie_word_embeddings : t.find("lm_head.weight") != nullptr;
+  lm_head_ = want_head ? quant("lm_head", c.vocab, d) : embed_;
   final_norm_ = norm("model.norm.weight", d);
 
   layers_.resize(size_t(c.layers));
@@ -179,6 +186,8 @@ void Model::resolve() {
       lw.lin.A_log = load_vector(t, A + "A_log", Hv);
       lw.lin.dt_bias = load_vector(t, A + "dt_bias", Hv);
       lw.lin.norm = load_vector(t, A + "norm.weight", c.lin_v_dim);
+    } else if (lw.kind == LayerKind::Mla) {
+      resolve_mla(i);
     } else {
       const std::string A = L + "self_attn.";
       const int64_t H = c.attn_heads, Hkv = c.kv_heads, D = c.head_dim;
@@ -192,10 +201,14 @@ void Model::resolve() {
     const std::string M = L + "mlp.";
     if (lw.moe) {
       const int64_t E = c.experts, I = c.moe_inter, Is = c.shared_inter;
-      lw.mlp.router = quant(M + "gate", E, d);
-      lw.mlp.shared_expert_gate = quant(M + "shared_expert_gate", 1, d);
-      lw.mlp.shared = {quant(M + "shared_expert.gate_proj", Is, d), quant(M + "shared_expert.up_proj", Is, d),
-                       quant(M + "shared_expert.down_proj", d, Is)};
+      if (c.router == RouterKind::NoauxTc) {
+        resolve_mlp_noaux(i);
+      } else {
+        lw.mlp.router = quant(M + "gate", E, d);
+        lw.mlp.shared_expert_gate = quant(M + "shared_expert_gate", 1, d);
+        lw.mlp.shared = {quant(M + "shared_expert.gate_proj", Is, d), quant(M + "shared_expert.up_proj", Is, d),
+                         quant(M + "shared_expert.down_proj", d, Is)};
+      }
       LayerExperts& ex = experts_[size_t(i)];
       if (t.format == SourceFormat::Mlx) {
         const int bits = bits_of(M + "switch_mlp.gate_proj");
@@ -220,6 +233,54 @@ void Model::resolve() {
                        quant(M + "down_proj", d, c.dense_inter)};
     }
   }
+}
+
+void Model::resolve_mla(int64_t i) {
+  const ModelConfig& c = cfg_;
+  const MlaConfig& m = c.mla;
+  const std::string A = layer_prefix(i) + "self_attn.";
+  auto quant = [&](const std::string& module, int64_t rows, int64_t cols) {
+    return quant_matrix(table_, A + module, rows, cols, c.bits_for(A + module), c.default_group);
+  };
+  const int64_t d = c.hidden, H = c.attn_heads, Dn = m.qk_nope_dim, Dr = m.qk_rope_dim, Dv = m.v_head_dim,
+                L = m.kv_lora_rank, Q = m.q_lora_rank;
+  MlaAttnWeights& w = layers_[size_t(i)].mla;
+  w.q_a = quant("q_a_proj", Q, d);
+  w.q_b = quant("q_b_proj", H * (Dn + Dr), Q);
+  w.kv_a = quant("kv_a_proj_with_mqa", L + Dr, d);
+  // One [H (Dn + Dv), L] matrix as HF and Cogito's file store it (current mlx-lm splits it into
+  // embed_q / unembed_out at load; such a file is not read here).
+  w.kv_b = quant("kv_b_proj", H * (Dn + Dv), L);
+  w.o = quant("o_proj", d, H * Dv);
+  // DeepSeek RMSNorm is w x^ (no +1): the stored weights as they are.
+  w.q_a_norm = load_vector(table_, A + "q_a_layernorm.weight", Q);
+  w.kv_a_norm = load_vector(table_, A + "kv_a_layernorm.weight", L);
+}
+
+void Model::resolve_mlp_noaux(int64_t i) {
+  const ModelConfig& c = cfg_;
+  const std::string M = layer_prefix(i) + "mlp.";
+  const int64_t d = c.hidden, E = c.experts, Is = c.shared_inter;
+  MlpWeights& w = layers_[size_t(i)].mlp;
+  // mlx-lm's MoEGate holds a bare BF16 array (not a Linear, so never quantized); HF computes the
+  // logits in f32 from it. Read in place (a view into the mapped shard).
+  const TensorInfo& g = table_.get(M + "gate.weight");
+  expect_tensor(g, DType::BF16, {E, d});
+  MOE_CHECK(reinterpret_cast<uintptr_t>(g.data) % 2 == 0,
+            g.file << ": tensor '" << g.name << "' data is not 2-byte aligned (BF16 is read in place)");
+  w.router_bf16 = std::span<const bf16>(reinterpret_cast<const bf16*>(g.data), size_t(E * d));
+  // F32 in mlx-lm's files (cast_predicate keeps it); a BF16 copy would lose the 2^-17 near-ties
+  // the golden plants, so only F32 is accepted.
+  expect_tensor(table_.get(M + "gate.e_score_correction_bias"), DType::F32, {E});
+  w.score_bias = load_vector(table_, M + "gate.e_score_correction_bias", E);
+  for (float b : w.score_bias)
+    MOE_CHECK(std::isfinite(b), table_.get(M + "gate.e_score_correction_bias").file
+                                    << ": tensor '" << M << "gate.e_score_correction_bias' has a non-finite value " << b);
+  auto quant = [&](const std::string& module, int64_t rows, int64_t cols) {
+    return quant_matrix(table_, M + module, rows, cols, c.bits_for(M + module), c.default_group);
+  };
+  w.shared = {quant("shared_experts.gate_proj", Is, d), quant("shared_experts.up_proj", Is, d),
+              quant("shared_experts.down_proj", d, Is)};
 }
 
 ExpertWeights Model::expert(int64_t layer, int64_t e) const {

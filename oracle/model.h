@@ -5,6 +5,7 @@
 // A_log, dt_bias) are widened to f32 (exact for bf16).
 #pragma once
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,9 +28,18 @@ struct FullAttnWeights {
   std::vector<float> q_norm, k_norm;      // [D], +1 already applied when the file needed it
 };
 
+struct MlaAttnWeights {                   // DeepSeek-V3 MLA (HF DeepseekV3Attention)
+  QuantMatrix q_a, q_b;                   // [q_lora, d], [H (Dn + Dr), q_lora]
+  QuantMatrix kv_a, kv_b;                 // [L + Dr, d] (latent | k_pe), [H (Dn + Dv), L]
+  QuantMatrix o;                          // [d, H Dv]
+  std::vector<float> q_a_norm, kv_a_norm; // [q_lora], [L]: w x^ (no +1)
+};
+
 struct MlpWeights {                       // MoE block (router + shared expert) or a dense MLP
-  QuantMatrix router;                     // [E, d]
-  QuantMatrix shared_expert_gate;         // [1, d]
+  QuantMatrix router;                     // [E, d] (Qwen: quantized)
+  std::span<const bf16> router_bf16;      // [E, d] (DeepSeek-V3: unquantized BF16, a view into the file)
+  std::vector<float> score_bias;          // [E] DeepSeek-V3 e_score_correction_bias (selection only)
+  QuantMatrix shared_expert_gate;         // [1, d] (Qwen only: DeepSeek-V3's shared experts are ungated)
   ExpertWeights shared;                   // gate/up [Is, d], down [d, Is]; dense MLP for non-MoE layers
 };
 
@@ -39,6 +49,7 @@ struct LayerWeights {
   std::vector<float> input_norm, post_norm;  // [d]
   LinearAttnWeights lin;
   FullAttnWeights full;
+  MlaAttnWeights mla;
   MlpWeights mlp;
 };
 
@@ -61,6 +72,8 @@ class Model {
  private:
   Model() = default;
   void resolve();
+  void resolve_mla(int64_t layer);        // MLA projections and norms
+  void resolve_mlp_noaux(int64_t layer);  // DeepSeek-V3 MoE: BF16 gate, correction bias, shared_experts
 
   TensorTable table_;
   ModelConfig cfg_;

@@ -10,16 +10,35 @@
 namespace moe {
 namespace {
 
-std::vector<uint32_t> header_words(const ModelConfig& c, int version) {
+bool has_mla(const ModelConfig& c) {
+  for (LayerKind k : c.layer_kinds)
+    if (k == LayerKind::Mla) return true;
+  return false;
+}
+
+// Layers whose state is a length plus rows (GQA KV or MLA latent / rope-K): the rest are linear.
+bool has_rows(LayerKind k) { return k != LayerKind::Linear; }
+
+std::vector<uint32_t> header_words(const ModelConfig& c, int version, const std::string& src) {
+  const bool mla = has_mla(c);
+  // MLA rows exist only in v2 (spec/ops.md §2.8; the Rust reader rejects v1 for MLA variants).
+  MOE_CHECK(!mla || version == 2, src << ": version " << version
+                                      << " cannot hold MLA layers (DeepSeek-V3): only version 2 has header words 8-9");
   const uint32_t conv_bytes = uint32_t((c.conv_kernel - 1) * c.conv_dim() * 4);
   const uint32_t ssm_bytes = uint32_t(c.lin_v_heads * c.lin_v_dim * c.lin_k_dim * 4);
   // FULL_ATTN_INTERVAL of the header: the spacing of full-attention layers (4 for every Qwen variant).
   uint32_t interval = 0;
+  // Every MLA layer is a full-attention layer: interval 1 for DeepSeek-V3 (spec/ops.md §1).
   for (size_t i = 0; i < c.layer_kinds.size(); ++i)
-    if (c.layer_kinds[i] == LayerKind::Full) { interval = uint32_t(i + 1); break; }
+    if (has_rows(c.layer_kinds[i])) { interval = uint32_t(i + 1); break; }
+  // MLA: NUM_KV_HEADS = num_key_value_heads (= the query heads; 128 in Cogito) and HEAD_DIM =
+  // qk_nope + qk_rope (192), as spec/ops.md §1's Cogito column gives them; no engine reads them
+  // for MLA (words 8-9 size the rows), so they only have to match on load.
+  const uint32_t head_dim = uint32_t(mla ? c.mla.qk_nope_dim + c.mla.qk_rope_dim : c.head_dim);
   std::vector<uint32_t> h{kMflxMagic, uint32_t(version), uint32_t(c.layers), interval, uint32_t(c.kv_heads),
-                          uint32_t(c.head_dim), conv_bytes, ssm_bytes};
-  if (version == 2) h.push_back(0), h.push_back(0);  // kv_lora_rank, qk_rope_head_dim: 0 for Qwen (no MLA)
+                          head_dim, conv_bytes, ssm_bytes};
+  // kv_lora_rank, qk_rope_head_dim: 0 for Qwen (no MLA)
+  if (version == 2) h.push_back(uint32_t(c.mla.kv_lora_rank)), h.push_back(uint32_t(c.mla.qk_rope_dim));
   return h;
 }
 
@@ -37,7 +56,7 @@ void put(std::vector<uint8_t>& out, const T* p, size_t n) {
 std::vector<uint8_t> snapshot_save(const ModelConfig& c, const ModelState& s, int version) {
   MOE_CHECK(version == 1 || version == 2, "snapshot: version " << version << ", expected 1 or 2");
   std::vector<uint8_t> out;
-  const auto h = header_words(c, version);
+  const auto h = header_words(c, version, "MFLX snapshot");
   put(out, h.data(), h.size());
   const int64_t row = c.kv_heads * c.head_dim;
   for (int64_t i = 0; i < c.layers; ++i) {
@@ -47,6 +66,11 @@ std::vector<uint8_t> snapshot_save(const ModelConfig& c, const ModelState& s, in
       put(out, &len, 1);
       put(out, l.k_cache.data(), size_t(l.len * row));
       put(out, l.v_cache.data(), size_t(l.len * row));
+    } else if (c.layer_kinds[size_t(i)] == LayerKind::Mla) {  // len, latent rows, rope-K rows
+      const int32_t len = int32_t(l.len);
+      put(out, &len, 1);
+      put(out, l.latent.data(), size_t(l.len * c.mla.kv_lora_rank));
+      put(out, l.kpe.data(), size_t(l.len * c.mla.qk_rope_dim));
     } else {
       put(out, l.conv.data(), l.conv.size());
       put(out, l.ssm.data(), l.ssm.size());
@@ -68,7 +92,7 @@ void snapshot_load(const std::vector<uint8_t>& bytes, const ModelConfig& c, Mode
   MOE_CHECK(w0 == kMflxMagic, src << ": magic 0x" << std::hex << w0 << ", expected 0x" << kMflxMagic << std::dec
                                   << " (MFLX)");
   MOE_CHECK(w1 == 1 || w1 == 2, src << ": snapshot version " << w1 << ", this reader knows 1 and 2");
-  const auto want = header_words(c, int(w1));
+  const auto want = header_words(c, int(w1), src);
   MOE_CHECK(bytes.size() >= want.size() * 4, src << ": truncated header (" << bytes.size() << " bytes)");
   for (size_t i = 2; i < want.size(); ++i) {
     uint32_t v;
@@ -81,14 +105,16 @@ void snapshot_load(const std::vector<uint8_t>& bytes, const ModelConfig& c, Mode
   std::vector<int64_t> lens(size_t(c.layers), 0);
   int64_t max_len = 0;
   for (int64_t i = 0; i < c.layers; ++i) {
-    if (c.layer_kinds[size_t(i)] == LayerKind::Full) {
+    if (has_rows(c.layer_kinds[size_t(i)])) {
+      const bool mla = c.layer_kinds[size_t(i)] == LayerKind::Mla;
       MOE_CHECK(bytes.size() - off >= 4, src << ": truncated at layer " << i << " (KV length)");
       int32_t len;
       std::memcpy(&len, bytes.data() + off, 4);
       off += 4;
       MOE_CHECK(len >= 0, src << ": layer " << i << " KV length " << len << " < 0");
       // Rows that fit what remains, compared before multiplying (2^31 rows x a big row overflows).
-      const uint64_t row_bytes = uint64_t(2 * row * 4), remain = bytes.size() - off;
+      const uint64_t row_bytes = uint64_t((mla ? c.mla.kv_lora_rank + c.mla.qk_rope_dim : 2 * row) * 4),
+                     remain = bytes.size() - off;
       MOE_CHECK(uint64_t(len) <= remain / row_bytes, src << ": truncated at layer " << i << ": " << len << " KV rows need "
                                                          << row_bytes << " bytes each, " << remain << " remain");
       const size_t need = size_t(uint64_t(len) * row_bytes);
@@ -103,7 +129,7 @@ void snapshot_load(const std::vector<uint8_t>& bytes, const ModelConfig& c, Mode
     }
   }
   for (int64_t i = 0; i < c.layers; ++i)
-    MOE_CHECK(c.layer_kinds[size_t(i)] != LayerKind::Full || lens[size_t(i)] == max_len,
+    MOE_CHECK(!has_rows(c.layer_kinds[size_t(i)]) || lens[size_t(i)] == max_len,
               src << ": full-attention layers hold different KV lengths (" << lens[size_t(i)] << " at layer " << i
                   << ", " << max_len << " elsewhere)");
   // Restore into a fresh state, then swap: no partial state on failure.
@@ -116,6 +142,12 @@ void snapshot_load(const std::vector<uint8_t>& bytes, const ModelConfig& c, Mode
       const size_t n = size_t(lens[size_t(i)] * row);
       std::memcpy(l.k_cache.data(), bytes.data() + off, n * 4), off += n * 4;
       std::memcpy(l.v_cache.data(), bytes.data() + off, n * 4), off += n * 4;
+      l.len = lens[size_t(i)];
+    } else if (c.layer_kinds[size_t(i)] == LayerKind::Mla) {
+      off += 4;
+      const size_t nl = size_t(lens[size_t(i)] * c.mla.kv_lora_rank), nr = size_t(lens[size_t(i)] * c.mla.qk_rope_dim);
+      std::memcpy(l.latent.data(), bytes.data() + off, nl * 4), off += nl * 4;
+      std::memcpy(l.kpe.data(), bytes.data() + off, nr * 4), off += nr * 4;
       l.len = lens[size_t(i)];
     } else {
       std::memcpy(l.conv.data(), bytes.data() + off, l.conv.size() * 4), off += l.conv.size() * 4;

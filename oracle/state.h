@@ -1,5 +1,5 @@
 // Everything a forward carries from one token to the next: per full-attention layer a KV cache
-// (rows [0, len) valid), per linear-attention layer the conv state (raw in_proj_qkv outputs of
+// (rows [0, len) valid), per MLA layer the latent and rope-key rows, per linear-attention layer the conv state (raw in_proj_qkv outputs of
 // the last K-1 tokens, slot 0 oldest) and the delta-net state [Hv, dv, dk]. Positions advance with
 // every token; the MFLX snapshot (spec/ops.md §2.8) saves and restores exactly this.
 #pragma once
@@ -13,7 +13,10 @@ namespace moe {
 struct LayerState {
   // full attention
   std::vector<float> k_cache, v_cache;  // [capacity, Hkv, D]
-  int64_t len = 0;
+  int64_t len = 0;                      // rows [0, len) valid (full attention and MLA)
+  // MLA (DeepSeek-V3): what engines cache and MFLX v2 snapshots store (spec/ops.md §2.8)
+  std::vector<float> latent;            // [capacity, kv_lora_rank], post kv_a_layernorm
+  std::vector<float> kpe;               // [capacity, qk_rope_head_dim], post RoPE
   // linear attention
   std::vector<float> conv;  // [K-1, C]
   std::vector<float> ssm;   // [Hv, dv, dk]

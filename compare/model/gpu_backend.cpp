@@ -204,4 +204,30 @@ void GpuBackend::swiglu_expert(const SwigluExpertParams& p, const ExpertWeights&
       [&] { cpu_->swiglu_expert(p, e, x, y); });
 }
 
+// ---- ops without an instance (DeepSeek-V3) -------------------------------------------------
+
+// Computing these on the CPU would make a DeepSeek-V3 "GPU" run mostly CPU while looking covered
+// op by op only where it is not; until each has an instance and a bundled kernel, fail loudly.
+#define MOE_NO_VULKAN_KERNEL(op) \
+  MOE_FAIL("vulkan backend at " << (where_.empty() ? std::string("?") : where_) << ": no bundled Vulkan kernel for " #op " yet")
+
+void GpuBackend::rope_yarn(const RopeYarnParams&, std::span<const int64_t>, std::span<const float>, std::span<float>) {
+  MOE_NO_VULKAN_KERNEL(rope_yarn);
+}
+
+void GpuBackend::mla_attention(const MlaAttentionParams&, std::span<const float>, std::span<const float>,
+                               std::span<const float>, const QuantMatrix&, std::span<float>, std::span<float>,
+                               std::span<float>) {
+  MOE_NO_VULKAN_KERNEL(mla_attention);
+}
+
+void GpuBackend::matvec_bf16(const MatvecBf16Params&, std::span<const bf16>, std::span<const float>, std::span<float>) {
+  MOE_NO_VULKAN_KERNEL(matvec_bf16);
+}
+
+void GpuBackend::router_noaux(const RouterNoauxParams&, std::span<const float>, std::span<const float>,
+                              std::span<int32_t>, std::span<float>) {
+  MOE_NO_VULKAN_KERNEL(router_noaux);
+}
+
 }  // namespace moe::compare

@@ -66,6 +66,14 @@ class GpuBackend final : public OpBackend {
                    std::span<const float>, std::span<const float>, std::span<float>) override;
   void residual_add(const ResidualAddParams&, std::span<const float>, std::span<const float>,
                     std::span<float>) override;
+  // DeepSeek-V3's ops have no op instance and no bundled Vulkan kernel yet: these fail (a
+  // moe::Error naming the op) rather than compute on the CPU and pass as a GPU run.
+  void rope_yarn(const RopeYarnParams&, std::span<const int64_t>, std::span<const float>, std::span<float>) override;
+  void mla_attention(const MlaAttentionParams&, std::span<const float>, std::span<const float>, std::span<const float>,
+                     const QuantMatrix&, std::span<float>, std::span<float>, std::span<float>) override;
+  void matvec_bf16(const MatvecBf16Params&, std::span<const bf16>, std::span<const float>, std::span<float>) override;
+  void router_noaux(const RouterNoauxParams&, std::span<const float>, std::span<const float>, std::span<int32_t>,
+                    std::span<float>) override;
 
   const std::vector<OpRecord>& records() const { return records_; }
   // Called with every record as it is made, and the instance it ran (progress, bisect).

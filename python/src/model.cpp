@@ -24,7 +24,7 @@ py::dict config_dict(const ModelConfig& c) {
   py::dict d;
   c.visit([&](const char* name, const auto& value) { d[name] = value; });
   py::list kinds, moe;
-  for (LayerKind k : c.layer_kinds) kinds.append(k == LayerKind::Full ? "full" : "linear");
+  for (LayerKind k : c.layer_kinds) kinds.append(k == LayerKind::Full ? "full" : k == LayerKind::Mla ? "mla" : "linear");
   for (bool b : c.layer_moe) moe.append(b);
   d["layer_kinds"] = kinds, d["layer_moe"] = moe, d["dense_inter"] = c.dense_inter;
   d["norm_topk_prob"] = c.norm_topk_prob, d["default_bits"] = c.default_bits, d["default_group"] = c.default_group;

@@ -92,6 +92,16 @@ TEST(bisect, BundledKernelsPassIsolatedAndFree) {
   }
 }
 
+// DeepSeek-V3's ops (rope_yarn, mla_attention, matvec_bf16, router_noaux) have no op instance
+// and no bundled kernel yet: a model compare on it must stop with that said, not quietly run
+// those ops on the CPU truth and report the model as compared.
+TEST(bisect, DeepSeekV3WithoutKernelsFailsLoudly) {
+  if (!have_device()) GTEST_SKIP() << "no Vulkan device";
+  ModelCompareOptions o = options("isolated");
+  o.model = std::string(MOE_SOURCE_DIR) + "/fixtures/golden/deepseek_v3_tiny";
+  test::expect_error([&] { run_model_compare(o); }, "no bundled Vulkan kernel for rope_yarn yet");
+}
+
 struct Planted {
   const char* kernel;  // bundled kernel replaced
   const char* from;

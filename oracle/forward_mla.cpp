@@ -1,0 +1,149 @@
+// The DeepSeek-V3 / Cogito-V2 pieces of the one forward (forward.h): MLA attention (spec/ops.md
+// §9.1, reference-semantics.md §5.2; HF transformers 5.17 DeepseekV3Attention) and the noaux_tc
+// MoE block (§5.1; HF DeepseekV3MoE). Tap names are HF's module paths as the golden
+// (fixtures/hf_golden/make_ds3_golden.py) records them.
+#include <algorithm>
+
+#include "core/check.h"
+#include "oracle/forward.h"
+
+namespace moe {
+namespace {
+
+std::string L(int64_t i, const char* what) { return "model.layers." + std::to_string(i) + "." + what; }
+
+}  // namespace
+
+// HF: q = q_b(q_a_norm(q_a(x))) split per head [q_nope | q_pe]; kv_a(x) = [latent | k_pe];
+// latent = kv_a_norm(latent); q_pe, k_pe YaRN-rotated; the MLA core over the latent cache; o_proj.
+void Forward::mla_attention(int64_t i, std::span<const float> xn, int64_t T, int64_t pos, LayerState& st,
+                            std::span<float> out) {
+  const ModelConfig& c = model_.config();
+  const MlaConfig& m = c.mla;
+  const MlaAttnWeights& w = model_.layer(i).mla;
+  const int64_t H = c.attn_heads, Dn = m.qk_nope_dim, Dr = m.qk_rope_dim, Dv = m.v_head_dim, Lr = m.kv_lora_rank,
+                Q = m.q_lora_rank, Dq = Dn + Dr;
+  std::vector<float> qa(size_t(T * Q)), q(size_t(T * H * Dq)), kva(size_t(T * (Lr + Dr)));
+  locate(L(i, "self_attn.q_a_proj"));
+  matmul(w.q_a, xn, T, qa);
+  tap(L(i, "self_attn.q_a_proj.out"), qa, T);
+  RmsNormParams np;
+  np.rows = T, np.dim = Q, np.eps = c.eps, np.add_one = false;  // DeepSeek RMSNorm: w x^
+  locate(L(i, "self_attn.q_a_layernorm"));
+  be_.rmsnorm(np, qa, w.q_a_norm, qa);
+  tap(L(i, "self_attn.q_a_layernorm.out"), qa, T);
+  locate(L(i, "self_attn.q_b_proj"));
+  matmul(w.q_b, qa, T, q);
+  tap(L(i, "self_attn.q_b_proj.out"), q, T);
+  locate(L(i, "self_attn.kv_a_proj_with_mqa"));
+  matmul(w.kv_a, xn, T, kva);
+  tap(L(i, "self_attn.kv_a_proj_with_mqa.out"), kva, T);
+
+  // Split kv_a's rows into the latent (first L) and the shared rope key (last Dr); q's rope part
+  // out of each head [q_nope (Dn) | q_pe (Dr)].
+  std::vector<float> latent(size_t(T * Lr)), kpe(size_t(T * Dr)), qpe(size_t(T * H * Dr));
+  for (int64_t t = 0; t < T; ++t) {
+    const float* src = kva.data() + t * (Lr + Dr);
+    std::copy(src, src + Lr, latent.begin() + t * Lr);
+    std::copy(src + Lr, src + Lr + Dr, kpe.begin() + t * Dr);
+    for (int64_t h = 0; h < H; ++h) {
+      const float* qh = q.data() + (t * H + h) * Dq + Dn;
+      std::copy(qh, qh + Dr, qpe.begin() + (t * H + h) * Dr);
+    }
+  }
+  np.dim = Lr;
+  locate(L(i, "self_attn.kv_a_layernorm"));
+  be_.rmsnorm(np, latent, w.kv_a_norm, latent);
+  tap(L(i, "self_attn.kv_a_layernorm.out"), latent, T);
+  if (taps_ && taps_->wants(L(i, "self_attn.kv_b_proj.out"))) {
+    // HF's naive k_nope | v per head; the MLA core never forms it (absorbed), so only for the tap.
+    std::vector<float> kvb(size_t(T * w.kv_b.rows));
+    locate(L(i, "self_attn.kv_b_proj_tap"));
+    matmul(w.kv_b, latent, T, kvb);
+    tap(L(i, "self_attn.kv_b_proj.out"), kvb, T);
+  }
+
+  std::vector<int64_t> positions(static_cast<size_t>(T));
+  for (int64_t t = 0; t < T; ++t) positions[size_t(t)] = pos + t;
+  RopeYarnParams rp;
+  rp.tokens = T, rp.heads = H, rp.rotary_dim = Dr, rp.theta = float(c.rope_theta), rp.factor = float(m.yarn_factor);
+  rp.original_max_position = m.original_max_position, rp.beta_fast = float(m.beta_fast);
+  rp.beta_slow = float(m.beta_slow), rp.mscale = float(m.mscale), rp.mscale_all_dim = float(m.mscale_all_dim);
+  rp.interleaved = m.rope_interleave;
+  locate(L(i, "self_attn.rope_q"));
+  be_.rope_yarn(rp, positions, qpe, qpe);
+  rp.heads = 1;
+  locate(L(i, "self_attn.rope_k"));
+  be_.rope_yarn(rp, positions, kpe, kpe);
+  tap(L(i, "self_attn.q_pe"), qpe, T);  // HF's output order: half-split (rope_yarn.h)
+  tap(L(i, "self_attn.k_pe"), kpe, T);
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t h = 0; h < H; ++h)
+      std::copy_n(qpe.begin() + (t * H + h) * Dr, Dr, q.begin() + (t * H + h) * Dq + Dn);
+
+  MlaAttentionParams ap;
+  ap.tokens = T, ap.heads = H, ap.nope_dim = Dn, ap.rope_dim = Dr, ap.v_dim = Dv, ap.kv_lora = Lr, ap.past = st.len;
+  ap.capacity = int64_t(st.latent.size()) / Lr, ap.bits = w.kv_b.bits, ap.group_size = w.kv_b.group_size;
+  ap.scale = float(m.softmax_scale());
+  MOE_CHECK(st.len + T <= ap.capacity, "forward: layer " << i << " MLA cache holds " << ap.capacity << " positions; "
+                                                         << st.len + T << " needed");
+  std::vector<float> o(size_t(T * H * Dv));
+  locate(L(i, "self_attn.attn"));
+  be_.mla_attention(ap, q, latent, kpe, w.kv_b, st.latent, st.kpe, o);
+  st.len += T;
+  tap(L(i, "self_attn.o_proj.in"), o, T);
+  locate(L(i, "self_attn.o_proj"));
+  matmul(w.o, o, T, out);
+  tap(L(i, "self_attn.o_proj.out"), out, T);
+}
+
+// HF DeepseekV3MoE: logits = gate(h) in f32 from the BF16 weight; noaux_tc picks K experts with
+// weights (scaled by routed_scaling_factor); out = h + sum_k w_k e_k + shared(h) (ungated).
+void Forward::moe_noaux(int64_t i, std::span<const float> h, std::span<const float> hn, int64_t T,
+                        std::span<float> out) {
+  const ModelConfig& c = model_.config();
+  const MlpWeights& w = model_.layer(i).mlp;
+  const int64_t d = c.hidden, E = c.experts, K = k_;
+  std::vector<float> logits(size_t(T * E));
+  MatvecBf16Params gp;
+  gp.rows = E, gp.cols = d;
+  for (int64_t t = 0; t < T; ++t) {
+    be_.locate(L(i, "mlp.gate"), t);
+    be_.matvec_bf16(gp, w.router_bf16, hn.subspan(size_t(t * d), size_t(d)), std::span(logits).subspan(size_t(t * E), size_t(E)));
+  }
+  tap(L(i, "mlp.gate.out"), logits, T);
+  std::vector<int32_t> idx(size_t(T * K));
+  std::vector<float> wts(size_t(T * K));
+  RouterNoauxParams rp;
+  rp.tokens = T, rp.experts = E, rp.k = K, rp.n_group = c.mla.n_group, rp.topk_group = c.mla.topk_group;
+  rp.routed_scaling_factor = float(c.mla.routed_scaling_factor), rp.renormalize = c.norm_topk_prob;
+  locate(L(i, "mlp.router"));
+  be_.router_noaux(rp, logits, w.score_bias, idx, wts);
+  if (taps_ && taps_->wants(L(i, "mlp.experts.idx"))) taps_->put_i32(L(i, "mlp.experts.idx"), idx, T, K);
+  tap(L(i, "mlp.experts.weight"), wts, T);
+
+  std::vector<float> sh(size_t(T * d));
+  SwigluExpertParams sp;
+  sp.tokens = T, sp.hidden = d, sp.inter = c.shared_inter, sp.bits = w.shared.gate.bits;
+  locate(L(i, "mlp.shared_experts"));
+  be_.swiglu_expert(sp, w.shared, hn, sh);
+  tap(L(i, "mlp.shared_experts.out"), sh, T);
+
+  std::vector<float> e(size_t(T * K * d));
+  routed_experts(i, hn, T, idx, e);
+  MoeCombineParams mp;
+  mp.tokens = T, mp.dim = d, mp.k = K, mp.gated = false;
+  locate(L(i, "mlp.combine"));
+  be_.moe_combine(mp, h, e, wts, sh, {}, out);
+  // The block's parts without the residual: the routed sum alone (HF's mlp.experts output) and
+  // routed + shared (mlp.out).
+  const bool want_e = taps_ && taps_->wants(L(i, "mlp.experts.out")), want_m = taps_ && taps_->wants(L(i, "mlp.out"));
+  if (want_e || want_m) {
+    std::vector<float> zero(size_t(T * d), 0.0f), part(zero.size());
+    locate(L(i, "mlp.combine_tap"));
+    if (want_e) be_.moe_combine(mp, zero, e, wts, zero, {}, part), tap(L(i, "mlp.experts.out"), part, T);
+    if (want_m) be_.moe_combine(mp, zero, e, wts, sh, {}, part), tap(L(i, "mlp.out"), part, T);
+  }
+}
+
+}  // namespace moe
