@@ -204,30 +204,33 @@ void GpuBackend::swiglu_expert(const SwigluExpertParams& p, const ExpertWeights&
       [&] { cpu_->swiglu_expert(p, e, x, y); });
 }
 
-// ---- ops without an instance (DeepSeek-V3) -------------------------------------------------
+// ---- DeepSeek-V3 -------------------------------------------------------------------------
 
-// Computing these on the CPU would make a DeepSeek-V3 "GPU" run mostly CPU while looking covered
-// op by op only where it is not; until each has an instance and a bundled kernel, fail loudly.
-#define MOE_NO_VULKAN_KERNEL(op) \
-  MOE_FAIL("vulkan backend at " << (where_.empty() ? std::string("?") : where_) << ": no bundled Vulkan kernel for " #op " yet")
-
-void GpuBackend::rope_yarn(const RopeYarnParams&, std::span<const int64_t>, std::span<const float>, std::span<float>) {
-  MOE_NO_VULKAN_KERNEL(rope_yarn);
+void GpuBackend::rope_yarn(const RopeYarnParams& p, std::span<const int64_t> pos, std::span<const float> x,
+                           std::span<float> y) {
+  run("rope_yarn", [&] { return rope_yarn_instance(where_, 0, p, pos, x); }, {{"y", y, {}}},
+      [&] { cpu_->rope_yarn(p, pos, x, y); });
 }
 
+void GpuBackend::matvec_bf16(const MatvecBf16Params& p, std::span<const bf16> w, std::span<const float> x,
+                             std::span<float> y) {
+  run("matvec_bf16", [&] { return matvec_bf16_instance(where_, 0, p, w, x); }, {{"y", y, {}}},
+      [&] { cpu_->matvec_bf16(p, w, x, y); });
+}
+
+void GpuBackend::router_noaux(const RouterNoauxParams& p, std::span<const float> logits, std::span<const float> bias,
+                              std::span<int32_t> idx, std::span<float> w) {
+  run("router_noaux", [&] { return router_noaux_instance(where_, 0, p, logits, bias); },
+      {{"idx", {}, idx}, {"w", w, {}}}, [&] { cpu_->router_noaux(p, logits, bias, idx, w); });
+}
+
+// mla_attention has no op instance and no bundled Vulkan kernel yet. Computing it on the CPU
+// would make a DeepSeek-V3 "GPU" run look covered where it is not: it fails loudly instead.
 void GpuBackend::mla_attention(const MlaAttentionParams&, std::span<const float>, std::span<const float>,
                                std::span<const float>, const QuantMatrix&, std::span<float>, std::span<float>,
                                std::span<float>) {
-  MOE_NO_VULKAN_KERNEL(mla_attention);
-}
-
-void GpuBackend::matvec_bf16(const MatvecBf16Params&, std::span<const bf16>, std::span<const float>, std::span<float>) {
-  MOE_NO_VULKAN_KERNEL(matvec_bf16);
-}
-
-void GpuBackend::router_noaux(const RouterNoauxParams&, std::span<const float>, std::span<const float>,
-                              std::span<int32_t>, std::span<float>) {
-  MOE_NO_VULKAN_KERNEL(router_noaux);
+  MOE_FAIL("vulkan backend at " << (where_.empty() ? std::string("?") : where_)
+                                << ": no bundled Vulkan kernel for mla_attention yet");
 }
 
 }  // namespace moe::compare
