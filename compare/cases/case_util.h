@@ -71,6 +71,22 @@ void set_vars(OpCase& c, const P& p) {
 }
 
 
+// A rotary embedding's tensors (rope, rope_yarn): the positions as the kernels' u32 buffer (each
+// checked to fit), x, and the output y decided per element against `truth` within `bound`.
+inline void set_rotary_tensors(OpCase& c, std::span<const int64_t> positions, std::span<const float> x,
+                               std::span<const float> truth, std::vector<double> bound) {
+  for (int64_t v : positions)
+    MOE_CHECK(v >= 0 && v <= 0xffffffffLL, c.op << ": position " << v << " does not fit the kernels' u32 positions");
+  const std::vector<uint32_t> pos32(positions.begin(), positions.end());
+  c.tensors["positions"] = u32_tensor(pos32);
+  c.tensors["x"] = f32_tensor(x);
+  c.tensors["y"] = output_f32(int64_t(truth.size()));
+  OutputSpec s;
+  s.name = "y", s.kind = Kind::Reduction, s.bound = std::move(bound);
+  c.outputs["y"] = s;
+  c.truth["y"] = widen(truth);
+}
+
 // An output compared bit-exactly against `truth` (data movement, single correctly rounded ops).
 inline void set_exact_output(OpCase& c, const std::string& name, const std::vector<float>& truth) {
   OutputSpec s;

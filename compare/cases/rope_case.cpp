@@ -100,19 +100,9 @@ OpCase rope_instance(const std::string& label, uint64_t seed, const RopeParams& 
   OpCase c = new_case("rope", label, seed);
   set_vars(c, p);
   const int64_t n = p.tokens * p.heads * p.head_dim;
-  for (int64_t v : positions)
-    MOE_CHECK(v >= 0 && v <= 0xffffffffLL, "rope: position " << v << " does not fit the kernels' u32 positions");
   std::vector<float> y(static_cast<size_t>(n));
   rope_ref<double>(p, positions, x, y);
-  std::vector<uint32_t> pos32(positions.begin(), positions.end());
-  c.tensors["positions"] = u32_tensor(pos32);
-  c.tensors["x"] = f32_tensor(x);
-  c.tensors["y"] = output_f32(n);
-  OutputSpec s;
-  s.name = "y", s.kind = Kind::Reduction;
-  s.bound = rope_bound(p, positions, x);
-  c.outputs["y"] = s;
-  c.truth["y"] = widen(y);
+  set_rotary_tensors(c, positions, x, y, rope_bound(p, positions, x));
   return c;
 }
 

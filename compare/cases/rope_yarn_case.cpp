@@ -92,8 +92,6 @@ OpCase rope_yarn_instance(const std::string& label, uint64_t seed, const RopeYar
                           std::span<const int64_t> positions, std::span<const float> x) {
   OpCase c = new_case("rope_yarn", label, seed);
   set_vars(c, p);
-  for (int64_t v : positions)
-    MOE_CHECK(v >= 0 && v <= 0xffffffffLL, "rope_yarn: position " << v << " does not fit the kernels' u32 positions");
   // What the host computes once per model and hands the kernel (rope_yarn.comp's push constants).
   const YarnRange rg = rope_yarn_range(p);
   c.vars["ramp_low"] = rg.low, c.vars["ramp_high"] = rg.high;
@@ -101,15 +99,7 @@ OpCase rope_yarn_instance(const std::string& label, uint64_t seed, const RopeYar
   const int64_t n = p.tokens * p.heads * p.rotary_dim;
   std::vector<float> y(static_cast<size_t>(n));
   rope_yarn_ref<double>(p, positions, x, y);
-  std::vector<uint32_t> pos32(positions.begin(), positions.end());
-  c.tensors["positions"] = u32_tensor(pos32);
-  c.tensors["x"] = f32_tensor(x);
-  c.tensors["y"] = output_f32(n);
-  OutputSpec s;
-  s.name = "y", s.kind = Kind::Reduction;
-  s.bound = rope_yarn_bound(p, positions, x);
-  c.outputs["y"] = s;
-  c.truth["y"] = widen(y);
+  set_rotary_tensors(c, positions, x, y, rope_yarn_bound(p, positions, x));
   return c;
 }
 
