@@ -13,6 +13,7 @@ std::vector<OpCase> qk_norm_cases(bool, bool, uint64_t);
 std::vector<OpCase> rmsnorm_gated_cases(bool, bool, uint64_t);
 std::vector<OpCase> rope_cases(bool, bool, uint64_t);
 std::vector<OpCase> rope_yarn_cases(bool, bool, uint64_t);
+std::vector<OpCase> mla_attention_cases(bool, bool, uint64_t);
 std::vector<OpCase> matvec_bf16_cases(bool, bool, uint64_t);
 std::vector<OpCase> embedding_cases(bool, bool, uint64_t);
 std::vector<OpCase> dequant_cases(bool, bool, uint64_t);
@@ -56,6 +57,7 @@ const CaseEntry kCases[] = {
     {"rmsnorm_gated", &rmsnorm_gated_cases},
     {"rope", &rope_cases},
     {"rope_yarn", &rope_yarn_cases},
+    {"mla_attention", &mla_attention_cases},
     {"matvec_bf16", &matvec_bf16_cases, &matvec_bf16_perf_cases},
     {"embedding", &embedding_cases},
     {"dequant", &dequant_cases},

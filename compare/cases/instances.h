@@ -25,6 +25,7 @@
 #include "ops/rmsnorm.h"
 #include "ops/rmsnorm_gated.h"
 #include "ops/matvec_bf16.h"
+#include "ops/mla_attention.h"
 #include "ops/rope.h"
 #include "ops/rope_yarn.h"
 #include "ops/router_noaux.h"
@@ -50,6 +51,10 @@ OpCase matvec_bf16_instance(const std::string& label, uint64_t seed, const Matve
                             std::span<const bf16> W, std::span<const float> x);
 OpCase router_noaux_instance(const std::string& label, uint64_t seed, const RouterNoauxParams& p,
                              std::span<const float> logits, std::span<const float> bias);
+OpCase mla_attention_instance(const std::string& label, uint64_t seed, const MlaAttentionParams& p,
+                              std::span<const float> q, std::span<const float> latent, std::span<const float> k_pe,
+                              const QuantMatrix& kv_b, std::span<const float> latent_cache,
+                              std::span<const float> kpe_cache);
 OpCase embedding_instance(const std::string& label, uint64_t seed, const EmbeddingParams& p, const QuantMatrix& table,
                           std::span<const int32_t> ids);
 OpCase moe_combine_instance(const std::string& label, uint64_t seed, const MoeCombineParams& p,

@@ -224,13 +224,13 @@ void GpuBackend::router_noaux(const RouterNoauxParams& p, std::span<const float>
       {{"idx", {}, idx}, {"w", w, {}}}, [&] { cpu_->router_noaux(p, logits, bias, idx, w); });
 }
 
-// mla_attention has no op instance and no bundled Vulkan kernel yet. Computing it on the CPU
-// would make a DeepSeek-V3 "GPU" run look covered where it is not: it fails loudly instead.
-void GpuBackend::mla_attention(const MlaAttentionParams&, std::span<const float>, std::span<const float>,
-                               std::span<const float>, const QuantMatrix&, std::span<float>, std::span<float>,
-                               std::span<float>) {
-  MOE_FAIL("vulkan backend at " << (where_.empty() ? std::string("?") : where_)
-                                << ": no bundled Vulkan kernel for mla_attention yet");
+void GpuBackend::mla_attention(const MlaAttentionParams& p, std::span<const float> q, std::span<const float> latent,
+                               std::span<const float> k_pe, const QuantMatrix& kv_b, std::span<float> latent_cache,
+                               std::span<float> kpe_cache, std::span<float> o) {
+  // The instance reads the caches before the call; the device's caches after it come back into them.
+  run("mla_attention", [&] { return mla_attention_instance(where_, 0, p, q, latent, k_pe, kv_b, latent_cache, kpe_cache); },
+      {{"o", o, {}}, {"latent_cache", latent_cache, {}}, {"kpe_cache", kpe_cache, {}}},
+      [&] { cpu_->mla_attention(p, q, latent, k_pe, kv_b, latent_cache, kpe_cache, o); });
 }
 
 }  // namespace moe::compare

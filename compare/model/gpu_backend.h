@@ -66,8 +66,7 @@ class GpuBackend final : public OpBackend {
                    std::span<const float>, std::span<const float>, std::span<float>) override;
   void residual_add(const ResidualAddParams&, std::span<const float>, std::span<const float>,
                     std::span<float>) override;
-  // DeepSeek-V3's ops; mla_attention has no op instance and no bundled Vulkan kernel yet: it
-  // fails (a moe::Error naming the op) rather than compute on the CPU and pass as a GPU run.
+  // DeepSeek-V3's ops.
   void rope_yarn(const RopeYarnParams&, std::span<const int64_t>, std::span<const float>, std::span<float>) override;
   void mla_attention(const MlaAttentionParams&, std::span<const float>, std::span<const float>, std::span<const float>,
                      const QuantMatrix&, std::span<float>, std::span<float>, std::span<float>) override;

@@ -98,8 +98,10 @@ MatD dequant_exact(const QuantMatrix& W, int64_t r0, int64_t n) {
 //    vc[c] by 2^-125 (1 + sum_p |lat_pc|) and o[e] by 2^-125 Y[e] (1 + g_{L+1}), Y[e] = sum_c |wv[e][c]|
 //    (1 + sum_p |lat_pc|); subnormal products of the output chain (L + 1) 2^-149.
 // The ingredients (q', A, C, B, P, U, Z, Wp) are computed here in f64, independently of the tiers.
-std::vector<double> error_bound(const MlaAttentionParams& p, std::span<const float> q, const QuantMatrix& kv_b,
-                                std::span<const float> lat, std::span<const float> kpe) {
+}  // namespace
+
+std::vector<double> mla_attention_bound(const MlaAttentionParams& p, std::span<const float> q, const QuantMatrix& kv_b,
+                                        std::span<const float> lat, std::span<const float> kpe, const MlaRounding& rd) {
   const int64_t T = p.tokens, H = p.heads, Dn = p.nope_dim, Dr = p.rope_dim, Dv = p.v_dim, L = p.kv_lora;
   const double u = kU32;
   const double scale = p.scale != 0.0f ? double(p.scale) : 1.0 / std::sqrt(double(Dn + Dr));
@@ -119,7 +121,7 @@ std::vector<double> error_bound(const MlaAttentionParams& p, std::span<const flo
     const MatD wk = dequant_exact(kv_b, h * (Dn + Dv), Dn), wv = dequant_exact(kv_b, h * (Dn + Dv) + Dn, Dv);
     const MatD wvAbs = wv.cwiseAbs(), wkAbs = wk.cwiseAbs();
     for (int64_t t = 0; t < T; ++t) {
-      const int64_t len = p.past + t + 1, nc = (len + kMlaFastChunk - 1) / kMlaFastChunk;
+      const int64_t len = p.past + t + 1, nc = rd.chunk > 0 ? (len + rd.chunk - 1) / rd.chunk : 0;
       const float* qh = q.data() + (t * H + h) * (Dn + Dr);
       Eigen::VectorXd qn(Dn), qpe(Dr);
       for (int64_t d = 0; d < Dn; ++d) qn[d] = qh[d];
@@ -131,9 +133,9 @@ std::vector<double> error_bound(const MlaAttentionParams& p, std::span<const flo
       const Eigen::VectorXd E = scale * (g_q * (1 + g_s) * A + g_s * (C + B));
       const Eigen::VectorXd F = scale * (C + B) + E;
       const double delta = E.maxCoeff() + 7 * u * F.maxCoeff() +
-                           scale * 0x1.0p-149 * (double(Dn) * lat_row_sums.head(len).maxCoeff() + double(L + Dr + 1));
+                           scale * rd.tiny * (double(Dn) * lat_row_sums.head(len).maxCoeff() + double(L + Dr + 1));
       const double gam = gamma_n(double(len + nc));
-      const double rho = std::exp(2 * delta) * (1 + gam + 10 * u) - 1;
+      const double rho = std::exp(2 * delta) * (1 + gam + rd.weight_rel(2 * F.maxCoeff())) - 1;
       Eigen::VectorXd P = (s.array() - s.maxCoeff()).exp().matrix();
       P /= P.sum();
       const Eigen::VectorXd U = lt.transpose() * P;                                                 // [L]
@@ -142,11 +144,13 @@ std::vector<double> error_bound(const MlaAttentionParams& p, std::span<const flo
       const Eigen::VectorXd Y = wvAbs * (Eigen::VectorXd::Ones(L) + lt.colwise().sum().transpose());  // [Dv]
       for (int64_t e = 0; e < Dv; ++e)
         bound[(t * H + h) * Dv + e] = (rho + 2 * u) * Wp[e] + (1 + rho) * (gam + g_o * (1 + gam)) * Z[e] +
-                                      0x1.0p-125 * Y[e] * (1 + g_o) + double(L + 1) * 0x1.0p-149;
+                                      0x1.0p-125 * Y[e] * (1 + g_o) + double(L + 1) * rd.tiny;
     }
   }
   return bound;
 }
+
+namespace {
 
 // Heads [h0, h0 + n) of a call as a call of its own: q's heads, kv_b's rows (the op is
 // head-independent: a head reads only its q, its kv_b rows and the shared caches).
@@ -202,7 +206,7 @@ CheckResult mla_attention_check_one(const char* label, const MlaAttentionParams&
     res.ref32.seconds += time_call([&] { mla_attention_ref<float>(w.p, w.q, in.latent, in.k_pe, w.kv_b, lc_r, kc_r, t32); });
     res.ref32.add("latent_cache", lc_want, lc_r, 0.0);
     res.ref32.add("kpe_cache", kc_want, kc_r, 0.0);
-    const std::vector<double> b = error_bound(w.p, w.q, w.kv_b, lc_want, kc_want);
+    const std::vector<double> b = mla_attention_bound(w.p, w.q, w.kv_b, lc_want, kc_want, MlaRounding{kMlaFastChunk});
     for (int64_t t = 0; t < p.tokens; ++t) {
       const int64_t off = t * n * Dv, full = (t * p.heads + h0) * Dv;
       truth.insert(truth.end(), t64.begin() + off, t64.begin() + off + n * Dv);

@@ -112,6 +112,24 @@ std::vector<double> mla_attention_naive_f64(const MlaAttentionParams& p, std::sp
                                             const QuantMatrix& kv_b, std::span<const float> latent_cache,
                                             std::span<const float> kpe_cache);
 
+// How an absorbed f32 evaluation rounds, for mla_attention_bound. The CPU tiers: chunk rows per
+// online-softmax chunk (the fast tier's kMlaFastChunk; 0: one pass, as the f32 tier and a GPU
+// kernel whose sums are one order over all rows), each softmax weight's relative error beyond the
+// sums' gamma as a function of the largest exponent magnitude |s - m| (CPU: expf within 2 ulp,
+// 1/l and the multiply: 10u; a GPU: twice its exp budget at that magnitude, a division and 4u),
+// and the error of an underflowed product (2^-149; 2^-126 on a device that flushes subnormals).
+struct MlaRounding {
+  int64_t chunk = 0;
+  double (*weight_rel)(double exponent_span) = [](double) { return 10 * kU32; };
+  double tiny = 0x1.0p-149;
+};
+// Per-element bound on |o - o_truth| [T, H Dv] for an absorbed evaluation rounding as `r` says,
+// against the naive f64 truth, given the caches after the append (derivation in
+// check/mla_attention_check.cpp).
+std::vector<double> mla_attention_bound(const MlaAttentionParams& p, std::span<const float> q, const QuantMatrix& kv_b,
+                                        std::span<const float> latent_cache, std::span<const float> kpe_cache,
+                                        const MlaRounding& r);
+
 // Shared by every tier: argument validation with messages naming the op.
 void mla_attention_validate(const MlaAttentionParams& p, std::span<const float> q, std::span<const float> latent,
                             std::span<const float> k_pe, const QuantMatrix& kv_b, std::span<const float> latent_cache,

@@ -92,14 +92,36 @@ TEST(bisect, BundledKernelsPassIsolatedAndFree) {
   }
 }
 
-// DeepSeek-V3's mla_attention has no op instance and no bundled kernel yet (rope_yarn,
-// matvec_bf16 and router_noaux have): a model compare on it must stop with that said, not quietly
-// run the op on the CPU truth and report the model as compared.
-TEST(bisect, DeepSeekV3WithoutKernelsFailsLoudly) {
-  if (!have_device()) GTEST_SKIP() << "no Vulkan device";
-  ModelCompareOptions o = options("isolated");
+// DeepSeek-V3 (fixtures/golden/deepseek_v3_tiny: MLA with YaRN, a dense layer, two noaux_tc MoE
+// layers) on the bundled kernels: every op on the device passes in both modes, and a planted
+// bug in the MLA kernel (the rope term of the score dropped) is named by bisect at layer 0's
+// attention.
+ModelCompareOptions ds3_options(const std::string& mode, const std::string& kernels = "") {
+  ModelCompareOptions o = options(mode, kernels);
   o.model = std::string(MOE_SOURCE_DIR) + "/fixtures/golden/deepseek_v3_tiny";
-  test::expect_error([&] { run_model_compare(o); }, "no bundled Vulkan kernel for mla_attention yet");
+  return o;
+}
+
+TEST(bisect, DeepSeekV3BundledKernelsPassIsolatedAndFree) {
+  if (!have_device()) GTEST_SKIP() << "no Vulkan device";
+  for (const char* mode : {"isolated", "free"}) {
+    const ModelCompareResult r = run_model_compare(ds3_options(mode));
+    EXPECT_EQ(r.failed, 0) << mode;
+    EXPECT_EQ(r.uncovered, 0) << mode;
+    EXPECT_GT(r.passed, 100) << mode;
+    EXPECT_EQ(r.first_failure, -1) << mode;
+  }
+}
+
+TEST(bisect, DeepSeekV3PlantedMlaBugIsNamed) {
+  if (!have_device()) GTEST_SKIP() << "no Vulkan device";
+  const std::string m = planted_manifest("ds3_mla", "mla_attention",
+                                         "  for (uint j = 0u; j < pc.rope; ++j) acc = fma(q[qrow + pc.nope + j], kpe(p, j), acc);\n", "");
+  const ModelCompareResult r = run_model_compare(ds3_options("isolated", m));
+  ASSERT_GE(r.first_failure, 0);
+  const OpRecord& f = r.records[size_t(r.first_failure)];
+  EXPECT_EQ(f.op, "mla_attention");
+  EXPECT_NE(f.where.find("model.layers.0.self_attn"), std::string::npos) << f.where;
 }
 
 struct Planted {
