@@ -2,8 +2,8 @@
 #include <cmath>
 #include <vector>
 
-#include "core/bf16.h"
 #include "core/eigen.h"
+#include "ops/dequant.h"
 #include "ops/mla_attention.h"
 
 namespace moe {
@@ -13,19 +13,13 @@ using RowMat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMa
 using ConstRowMap = Eigen::Map<const RowMat>;
 using Vec = Eigen::VectorXf;
 
-// Rows [r0, r0 + n) of W dequantised into out [n, cols]: code * s + b, the same value as the
-// scalar tiers' fma(code, s, b) whether or not it is contracted (code * s is exact: at most 8 + 8
-// significant bits; only a product in the subnormal range could round), without a libm call.
+// Rows [r0, r0 + n) of W dequantised into out [n, cols] by the dequant op (bit-exact with the
+// scalar tiers' fma(code, s, b): code * s is exact, dequant.h).
 void dequant_rows(const QuantMatrix& W, int64_t r0, int64_t n, RowMat& out) {
-  const int64_t groups = W.groups_per_row();
-  for (int64_t r = 0; r < n; ++r) {
-    const uint32_t* wr = W.w + (r0 + r) * W.words_per_row();
-    for (int64_t g = 0; g < groups; ++g) {
-      const float s = bf16_to_f32(W.scales[(r0 + r) * groups + g]), b = bf16_to_f32(W.biases[(r0 + r) * groups + g]);
-      for (int64_t c = g * W.group_size; c < (g + 1) * W.group_size; ++c)
-        out(r, c) = float(quant_code(wr, c, W.bits)) * s + b;
-    }
-  }
+  out.resize(n, W.cols);
+  DequantParams p;
+  p.rows = n, p.cols = W.cols, p.bits = W.bits, p.group_size = W.group_size;
+  dequant_fast(p, W.row_block(r0, n), std::span<float>(out.data(), size_t(n * W.cols)));
 }
 
 // Per-thread buffers of one head's work.
