@@ -1,5 +1,6 @@
 #include "oracle/export_moeflux.h"
 
+#include <array>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -57,21 +58,105 @@ void export_moeflux(const std::string& src_dir, const std::string& out_dir, cons
   out.publish();
 }
 
+namespace {
+
+// Routed experts: blob e of MoE layer i at byte e * EXPERT_SIZE of packed/layer_NN.bin (§2.3);
+// dense layers have no file.
+void write_packed_experts(const Model& model, const std::string& src_dir, const fs::path& packed, const std::string& what) {
+  const ModelConfig& c = model.config();
+  std::error_code ec;
+  fs::create_directories(packed, ec);
+  MOE_CHECK(!ec, packed.string() << ": cannot create the experts' directory" << what << ": " << ec.message());
+  for (int64_t i = 0; i < c.layers; ++i) {
+    if (!model.layer(i).moe) continue;
+    std::vector<uint8_t> file;
+    for (int64_t e = 0; e < c.experts; ++e) {
+      const ExpertWeights w = model.expert(i, e);
+      MOE_CHECK(w.gate.bits == 4, src_dir << ": layer " << i << " experts are " << w.gate.bits
+                                          << "-bit; packed_experts holds 4-bit blobs");
+      const std::vector<uint8_t> blob = pack_expert_blob(w);
+      file.insert(file.end(), blob.begin(), blob.end());
+    }
+    char name[32];
+    std::snprintf(name, sizeof name, "layer_%02d.bin", int(i));
+    write_file_atomic((packed / name).string(), std::string(name) + what, file);
+  }
+}
+
+// convert_cogito_v2.py's layout.json: the blob's components, the MoE layers.
+std::string packed_layout_json(const ModelConfig& c) {
+  static const char* kNames[9] = {"gate_proj.weight", "gate_proj.scales", "gate_proj.biases",
+                                  "up_proj.weight",   "up_proj.scales",   "up_proj.biases",
+                                  "down_proj.weight", "down_proj.scales", "down_proj.biases"};
+  const std::array<int64_t, 10> off = expert_blob_offsets(c.hidden, c.moe_inter, 4);
+  const int64_t d = c.hidden, I = c.moe_inter, G = kExpertGroupSize;
+  const std::vector<int64_t> shapes[3] = {{I, d / 8}, {I, d / G}, {I, d / G}};  // gate/up; down swaps d and I
+  nlohmann::json comps = nlohmann::json::array();
+  for (int k = 0; k < 9; ++k) {
+    std::vector<int64_t> shape = k < 6 ? shapes[k % 3] : std::vector<int64_t>{d, k == 6 ? I / 8 : I / G};
+    comps.push_back({{"name", kNames[k]}, {"offset", off[size_t(k)]}, {"size", off[size_t(k) + 1] - off[size_t(k)]},
+                     {"dtype", k % 3 == 0 ? "U32" : "BF16"}, {"shape", shape}});
+  }
+  std::vector<int64_t> moe_layers;
+  for (int64_t i = 0; i < c.layers; ++i)
+    if (c.layer_moe[size_t(i)]) moe_layers.push_back(i);
+  const nlohmann::json j = {{"expert_size", off[9]}, {"num_layers", c.layers}, {"num_experts", c.experts},
+                            {"components", comps}, {"moe_layers", moe_layers}};
+  return j.dump(2) + "\n";
+}
+
+// DeepSeek-V3 / Cogito as convert_cogito_v2.py lays it out (tensor_table.h): artifacts/ (the
+// manifest's config block holds DeepSeek's dimensions), root/packed_experts/ (+ layout.json), mlx/
+// (config.json and the tokenizer files, copied).
+void export_cogito_into(const Model& model, const TensorTable& table, const std::string& src_dir, const fs::path& dir,
+                        const std::string& what, const std::string& source) {
+  const ModelConfig& c = model.config();
+  std::error_code ec;
+  for (const char* sub : {"artifacts", "mlx"}) {
+    fs::create_directory(dir / sub, ec);
+    MOE_CHECK(!ec, (dir / sub).string() << ": cannot create the directory" << what << ": " << ec.message());
+  }
+  nlohmann::json tensors;
+  write_file_atomic((dir / "artifacts" / "model_weights.bin").string(), "artifacts/model_weights.bin" + what,
+                    pack_weights(table, c, tensors));
+  const nlohmann::json& cfg = table.config;
+  nlohmann::json block = nlohmann::json::object();
+  for (const char* k : {"hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size", "rms_norm_eps",
+                        "n_routed_experts", "n_shared_experts", "num_experts_per_tok", "n_group", "topk_group",
+                        "first_k_dense_replace", "moe_intermediate_size", "intermediate_size", "qk_nope_head_dim",
+                        "qk_rope_head_dim", "v_head_dim", "q_lora_rank", "kv_lora_rank", "rope_theta", "rope_scaling",
+                        "routed_scaling_factor"})
+    block[k] = cfg.contains(k) ? cfg[k] : nlohmann::json();  // the converter writes null for an absent key
+  block["default_bits"] = c.default_bits;
+  block["default_group_size"] = c.default_group;
+  const nlohmann::json manifest = {{"model", source.empty() ? src_dir : source}, {"num_tensors", tensors.size()},
+                                   {"config", block}, {"tensors", tensors}};
+  write_file_atomic((dir / "artifacts" / "model_weights.json").string(), "artifacts/model_weights.json" + what,
+                    manifest.dump(2) + "\n");
+  for (const char* f : {"config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "chat_template.jinja"}) {
+    const fs::path from = fs::path(src_dir) / f;
+    if (!fs::exists(from)) continue;
+    fs::copy_file(from, dir / "mlx" / f, ec);
+    MOE_CHECK(!ec, from.string() << ": cannot copy to " << (dir / "mlx" / f).string() << what << ": " << ec.message());
+  }
+  const fs::path packed = dir / "root" / "packed_experts";
+  write_packed_experts(model, src_dir, packed, what);
+  write_file_atomic((packed / "layout.json").string(), "root/packed_experts/layout.json" + what, packed_layout_json(c));
+}
+
+}  // namespace
+
 void export_moeflux_into(const std::string& src_dir, const std::string& dir_name, const std::string& out_dir,
                          const std::string& source) {
   auto model = Model::load(src_dir);  // validates everything first
   const ModelConfig& c = model->config();
-  // Cogito's artifacts (convert_cogito_v2.py: MLA tensors, MoE layers only in packed_experts,
-  // its manifest's config block) are another layout than the Qwen one written below.
-  MOE_CHECK(c.family != Family::DeepseekV3,
-            src_dir << ": exporting DeepSeek-V3 to moeflux artifacts is not implemented (Cogito's layout differs)");
   const TensorTable table = open_checkpoint(src_dir);
   MOE_CHECK(table.format == SourceFormat::Mlx, src_dir << ": already moeflux artifacts");
   const fs::path dir = dir_name;
   const std::string what = " of the moeflux export " + out_dir;
+  if (c.family == Family::DeepseekV3) return export_cogito_into(*model, table, src_dir, dir, what, source);
   nlohmann::json tensors;
   write_file_atomic((dir / "model_weights.bin").string(), "model_weights.bin" + what, pack_weights(table, c, tensors));
-
   nlohmann::json cfg = table.config.contains("text_config") ? table.config["text_config"] : table.config;
   nlohmann::json block = nlohmann::json::object();
   for (const char* k : {"model_type", "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
@@ -92,25 +177,7 @@ void export_moeflux_into(const std::string& src_dir, const std::string& dir_name
   manifest["config"] = block;
   write_file_atomic((dir / "model_weights.json").string(), "model_weights.json" + what, manifest.dump(1) + "\n");
 
-  // Experts: blob e of layer i at byte e * EXPERT_SIZE (§2.3).
-  std::error_code ec;
-  fs::create_directory(dir / "packed_experts", ec);
-  MOE_CHECK(!ec, (dir / "packed_experts").string() << ": cannot create the experts' directory" << what << ": "
-                                                   << ec.message());
-  for (int64_t i = 0; i < c.layers; ++i) {
-    if (!model->layer(i).moe) continue;
-    std::vector<uint8_t> file;
-    for (int64_t e = 0; e < c.experts; ++e) {
-      const ExpertWeights w = model->expert(i, e);
-      MOE_CHECK(w.gate.bits == 4, src_dir << ": layer " << i << " experts are " << w.gate.bits
-                                          << "-bit; packed_experts holds 4-bit blobs");
-      const std::vector<uint8_t> blob = pack_expert_blob(w);
-      file.insert(file.end(), blob.begin(), blob.end());
-    }
-    char name[32];
-    std::snprintf(name, sizeof name, "layer_%02d.bin", int(i));
-    write_file_atomic((dir / "packed_experts" / name).string(), std::string(name) + what, file);
-  }
+  write_packed_experts(*model, src_dir, dir / "packed_experts", what);
 }
 
 }  // namespace moe

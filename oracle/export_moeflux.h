@@ -2,8 +2,10 @@
 // extract_weights.py and repack_experts.py do: model_weights.bin holds every non-expert tensor
 // verbatim (sorted by name, each start padded to 64 bytes; a BF16 A_log widened to F32),
 // model_weights.json its manifest (offset, size, shape, dtype, bits for U32) plus the config
-// block, and packed_experts/layer_NN.bin the routed experts as 4-bit blobs. The directory is built
-// under a temporary name and renamed into place (oracle/atomic_file.h: StagingDir).
+// block, and packed_experts/layer_NN.bin the routed experts as 4-bit blobs. DeepSeek-V3 is written
+// as convert_cogito_v2.py writes Cogito (artifacts/, root/packed_experts/ with layout.json, mlx/;
+// files only for MoE layers; oracle/tensor_table.h). The directory is built under a temporary
+// name and renamed into place (oracle/atomic_file.h: StagingDir).
 #pragma once
 #include <string>
 

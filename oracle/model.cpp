@@ -1,5 +1,6 @@
 #include "oracle/model.h"
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -7,6 +8,7 @@
 #include <sstream>
 
 #include "core/check.h"
+#include "oracle/json_read.h"
 
 namespace moe {
 namespace fs = std::filesystem;
@@ -105,15 +107,6 @@ void Model::resolve() {
   const ModelConfig& c = cfg_;
   const TensorTable& t = table_;
   const int G = c.default_group;
-  MOE_CHECK(c.family != Family::DeepseekV3 || t.format == SourceFormat::Mlx,
-            t.dir << ": DeepSeek-V3 loads from an MLX checkpoint directory only (moeflux artifacts not implemented)");
-  auto bits_of = [&](const std::string& module) {
-    if (t.format == SourceFormat::Moeflux) {
-      auto it = t.declared_bits.find(module + ".weight");
-      return it == t.declared_bits.end() ? 4 : it->second;
-    }
-    return c.bits_for(module);
-  };
   auto quant = [&](const std::string& module, int64_t rows, int64_t cols) {
     return quant_matrix(t, module, rows, cols, bits_of(module), G);
   };
@@ -141,6 +134,7 @@ void Model::resolve() {
   lm_head_ = want_head ? quant("lm_head", c.vocab, d) : embed_;
   final_norm_ = norm("model.norm.weight", d);
 
+  check_packed_layout();
   layers_.resize(size_t(c.layers));
   experts_.resize(size_t(c.layers));
   for (int64_t i = 0; i < c.layers; ++i) {
@@ -219,7 +213,7 @@ void Model::resolve() {
       } else {
         char name[32];
         std::snprintf(name, sizeof name, "layer_%02d.bin", int(i));
-        const fs::path p = fs::path(t.dir) / "packed_experts" / name;
+        const fs::path p = fs::path(t.experts_dir) / name;
         MOE_CHECK(fs::exists(p), p.string() << ": expert file of layer " << i << " is missing");
         ex.blob_file = std::make_shared<MappedFile>(p.string());
         const int64_t blob = expert_blob_bytes(d, I, 4);
@@ -235,12 +229,66 @@ void Model::resolve() {
   }
 }
 
+int Model::bits_of(const std::string& module) const {
+  if (table_.format == SourceFormat::Moeflux) {
+    auto it = table_.declared_bits.find(module + ".weight");
+    return it == table_.declared_bits.end() ? 4 : it->second;
+  }
+  return cfg_.bits_for(module);
+}
+
+// layout.json beside the expert files (MFC repack, convert_cogito_v2) is informational, but one
+// that disagrees with the config means the blobs belong to another model or layout.
+void Model::check_packed_layout() const {
+  const ModelConfig& c = cfg_;
+  const fs::path p = fs::path(table_.experts_dir) / "layout.json";
+  if (table_.format != SourceFormat::Moeflux || !fs::exists(p)) return;
+  const std::string where = p.string();
+  const nlohmann::json j = read_json_file(where);
+  MOE_CHECK(j.is_object(), where << ": expected a JSON object, found " << json_shown(j));
+  const std::array<int64_t, 10> off = expert_blob_offsets(c.hidden, c.moe_inter, 4);
+  auto expect = [&](const char* key, int64_t want, const char* what) {
+    if (!j.contains(key)) return;
+    const int64_t v = json_int(j[key], where + ": " + key);
+    MOE_CHECK(v == want, where << ": " << key << " is " << v << ", expected " << want << " (" << what << ")");
+  };
+  expect("expert_size", off[9], "the 4-bit blob of hidden_size x moe_intermediate_size");
+  expect("num_experts", c.experts, "the config's routed experts");
+  expect("num_layers", c.layers, "the config's num_hidden_layers");
+  if (j.contains("moe_layers")) {
+    std::vector<int64_t> want;
+    for (int64_t i = 0; i < c.layers; ++i)
+      if (c.layer_moe[size_t(i)]) want.push_back(i);
+    const nlohmann::json w = want;
+    MOE_CHECK(j["moe_layers"] == w, where << ": moe_layers is " << json_shown(j["moe_layers"]) << ", expected "
+                                          << json_shown(w) << " (the config's MoE layers)");
+  }
+  if (!j.contains("components")) return;
+  static const char* kNames[9] = {"gate_proj.weight", "gate_proj.scales", "gate_proj.biases",
+                                  "up_proj.weight",   "up_proj.scales",   "up_proj.biases",
+                                  "down_proj.weight", "down_proj.scales", "down_proj.biases"};
+  const nlohmann::json& comps = j["components"];
+  MOE_CHECK(comps.is_array() && comps.size() == 9, where << ": components: expected an array of the 9 blob components, found "
+                                                         << json_shown(comps));
+  for (size_t k = 0; k < 9; ++k) {
+    const nlohmann::json& e = comps[k];
+    const std::string at = where + ": components[" + std::to_string(k) + "]";
+    MOE_CHECK(e.is_object() && e.contains("name") && e.contains("offset") && e.contains("size"),
+              at << ": expected an object with name, offset and size, found " << json_shown(e));
+    const std::string name = json_string(e["name"], at + ".name");
+    const int64_t o = json_int(e["offset"], at + ".offset"), n = json_int(e["size"], at + ".size");
+    MOE_CHECK(name == kNames[k] && o == off[k] && n == off[k + 1] - off[k],
+              at << " is " << name << " at " << o << " (" << n << " bytes), expected " << kNames[k] << " at " << off[k]
+                 << " (" << off[k + 1] - off[k] << " bytes; spec/ops.md §2.3)");
+  }
+}
+
 void Model::resolve_mla(int64_t i) {
   const ModelConfig& c = cfg_;
   const MlaConfig& m = c.mla;
   const std::string A = layer_prefix(i) + "self_attn.";
   auto quant = [&](const std::string& module, int64_t rows, int64_t cols) {
-    return quant_matrix(table_, A + module, rows, cols, c.bits_for(A + module), c.default_group);
+    return quant_matrix(table_, A + module, rows, cols, bits_of(A + module), c.default_group);
   };
   const int64_t d = c.hidden, H = c.attn_heads, Dn = m.qk_nope_dim, Dr = m.qk_rope_dim, Dv = m.v_head_dim,
                 L = m.kv_lora_rank, Q = m.q_lora_rank;
@@ -269,15 +317,16 @@ void Model::resolve_mlp_noaux(int64_t i) {
   MOE_CHECK(reinterpret_cast<uintptr_t>(g.data) % 2 == 0,
             g.file << ": tensor '" << g.name << "' data is not 2-byte aligned (BF16 is read in place)");
   w.router_bf16 = std::span<const bf16>(reinterpret_cast<const bf16*>(g.data), size_t(E * d));
-  // F32 in mlx-lm's files (cast_predicate keeps it); a BF16 copy would lose the 2^-17 near-ties
-  // the golden plants, so only F32 is accepted.
-  expect_tensor(table_.get(M + "gate.e_score_correction_bias"), DType::F32, {E});
+  // F32 in current mlx-lm files (cast_predicate keeps it); BF16 where a conversion cast it (MFR
+  // reads Cogito's as BF16). Either is widened exactly: the model is what the file holds.
+  const TensorInfo& bias = table_.get(M + "gate.e_score_correction_bias");
+  expect_tensor(bias, bias.dtype == DType::BF16 ? DType::BF16 : DType::F32, {E});
   w.score_bias = load_vector(table_, M + "gate.e_score_correction_bias", E);
   for (float b : w.score_bias)
     MOE_CHECK(std::isfinite(b), table_.get(M + "gate.e_score_correction_bias").file
                                     << ": tensor '" << M << "gate.e_score_correction_bias' has a non-finite value " << b);
   auto quant = [&](const std::string& module, int64_t rows, int64_t cols) {
-    return quant_matrix(table_, M + module, rows, cols, c.bits_for(M + module), c.default_group);
+    return quant_matrix(table_, M + module, rows, cols, bits_of(M + module), c.default_group);
   };
   w.shared = {quant("shared_experts.gate_proj", Is, d), quant("shared_experts.up_proj", Is, d),
               quant("shared_experts.down_proj", d, Is)};

@@ -74,6 +74,8 @@ class Model {
   void resolve();
   void resolve_mla(int64_t layer);        // MLA projections and norms
   void resolve_mlp_noaux(int64_t layer);  // DeepSeek-V3 MoE: BF16 gate, correction bias, shared_experts
+  void check_packed_layout() const;       // moeflux layout.json against the config
+  int bits_of(const std::string& module) const;  // the manifest's bits (moeflux) or the config's
 
   TensorTable table_;
   ModelConfig cfg_;

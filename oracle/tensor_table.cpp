@@ -11,9 +11,7 @@
 namespace moe {
 namespace fs = std::filesystem;
 
-namespace {
-
-nlohmann::json read_json(const std::string& path) {
+nlohmann::json read_json_file(const std::string& path) {
   std::ifstream in(path);
   MOE_CHECK(in, path << ": cannot open");
   try {
@@ -22,6 +20,10 @@ nlohmann::json read_json(const std::string& path) {
     MOE_FAIL(path << ": not valid JSON: " << e.what());
   }
 }
+
+namespace {
+
+nlohmann::json read_json(const std::string& path) { return read_json_file(path); }
 
 std::string sanitize(const std::string& name) {
   return name.rfind("language_model.", 0) == 0 ? name.substr(15) : name;
@@ -78,17 +80,47 @@ TensorTable open_mlx(const std::string& dir) {
   return t;
 }
 
-TensorTable open_moeflux(const std::string& dir) {
+// The manifest's config block is informational (no engine reads it). The Qwen exporters copy the
+// text config into it; convert_cogito_v2.py writes DeepSeek-V3's dimensions without model_type.
+// Where the Cogito layout keeps the full config.json (mlx/), that is the config, and every field
+// the block also states must agree with it.
+void moeflux_config(TensorTable& t, const nlohmann::json& block, const std::string& mpath, const fs::path& mlx_config) {
+  if (fs::exists(mlx_config)) {
+    t.config_source = mlx_config.string();
+    t.config = read_json(t.config_source);
+    MOE_CHECK(t.config.is_object(), t.config_source << ": config is not a JSON object");
+    const nlohmann::json& text = t.config.contains("text_config") ? t.config["text_config"] : t.config;
+    for (auto it = block.begin(); it != block.end(); ++it) {
+      if (it.key() == "default_bits" || it.key() == "default_group_size" || !text.contains(it.key())) continue;
+      MOE_CHECK(text[it.key()] == *it, mpath << ": config block field '" << it.key() << "' is " << it->dump()
+                                             << ", expected " << text[it.key()].dump() << " as in " << t.config_source);
+    }
+    return;
+  }
+  t.config = block;
+  t.config_source = mpath + " (config block)";
+  if (!t.config.contains("model_type")) t.config["model_type"] = block.contains("kv_lora_rank") ? "deepseek_v3" : "qwen3_5_moe";
+  // The block's quantization defaults stand in for config.json's (per-tensor bits are in the manifest).
+  if (!t.config.contains("quantization") && (block.contains("default_bits") || block.contains("default_group_size"))) {
+    nlohmann::json q = nlohmann::json::object();
+    if (block.contains("default_bits")) q["bits"] = block["default_bits"];
+    if (block.contains("default_group_size")) q["group_size"] = block["default_group_size"];
+    t.config["quantization"] = q;
+  }
+}
+
+// `dir` holds model_weights.{json,bin}; `experts` the packed_experts directory; `mlx_config` the
+// full config.json where the layout has one.
+TensorTable open_moeflux(const std::string& dir, const fs::path& experts, const fs::path& mlx_config) {
   TensorTable t;
   t.format = SourceFormat::Moeflux;
   t.dir = dir;
+  t.experts_dir = experts.string();
   const std::string mpath = (fs::path(dir) / "model_weights.json").string();
   const nlohmann::json m = read_json(mpath);
   MOE_CHECK(m.contains("tensors") && m["tensors"].is_object(), mpath << ": no \"tensors\" object");
   MOE_CHECK(m.contains("config") && m["config"].is_object(), mpath << ": no \"config\" block (model shape)");
-  t.config = m["config"];
-  t.config_source = mpath + " (config block)";
-  if (!t.config.contains("model_type")) t.config["model_type"] = "qwen3_5_moe";
+  moeflux_config(t, m["config"], mpath, mlx_config);
   const std::string bpath = (fs::path(dir) / "model_weights.bin").string();
   auto bin = std::make_shared<MappedFile>(bpath);
   for (auto it = m["tensors"].begin(); it != m["tensors"].end(); ++it) {
@@ -147,9 +179,19 @@ const TensorInfo& TensorTable::get(const std::string& name) const {
 
 TensorTable open_checkpoint(const std::string& dir) {
   MOE_CHECK(fs::is_directory(dir), dir << ": not a directory (expected an MLX checkpoint or moeflux artifacts)");
-  if (fs::exists(fs::path(dir) / "model_weights.json")) return open_moeflux(dir);
+  const fs::path d(dir);
+  if (fs::exists(d / "model_weights.json")) {
+    // Flat (Qwen artifacts), or the artifacts/ directory of a Cogito layout.
+    const fs::path parent = fs::weakly_canonical(d).parent_path();
+    if (!fs::exists(d / "packed_experts") && fs::exists(parent / "root" / "packed_experts"))
+      return open_moeflux(dir, parent / "root" / "packed_experts", parent / "mlx" / "config.json");
+    return open_moeflux(dir, d / "packed_experts", d / "mlx" / "config.json");
+  }
+  if (fs::exists(d / "artifacts" / "model_weights.json"))
+    return open_moeflux((d / "artifacts").string(), d / "root" / "packed_experts", d / "mlx" / "config.json");
   MOE_CHECK(fs::exists(fs::path(dir) / "config.json"),
-            dir << ": neither config.json (MLX checkpoint) nor model_weights.json (moeflux artifacts) found");
+            dir << ": neither config.json (MLX checkpoint) nor model_weights.json or artifacts/model_weights.json "
+                   "(moeflux artifacts) found");
   return open_mlx(dir);
 }
 

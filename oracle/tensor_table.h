@@ -2,7 +2,10 @@
 // "language_model." prefix stripped), from either model source:
 //  - an MLX checkpoint directory: config.json + model*.safetensors (+ model.safetensors.index.json);
 //  - moeflux/flash-moe artifacts: model_weights.json + model_weights.bin (spec/ops.md §2.1), the
-//    routed experts in packed_experts/layer_NN.bin (§2.3).
+//    routed experts in packed_experts/layer_NN.bin (§2.3), either flat in one directory (the Qwen
+//    artifacts) or as convert_cogito_v2.py lays out DeepSeek-V3 / Cogito: <parent>/artifacts/
+//    (the manifest and blob), <parent>/root/packed_experts/ (+ layout.json), <parent>/mlx/
+//    (config.json). The parent or its artifacts/ directory may be given.
 // All data stays memory-mapped.
 #pragma once
 #include <map>
@@ -25,6 +28,7 @@ struct TensorTable {
   std::string config_source;  // its path, for messages
   std::map<std::string, TensorInfo> tensors;
   std::map<std::string, int> declared_bits;  // moeflux manifest "bits" per U32 tensor
+  std::string experts_dir;                   // moeflux: the packed_experts directory
   std::vector<std::shared_ptr<SafetensorsFile>> shards;
   std::vector<std::shared_ptr<MappedFile>> maps;
 
@@ -32,6 +36,9 @@ struct TensorTable {
   // Throws "<dir>: tensor '<name>' is missing" naming where it was looked for.
   const TensorInfo& get(const std::string& name) const;
 };
+
+// A JSON file, parsed; an unreadable or malformed file is an error naming it.
+nlohmann::json read_json_file(const std::string& path);
 
 // Detects the format from the directory's contents.
 TensorTable open_checkpoint(const std::string& dir);

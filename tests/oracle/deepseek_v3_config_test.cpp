@@ -9,7 +9,6 @@
 #include <nlohmann/json.hpp>
 
 #include "oracle/config.h"
-#include "oracle/export_moeflux.h"
 #include "oracle/model.h"
 #include "test_util.h"
 
@@ -133,11 +132,6 @@ TEST(deepseek_v3_loader, LoadsTheTinyFixture) {
   const ExpertWeights e = m->expert(2, 15);
   EXPECT_EQ(e.gate.rows, 64); EXPECT_EQ(e.down.rows, 256);
   EXPECT_NE(m->lm_head().w, m->embed().w);  // untied
-}
-
-TEST(deepseek_v3_loader, MoefluxExportIsRefusedNotWrong) {
-  test::expect_error([&] { export_moeflux(kDir, "/tmp/moeoracle_ds3_export_" + std::to_string(::getpid()), ""); },
-                     "exporting DeepSeek-V3 to moeflux artifacts is not implemented");
 }
 
 TEST(deepseek_v3_loader, MissingOrMisShapedTensorIsNamed) {

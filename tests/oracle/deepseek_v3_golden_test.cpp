@@ -199,6 +199,20 @@ TEST(deepseek_v3_golden, TruthMatchesHf) {
   }
 }
 
+// The same model from moeflux artifacts as moeflux's converter writes them (Cogito's layout:
+// fixtures/moeflux/deepseek_v3_tiny_cogito) matches HF at every tap too.
+TEST(deepseek_v3_golden, TruthFromMoefluxArtifactsMatchesHf) {
+  Fixture f;
+  const auto m = Model::load(std::string(MOE_SOURCE_DIR) + "/fixtures/moeflux/deepseek_v3_tiny_cogito");
+  ASSERT_EQ(m->format(), SourceFormat::Moeflux);
+  const Taps ours = run(*m, f.tokens, "ref64", 70);
+  for (const SafetensorsFile* g : {&f.hf64, &f.hf32}) {
+    const std::string what = std::string("moeflux ref64 prefill 70 + decode 10 vs ") + (g == &f.hf64 ? "golden_f64" : "golden");
+    const Worst w = expect_taps(*g, ours, 1e-5, what);
+    report(what.c_str(), w, expect_routing(*m, *g, ours, 1e-5, what));
+  }
+}
+
 // Prefill and decode run the same ops on the same rows: the truth tier gives the same logits
 // whether the 80 tokens come at once, one by one, or 70 + 10.
 TEST(deepseek_v3_golden, PrefillEqualsDecode) {
