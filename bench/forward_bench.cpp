@@ -1,13 +1,14 @@
 // forward_bench: decode speed of the oracle's fast backend on a real-shape synthetic model, next to
 // the floor set by the bytes each token must read at the memory bandwidth this binary measures.
 //
-//   forward_bench [--preset a3b-2layers|a17b-2layers] [--tokens N] [--prefill P] [--dir DIR] [--threads T]
+//   forward_bench [--preset a3b-2layers|a17b-2layers|cogito-2layers] [--tokens N] [--prefill P] [--dir DIR] [--threads T]
 //
-// The model (one linear-attention and one full-attention layer at the real shapes, all experts,
-// the real vocabulary) is written once to DIR (default build/bench_models/PRESET) by the same
-// generator as `moeoracle fixture`. Per token the forward must read at least: every attention
-// projection of each layer, the router, the shared expert and its gate, K routed experts, one
-// embedding row and the whole lm_head. floor = those bytes / triad bandwidth (all threads).
+// The model (Qwen: one linear-attention and one full-attention layer; Cogito-V2 / DeepSeek-V3: one
+// dense and one MoE MLA layer; at the real shapes, all experts, the real vocabulary) is written
+// once to DIR (default build/bench_models/PRESET) by the same generator as `moeoracle fixture`.
+// Per token the forward must read at least: every attention projection of each layer, the router,
+// the shared expert(s) and the Qwen gate (or the dense MLP), K routed experts, one embedding row
+// and the whole lm_head. floor = those bytes / triad bandwidth (all threads).
 // Prefill: one forward of P prompt tokens (default 64; 0 skips it) on a fresh state, reported in
 // GFLOP/s = 2 x (weights of those same matrices, one multiply-add each per token) x P / time,
 // against the f32 FMA peak of the dispatched SIMD target (all threads). Attention's own products
@@ -20,6 +21,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -54,8 +56,14 @@ class LayerClock final : public moe::TapSink {
   Clock::time_point last_;
 };
 
-int64_t bytes_of(const moe::QuantMatrix& m) { return m.bytes(); }
-int64_t weights_of(const moe::QuantMatrix& m) { return m.rows * m.cols; }
+struct BytesOf {
+  int64_t operator()(const moe::QuantMatrix& m) const { return m.bytes(); }
+  int64_t operator()(std::span<const moe::bf16> w) const { return int64_t(w.size()) * 2; }
+} bytes_of;
+struct WeightsOf {
+  int64_t operator()(const moe::QuantMatrix& m) const { return m.rows * m.cols; }
+  int64_t operator()(std::span<const moe::bf16> w) const { return int64_t(w.size()); }
+} weights_of;
 
 // What one token must touch: `f` summed over every matrix of the per-token set (file comment).
 template <class F>
@@ -66,11 +74,16 @@ int64_t sum_per_token(const moe::Model& model, int64_t K, F f) {
     const moe::LayerWeights& l = model.layer(i);
     if (l.kind == moe::LayerKind::Linear)
       sum += f(l.lin.qkv) + f(l.lin.z) + f(l.lin.a) + f(l.lin.b) + f(l.lin.out);
+    else if (l.kind == moe::LayerKind::Mla)
+      sum += f(l.mla.q_a) + f(l.mla.q_b) + f(l.mla.kv_a) + f(l.mla.kv_b) + f(l.mla.o);
     else
       sum += f(l.full.q) + f(l.full.k) + f(l.full.v) + f(l.full.o);
+    sum += f(l.mlp.shared.gate) + f(l.mlp.shared.up) + f(l.mlp.shared.down);  // shared expert(s), or the dense MLP
+    if (!l.moe) continue;
     const moe::ExpertWeights e = model.expert(i, 0);
-    sum += f(l.mlp.router) + f(l.mlp.shared_expert_gate) + f(l.mlp.shared.gate) + f(l.mlp.shared.up) +
-           f(l.mlp.shared.down) + K * (f(e.gate) + f(e.up) + f(e.down));
+    sum += K * (f(e.gate) + f(e.up) + f(e.down));
+    // The router: quantized (Qwen, with the shared expert's gate) or BF16 (DeepSeek-V3).
+    sum += l.mlp.router_bf16.empty() ? f(l.mlp.router) + f(l.mlp.shared_expert_gate) : f(l.mlp.router_bf16);
   }
   return sum;
 }
@@ -151,8 +164,10 @@ int main(int argc, char** argv) {
     for (int64_t i = 0; i < c.layers; ++i) {
       const double s = clock.seconds[size_t(i)] / tokens;
       layers_total += s;
-      std::printf("  layer %lld (%s): %.2f ms/token\n", (long long)i,
-                  c.layer_kinds[size_t(i)] == moe::LayerKind::Full ? "full attention" : "linear attention", 1e3 * s);
+      const moe::LayerKind k = c.layer_kinds[size_t(i)];
+      std::printf("  layer %lld (%s, %s): %.2f ms/token\n", (long long)i,
+                  k == moe::LayerKind::Full ? "full attention" : k == moe::LayerKind::Mla ? "MLA" : "linear attention",
+                  c.layer_moe[size_t(i)] ? "MoE" : "dense MLP", 1e3 * s);
     }
     std::printf("  embedding + final norm + lm_head: %.2f ms/token\n", 1e3 * (per_token - layers_total));
     if (prefill > 0) report_prefill(fwd, *model, K, prefill, used_threads);

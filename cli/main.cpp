@@ -177,12 +177,12 @@ int main(int argc, char** argv) {
 
   moe::FixtureOptions fo;
   auto* fixture = app.add_subcommand("fixture", "Write a deterministic synthetic model (MLX or moeflux format)");
-  fixture->add_option("--preset", fo.preset, "tiny, a3b-2layers or a17b-2layers")->capture_default_str();
+  fixture->add_option("--preset", fo.preset, "tiny, a3b-2layers, a17b-2layers (Qwen), ds3-tiny or cogito-2layers (DeepSeek-V3 / Cogito-V2 shapes)")->capture_default_str();
   fixture->add_option("--out", fo.out, "Output directory")->required();
   fixture->add_option("--format", fo.format, "mlx or moeflux")->check(CLI::IsMember({"mlx", "moeflux"}))->capture_default_str();
   fixture->add_option("--seed", fo.seed, "Seed")->capture_default_str();
   fixture->add_option("--layers", fo.layers,
-                      "a3b-/a17b-2layers: the real model's first N layers instead of one linear and one full "
+                      "a3b-/a17b-/cogito-2layers: the real model's first N layers instead of the two (linear + full, or dense + MoE) "
                       "(a model larger than memory: docs/resources.md)");
 
   try {

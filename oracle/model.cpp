@@ -296,8 +296,12 @@ void Model::resolve_mla(int64_t i) {
   w.q_a = quant("q_a_proj", Q, d);
   w.q_b = quant("q_b_proj", H * (Dn + Dr), Q);
   w.kv_a = quant("kv_a_proj_with_mqa", L + Dr, d);
-  // One [H (Dn + Dv), L] matrix as HF and Cogito's file store it (current mlx-lm splits it into
-  // embed_q / unembed_out at load; such a file is not read here).
+  // One [H (Dn + Dv), L] matrix as HF and Cogito's file store it. Current mlx-lm splits it at
+  // load into embed_q / unembed_out, requantized along another axis; a file saved that way holds a
+  // different model than its kv_b_proj was, and is refused rather than guessed at.
+  MOE_CHECK(!table_.find(A + "embed_q.weight") && !table_.find(A + "unembed_out.weight"),
+            table_.dir << ": layer " << i << " has mlx-lm's split self_attn.embed_q / unembed_out (kv_b_proj requantized "
+                       << "per head); not supported: convert from a checkpoint with self_attn.kv_b_proj");
   w.kv_b = quant("kv_b_proj", H * (Dn + Dv), L);
   w.o = quant("o_proj", d, H * Dv);
   // DeepSeek RMSNorm is w x^ (no +1): the stored weights as they are.

@@ -11,6 +11,7 @@
 
 #include "oracle/export_moeflux.h"
 #include "oracle/forward.h"
+#include "oracle/synth.h"
 #include "test_util.h"
 
 namespace moe {
@@ -150,7 +151,8 @@ TEST(deepseek_v3_moeflux, LayoutThatDisagreesIsNamed) {
   }
 }
 
-// A config block that contradicts mlx/config.json, a missing MoE layer file, a short one.
+// A config block that contradicts mlx/config.json, mlx-lm's split MLA layout, a missing MoE layer
+// file, a short one.
 TEST(deepseek_v3_moeflux, BrokenArtifactsAreNamed) {
   {
     Scratch s("contradict");
@@ -160,6 +162,14 @@ TEST(deepseek_v3_moeflux, BrokenArtifactsAreNamed) {
     write_json(p, j);
     test::expect_error([&] { Model::load(s.dir.string()); },
                        "config block field 'n_group' is 8, expected 4 as in " + (s.dir / "mlx/config.json").string());
+  }
+  {
+    Scratch s("split");  // mlx-lm's split kv_b_proj
+    const fs::path p = copy_of_cogito(s) / "artifacts/model_weights.json";
+    nlohmann::json j = read_json(p);
+    j["tensors"]["model.layers.0.self_attn.embed_q.weight"] = j["tensors"]["model.layers.0.self_attn.kv_b_proj.weight"];
+    write_json(p, j);
+    test::expect_error([&] { Model::load(s.dir.string()); }, "layer 0 has mlx-lm's split self_attn.embed_q / unembed_out");
   }
   {
     Scratch s("missing");
@@ -203,6 +213,34 @@ TEST(deepseek_v3_moeflux, Bf16CorrectionBiasIsWidenedExactly) {
   e["dtype"] = "U32", e["size"] = 64, e["shape"] = {16};
   write_json(mp, j);
   test::expect_error([&] { Model::load(dir.string()); }, "tensor '" + name + "' is U32 [16], expected F32 [16]");
+}
+
+// `moeoracle fixture --preset ds3-tiny` (the golden model's shapes; cogito-2layers is the same
+// generator at Cogito's shapes): written in both formats, the moeflux one laid out as the
+// converter lays Cogito out, the same model to the bit; the same seed gives the same bytes.
+TEST(deepseek_v3_moeflux, SyntheticFixtureInBothFormats) {
+  Scratch s("synth");
+  const ModelConfig c = synthetic_preset("ds3-tiny");
+  EXPECT_EQ(c.family, Family::DeepseekV3);
+  write_synthetic(c, 5, (s.dir / "mlx").string(), "mlx");
+  write_synthetic(c, 5, (s.dir / "mlx2").string(), "mlx");
+  write_synthetic(c, 5, (s.dir / "mf").string(), "moeflux");
+  EXPECT_TRUE(read_bytes(s.dir / "mlx/model.safetensors") == read_bytes(s.dir / "mlx2/model.safetensors"));
+  EXPECT_TRUE(fs::exists(s.dir / "mf/root/packed_experts/layout.json"));
+  const auto m = Model::load((s.dir / "mlx").string());
+  EXPECT_EQ(m->config().mla.kv_lora_rank, 64);
+  EXPECT_FALSE(m->layer(0).moe);
+  EXPECT_TRUE(m->layer(2).moe);
+  EXPECT_EQ(m->layer(1).mlp.score_bias.size(), 16u);
+  expect_same_logits((s.dir / "mlx").string(), (s.dir / "mf").string());
+  const ModelConfig real = synthetic_preset("cogito-2layers");
+  EXPECT_EQ(real.hidden, 7168);
+  EXPECT_EQ(real.vocab, 128815);
+  EXPECT_EQ(real.experts, 256);
+  EXPECT_EQ(real.dense_inter, 18432);
+  EXPECT_EQ(expert_blob_bytes(real.hidden, real.moe_inter, 4), 24772608);  // spec/ops.md §1
+  EXPECT_EQ(real.layer_moe, (std::vector<bool>{false, true}));
+  EXPECT_EQ(synthetic_preset("cogito-2layers", 5).layer_moe, (std::vector<bool>{false, false, false, true, true}));
 }
 
 }  // namespace
