@@ -32,8 +32,9 @@ std::vector<uint32_t> header_words(const ModelConfig& c, int version, const std:
   for (size_t i = 0; i < c.layer_kinds.size(); ++i)
     if (has_rows(c.layer_kinds[i])) { interval = uint32_t(i + 1); break; }
   // MLA: NUM_KV_HEADS = num_key_value_heads (= the query heads; 128 in Cogito) and HEAD_DIM =
-  // qk_nope + qk_rope (192), as spec/ops.md §1's Cogito column gives them; no engine reads them
-  // for MLA (words 8-9 size the rows), so they only have to match on load.
+  // qk_nope + qk_rope (192), as spec/ops.md §1's Cogito column gives them and MFR's Cogito variant
+  // writes them (variants.rs: num_kv_heads 128, head_dim 192, full_attn_interval 1, no linear
+  // heads, so words 6-7 are 0); no engine reads them for MLA (words 8-9 size the rows).
   const uint32_t head_dim = uint32_t(mla ? c.mla.qk_nope_dim + c.mla.qk_rope_dim : c.head_dim);
   std::vector<uint32_t> h{kMflxMagic, uint32_t(version), uint32_t(c.layers), interval, uint32_t(c.kv_heads),
                           head_dim, conv_bytes, ssm_bytes};
