@@ -2,6 +2,9 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -10,6 +13,17 @@
 #include "core/simd.h"
 
 namespace moe::test {
+
+// A scratch directory under the system's temporary one, named by `tag` and the process id (tests
+// run in parallel), empty at the start and removed at the end.
+struct Scratch {
+  std::filesystem::path dir;
+  explicit Scratch(const std::string& tag) {
+    dir = std::filesystem::temp_directory_path() / ("moeoracle_" + tag + "_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+  }
+  ~Scratch() { std::filesystem::remove_all(dir); }
+};
 
 // Every case of an op's three-way check passes; a failure prints the evidence.
 inline void expect_all_pass(const std::vector<CheckResult>& results) {

@@ -1,4 +1,6 @@
 #version 450
+// A/B variant: the bundled matvec_q2 of 2026-11-27 until it took the factored form (compare/
+// shaders/matvec_q2.comp): each term fma(q, s, b) * x, the reference's operation order.
 // matvec_q (2-bit, MLX affine): y[r] = sum_c (q[r][c] * s[r][c/G] + b[r][c/G]) * x[c].
 // Shape contract: w [rows, cols/16] uint (16 codes per word, code n at bits 2n..2n+1, low bits
 // first), scales and biases [rows, cols/G] bf16 (two per uint, element 0 in the low half),

@@ -17,6 +17,11 @@
 #          batches; --shapes perf has none of this op), one seed, --perf
 #   permtune  the permute stages' R / U variants (bench/kernels_ab/permute_tune.json), real shapes
 #   permseeds the bundled permute stages alone (kernels_ab/permute.json): remainder seeds 1..1000
+#   q2fact the bundled (factored) matvec_q2 and the per-term one (kernels_ab/q2ab.json) at the
+#          timing shapes, --perf, one process; then the bundled one's remainder seeds 1..NSEEDS
+#          (default 300; kernels_ab/q2.json)
+#   q4fact the same for matvec_q4 and its factored variant (kernels_ab/q4ab.json; seeds of
+#          kernels_ab/q4_fact.json)
 #   position  one process, matvec_q real shapes, 14 seeds (~300 cases), JSON for bench/perf_position.py
 #   seeds  remainder seeds 1..1000 and real seeds 1..100 of OPS (default matvec_q), no isolation
 #   q4seeds    the bundled matvec_q4 alone (kernels_ab/q4.json): remainder seeds 1..1000, real 1..100
@@ -66,6 +71,12 @@ for step in "$@"; do
     q2seeds|q4seeds|q8seeds) q=${step%seeds}
         OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=${CHUNK:-50} ./gpu_seeds.sh ${q}rem remainders 1000 --kernels kernels_ab/$q.json --no-isolate
         OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=5 ./gpu_seeds.sh ${q}real real 100 --kernels kernels_ab/$q.json --no-isolate ;;
+    q2fact|q4fact) b=${step:1:1}; m=q${b}ab; alone=q${b}.json; [ "$b" = 4 ] && alone=q4_fact.json
+        ./moeoracle compare --ops matvec_q --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
+          --kernels kernels_ab/$m.json --json "$out/$step.json" > "$out/$step.txt" 2>&1
+        grep -E "passed, .* failed|^FAIL" "$out/$step.txt"; sed -n '/^perf/,$p' "$out/$step.txt" | cut -c1-240
+        OUT=$out DEADLINE=${DEADLINE:-150} CHUNK=${CHUNK:-25} WORKERS=${WORKERS:-8} ./gpu_seeds.sh ${step}rem remainders \
+          "${NSEEDS:-300}" --kernels kernels_ab/$alone --ops matvec_q --no-isolate ;;
     permab|permtune) m=permute_ab; ops=moe_permute_fuse,permute_gate_up,permute_down_scatter
         [ "$step" = permtune ] && m=permute_tune ops=permute_gate_up,permute_down_scatter
         ./moeoracle compare --ops "$ops" --shapes real --seeds 1 --perf --no-isolate --kernels "kernels_ab/$m.json" \

@@ -21,15 +21,6 @@ namespace fs = std::filesystem;
 const std::string kMlx = std::string(MOE_SOURCE_DIR) + "/fixtures/golden/deepseek_v3_tiny";
 const std::string kCogito = std::string(MOE_SOURCE_DIR) + "/fixtures/moeflux/deepseek_v3_tiny_cogito";
 
-struct Scratch {
-  fs::path dir;
-  explicit Scratch(const std::string& tag) {
-    dir = fs::temp_directory_path() / ("moeoracle_ds3mf_" + tag + "_" + std::to_string(::getpid()));
-    fs::remove_all(dir);
-  }
-  ~Scratch() { fs::remove_all(dir); }
-};
-
 std::vector<float> logits(const std::string& dir, const char* backend) {
   auto m = Model::load(dir);
   auto be = make_cpu_backend(backend);
@@ -63,7 +54,7 @@ std::vector<char> read_bytes(const fs::path& p) {
 }
 
 // A writable copy of the converter's artifacts.
-fs::path copy_of_cogito(const Scratch& s) {
+fs::path copy_of_cogito(const test::Scratch& s) {
   fs::copy(kCogito, s.dir, fs::copy_options::recursive);
   return s.dir;
 }
@@ -84,7 +75,7 @@ TEST(deepseek_v3_moeflux, ConvertersArtifactsRunAsTheMlxCheckpoint) {
 // Without mlx/config.json the manifest's config block (no model_type, DeepSeek's dimensions) is
 // the config: the same model; and it is read (another n_group there routes differently).
 TEST(deepseek_v3_moeflux, ConfigBlockAloneIsEnough) {
-  Scratch s("block");
+  test::Scratch s("ds3mf_block");
   copy_of_cogito(s);
   fs::remove_all(s.dir / "mlx");
   const auto a = logits(kMlx, "ref32"), b = logits(s.dir.string(), "ref32");
@@ -102,7 +93,7 @@ TEST(deepseek_v3_moeflux, ConfigBlockAloneIsEnough) {
 // bits, the config block, layout.json, and the expert files byte for byte (the tensors' order in
 // model_weights.bin may differ: readers go by the manifest, §2.1).
 TEST(deepseek_v3_moeflux, ExportWritesTheConvertersBytes) {
-  Scratch s("export");
+  test::Scratch s("ds3mf_export");
   export_moeflux(kMlx, s.dir.string());
   const nlohmann::json theirs = read_json(fs::path(kCogito) / "artifacts/model_weights.json");
   const nlohmann::json ours = read_json(s.dir / "artifacts/model_weights.json");
@@ -142,7 +133,7 @@ TEST(deepseek_v3_moeflux, LayoutThatDisagreesIsNamed) {
        "components[0] is gate_proj.scales at 8192 (512 bytes), expected gate_proj.weight at 0 (8192 bytes"},
   };
   for (const Case& c : cases) {
-    Scratch s(std::string("layout_") + c.what);
+    test::Scratch s(std::string("ds3mf_layout_") + c.what);
     const fs::path p = copy_of_cogito(s) / "root/packed_experts/layout.json";
     nlohmann::json j = read_json(p);
     c.edit(j);
@@ -155,7 +146,7 @@ TEST(deepseek_v3_moeflux, LayoutThatDisagreesIsNamed) {
 // file, a short one.
 TEST(deepseek_v3_moeflux, BrokenArtifactsAreNamed) {
   {
-    Scratch s("contradict");
+    test::Scratch s("ds3mf_contradict");
     const fs::path p = copy_of_cogito(s) / "artifacts/model_weights.json";
     nlohmann::json j = read_json(p);
     j["config"]["n_group"] = 8;
@@ -164,7 +155,7 @@ TEST(deepseek_v3_moeflux, BrokenArtifactsAreNamed) {
                        "config block field 'n_group' is 8, expected 4 as in " + (s.dir / "mlx/config.json").string());
   }
   {
-    Scratch s("split");  // mlx-lm's split kv_b_proj
+    test::Scratch s("ds3mf_split");  // mlx-lm's split kv_b_proj
     const fs::path p = copy_of_cogito(s) / "artifacts/model_weights.json";
     nlohmann::json j = read_json(p);
     j["tensors"]["model.layers.0.self_attn.embed_q.weight"] = j["tensors"]["model.layers.0.self_attn.kv_b_proj.weight"];
@@ -172,12 +163,12 @@ TEST(deepseek_v3_moeflux, BrokenArtifactsAreNamed) {
     test::expect_error([&] { Model::load(s.dir.string()); }, "layer 0 has mlx-lm's split self_attn.embed_q / unembed_out");
   }
   {
-    Scratch s("missing");
+    test::Scratch s("ds3mf_missing");
     fs::remove(copy_of_cogito(s) / "root/packed_experts/layer_02.bin");
     test::expect_error([&] { Model::load(s.dir.string()); }, "layer_02.bin: expert file of layer 2 is missing");
   }
   {
-    Scratch s("short");
+    test::Scratch s("ds3mf_short");
     const fs::path p = copy_of_cogito(s) / "root/packed_experts/layer_01.bin";
     fs::resize_file(p, 442368 - 27648);
     test::expect_error([&] { Model::load(s.dir.string()); },
@@ -188,7 +179,7 @@ TEST(deepseek_v3_moeflux, BrokenArtifactsAreNamed) {
 // A correction bias stored as BF16 (MFR reads Cogito's so) loads, widened exactly; any other
 // dtype is named.
 TEST(deepseek_v3_moeflux, Bf16CorrectionBiasIsWidenedExactly) {
-  Scratch s("bias");
+  test::Scratch s("ds3mf_bias");
   const fs::path dir = copy_of_cogito(s);
   const fs::path mp = dir / "artifacts/model_weights.json";
   nlohmann::json j = read_json(mp);
@@ -219,7 +210,7 @@ TEST(deepseek_v3_moeflux, Bf16CorrectionBiasIsWidenedExactly) {
 // generator at Cogito's shapes): written in both formats, the moeflux one laid out as the
 // converter lays Cogito out, the same model to the bit; the same seed gives the same bytes.
 TEST(deepseek_v3_moeflux, SyntheticFixtureInBothFormats) {
-  Scratch s("synth");
+  test::Scratch s("ds3mf_synth");
   const ModelConfig c = synthetic_preset("ds3-tiny");
   EXPECT_EQ(c.family, Family::DeepseekV3);
   write_synthetic(c, 5, (s.dir / "mlx").string(), "mlx");

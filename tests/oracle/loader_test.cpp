@@ -17,16 +17,6 @@ namespace fs = std::filesystem;
 
 const std::string kGolden = std::string(MOE_SOURCE_DIR) + "/fixtures/golden/";
 
-// A scratch copy of a fixture directory, removed at the end of the test.
-struct Scratch {
-  fs::path dir;
-  explicit Scratch(const std::string& tag) {
-    dir = fs::temp_directory_path() / ("moeoracle_" + tag + "_" + std::to_string(::getpid()));
-    fs::remove_all(dir);
-  }
-  ~Scratch() { fs::remove_all(dir); }
-};
-
 std::vector<float> logits(const std::string& dir, const char* backend) {
   auto m = Model::load(dir);
   auto be = make_cpu_backend(backend);
@@ -38,7 +28,7 @@ std::vector<float> logits(const std::string& dir, const char* backend) {
 
 TEST(loader, MoefluxArtifactsGiveBitIdenticalResults) {
   for (const char* model : {"qwen3_5_moe_tiny", "qwen3_next_tiny"}) {
-    Scratch s(std::string("mf_") + model);
+    test::Scratch s(std::string("mf_") + model);
     export_moeflux(kGolden + model, s.dir.string());
     ASSERT_TRUE(fs::exists(s.dir / "packed_experts" / "layer_00.bin"));
     for (const char* backend : {"ref32", "fast"}) {
@@ -73,7 +63,7 @@ std::string shard_of(const fs::path& dir, const std::string& tensor) {
 }
 
 TEST(loader, MissingTensorNamesIt) {
-  Scratch s("missing");
+  test::Scratch s("missing");
   fs::copy(kGolden + "qwen3_5_moe_tiny", s.dir, fs::copy_options::recursive);
   const std::string name = "language_model.model.layers.1.linear_attn.dt_bias";
   rewrite_shard(s.dir, shard_of(s.dir, name), [&](auto& out, auto& keep) {
@@ -84,7 +74,7 @@ TEST(loader, MissingTensorNamesIt) {
 }
 
 TEST(loader, WrongShapeSaysExpectedAndFound) {
-  Scratch s("shape");
+  test::Scratch s("shape");
   fs::copy(kGolden + "qwen3_5_moe_tiny", s.dir, fs::copy_options::recursive);
   const std::string name = "language_model.model.layers.3.self_attn.k_proj.scales";
   rewrite_shard(s.dir, shard_of(s.dir, name), [&](auto& out, auto& keep) {
@@ -95,7 +85,7 @@ TEST(loader, WrongShapeSaysExpectedAndFound) {
 }
 
 TEST(loader, TruncatedShard) {
-  Scratch s("trunc");
+  test::Scratch s("trunc");
   fs::copy(kGolden + "qwen3_5_moe_tiny", s.dir, fs::copy_options::recursive);
   const fs::path shard = s.dir / "model-00002-of-00002.safetensors";
   fs::resize_file(shard, fs::file_size(shard) - 1000);
@@ -103,7 +93,7 @@ TEST(loader, TruncatedShard) {
 }
 
 TEST(loader, ConfigContradictingTheTensors) {
-  Scratch s("cfg");
+  test::Scratch s("cfg");
   fs::copy(kGolden + "qwen3_5_moe_tiny", s.dir, fs::copy_options::recursive);
   std::ifstream in(s.dir / "config.json");
   nlohmann::json c = nlohmann::json::parse(in);
@@ -115,13 +105,13 @@ TEST(loader, ConfigContradictingTheTensors) {
 
 TEST(loader, MissingConfigOrDirectory) {
   test::expect_error([&] { Model::load("/nonexistent/model"); }, "not a directory");
-  Scratch s("empty");
+  test::Scratch s("empty");
   fs::create_directories(s.dir);
   test::expect_error([&] { Model::load(s.dir.string()); }, "neither config.json");
 }
 
 TEST(loader, MoefluxShortOrMissingExpertFile) {
-  Scratch s("mf_bad");
+  test::Scratch s("mf_bad");
   export_moeflux(kGolden + "qwen3_5_moe_tiny", s.dir.string());
   const fs::path l2 = s.dir / "packed_experts" / "layer_02.bin";
   fs::resize_file(l2, fs::file_size(l2) - 4);
@@ -131,7 +121,7 @@ TEST(loader, MoefluxShortOrMissingExpertFile) {
 }
 
 TEST(loader, MoefluxSpanPastTheEnd) {
-  Scratch s("mf_span");
+  test::Scratch s("mf_span");
   export_moeflux(kGolden + "qwen3_5_moe_tiny", s.dir.string());
   fs::resize_file(s.dir / "model_weights.bin", 4096);
   test::expect_error([&] { Model::load(s.dir.string()); }, "past the end of");
