@@ -190,7 +190,8 @@ def run(model: Model | str | os.PathLike, tokens, *, backend: str = "fast", taps
 def fixture(preset: str = "tiny", out: str | os.PathLike = "", *, format: str = "mlx", seed: int = 1) -> str:
     """`moeoracle fixture`: a deterministic synthetic model (same seed, same bytes) written to
     the directory `out` in MLX or moeflux format. Presets: tiny (4 layers, hidden 256, 8
-    experts), a3b-2layers, a17b-2layers. Returns out."""
+    experts), a3b-2layers, a17b-2layers (Qwen real shapes), ds3-tiny (DeepSeek-V3, the golden
+    model's shapes), cogito-2layers (Cogito-V2's real shapes, 7.5 GB). Returns out."""
     out = os.fspath(out)
     if not out:
         raise ValueError("fixture: out is empty, expected the directory to write")
