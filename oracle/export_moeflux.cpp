@@ -85,16 +85,13 @@ void write_packed_experts(const Model& model, const std::string& src_dir, const 
 
 // convert_cogito_v2.py's layout.json: the blob's components, the MoE layers.
 std::string packed_layout_json(const ModelConfig& c) {
-  static const char* kNames[9] = {"gate_proj.weight", "gate_proj.scales", "gate_proj.biases",
-                                  "up_proj.weight",   "up_proj.scales",   "up_proj.biases",
-                                  "down_proj.weight", "down_proj.scales", "down_proj.biases"};
   const std::array<int64_t, 10> off = expert_blob_offsets(c.hidden, c.moe_inter, 4);
   const int64_t d = c.hidden, I = c.moe_inter, G = kExpertGroupSize;
   const std::vector<int64_t> shapes[3] = {{I, d / 8}, {I, d / G}, {I, d / G}};  // gate/up; down swaps d and I
   nlohmann::json comps = nlohmann::json::array();
   for (int k = 0; k < 9; ++k) {
     std::vector<int64_t> shape = k < 6 ? shapes[k % 3] : std::vector<int64_t>{d, k == 6 ? I / 8 : I / G};
-    comps.push_back({{"name", kNames[k]}, {"offset", off[size_t(k)]}, {"size", off[size_t(k) + 1] - off[size_t(k)]},
+    comps.push_back({{"name", kExpertBlobComponents[k]}, {"offset", off[size_t(k)]}, {"size", off[size_t(k) + 1] - off[size_t(k)]},
                      {"dtype", k % 3 == 0 ? "U32" : "BF16"}, {"shape", shape}});
   }
   std::vector<int64_t> moe_layers;

@@ -264,9 +264,6 @@ void Model::check_packed_layout() const {
                                           << json_shown(w) << " (the config's MoE layers)");
   }
   if (!j.contains("components")) return;
-  static const char* kNames[9] = {"gate_proj.weight", "gate_proj.scales", "gate_proj.biases",
-                                  "up_proj.weight",   "up_proj.scales",   "up_proj.biases",
-                                  "down_proj.weight", "down_proj.scales", "down_proj.biases"};
   const nlohmann::json& comps = j["components"];
   MOE_CHECK(comps.is_array() && comps.size() == 9, where << ": components: expected an array of the 9 blob components, found "
                                                          << json_shown(comps));
@@ -277,8 +274,8 @@ void Model::check_packed_layout() const {
               at << ": expected an object with name, offset and size, found " << json_shown(e));
     const std::string name = json_string(e["name"], at + ".name");
     const int64_t o = json_int(e["offset"], at + ".offset"), n = json_int(e["size"], at + ".size");
-    MOE_CHECK(name == kNames[k] && o == off[k] && n == off[k + 1] - off[k],
-              at << " is " << name << " at " << o << " (" << n << " bytes), expected " << kNames[k] << " at " << off[k]
+    MOE_CHECK(name == kExpertBlobComponents[k] && o == off[k] && n == off[k + 1] - off[k],
+              at << " is " << name << " at " << o << " (" << n << " bytes), expected " << kExpertBlobComponents[k] << " at " << off[k]
                  << " (" << off[k + 1] - off[k] << " bytes; spec/ops.md §2.3)");
   }
 }

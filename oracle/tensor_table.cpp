@@ -23,8 +23,6 @@ nlohmann::json read_json_file(const std::string& path) {
 
 namespace {
 
-nlohmann::json read_json(const std::string& path) { return read_json_file(path); }
-
 std::string sanitize(const std::string& name) {
   return name.rfind("language_model.", 0) == 0 ? name.substr(15) : name;
 }
@@ -40,11 +38,11 @@ TensorTable open_mlx(const std::string& dir) {
   t.format = SourceFormat::Mlx;
   t.dir = dir;
   t.config_source = (fs::path(dir) / "config.json").string();
-  t.config = read_json(t.config_source);
+  t.config = read_json_file(t.config_source);
   std::vector<std::string> files;
   const fs::path index = fs::path(dir) / "model.safetensors.index.json";
   if (fs::exists(index)) {
-    const nlohmann::json idx = read_json(index.string());
+    const nlohmann::json idx = read_json_file(index.string());
     MOE_CHECK(idx.contains("weight_map") && idx["weight_map"].is_object(), index.string() << ": no weight_map object");
     for (auto it = idx["weight_map"].begin(); it != idx["weight_map"].end(); ++it) {
       const std::string where = index.string() + ": weight_map[\"" + it.key() + "\"]";
@@ -87,7 +85,7 @@ TensorTable open_mlx(const std::string& dir) {
 void moeflux_config(TensorTable& t, const nlohmann::json& block, const std::string& mpath, const fs::path& mlx_config) {
   if (fs::exists(mlx_config)) {
     t.config_source = mlx_config.string();
-    t.config = read_json(t.config_source);
+    t.config = read_json_file(t.config_source);
     MOE_CHECK(t.config.is_object(), t.config_source << ": config is not a JSON object");
     const nlohmann::json& text = t.config.contains("text_config") ? t.config["text_config"] : t.config;
     for (auto it = block.begin(); it != block.end(); ++it) {
@@ -117,7 +115,7 @@ TensorTable open_moeflux(const std::string& dir, const fs::path& experts, const 
   t.dir = dir;
   t.experts_dir = experts.string();
   const std::string mpath = (fs::path(dir) / "model_weights.json").string();
-  const nlohmann::json m = read_json(mpath);
+  const nlohmann::json m = read_json_file(mpath);
   MOE_CHECK(m.contains("tensors") && m["tensors"].is_object(), mpath << ": no \"tensors\" object");
   MOE_CHECK(m.contains("config") && m["config"].is_object(), mpath << ": no \"config\" block (model shape)");
   moeflux_config(t, m["config"], mpath, mlx_config);

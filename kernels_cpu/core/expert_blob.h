@@ -31,6 +31,11 @@ struct ExpertWeights {
 
 inline constexpr int kExpertGroupSize = 64;  // every checkpoint's experts use G = 64
 
+// The 9 components in blob order, as packed_experts/layout.json names them.
+inline constexpr const char* kExpertBlobComponents[9] = {
+    "gate_proj.weight", "gate_proj.scales", "gate_proj.biases", "up_proj.weight",  "up_proj.scales",
+    "up_proj.biases",   "down_proj.weight", "down_proj.scales", "down_proj.biases"};
+
 // Byte offsets of the 9 components, in blob order, plus the total size at index 9.
 inline std::array<int64_t, 10> expert_blob_offsets(int64_t hidden, int64_t inter, int bits) {
   MOE_CHECK(bits == 2 || bits == 4 || bits == 8, "expert_blob: bits=" << bits << ", expected 2, 4 or 8");
