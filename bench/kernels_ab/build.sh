@@ -11,8 +11,8 @@
 #   ab.json      before, current and variant kernels (matvec_q4_word/vec2.comp, matvec_q2_word.comp,
 #                matvec_q8_word.comp, matvec_q2_term.comp: the per-term 2-bit form, bundled until the
 #                factored one): every case runs on each of them, in that order, in one process
-#   q2ab.json    the bundled (factored) matvec_q2 and the per-term one; q4ab.json the bundled
-#                matvec_q4 and matvec_q4_fact.comp (factored as matvec_q2); q4_fact.json it alone
+#   q2ab.json    the bundled (factored) matvec_q2 and the per-term one; q4ab.json the same for
+#                matvec_q4
 #   tune_q2q8.json  the bundled matvec_q2 and matvec_q8 at other R, U and WG (`let`s only: tune.py)
 # and, for the permute-fuse chain (moe_permute_fuse = permute_gate_up -> permute_down_scatter):
 #   permute.json       the bundled stage kernels alone (their seed records); permute_glsl.json
@@ -42,7 +42,7 @@ for b in 4 8 2; do
 done
 # Variants that are not bundled: one word and 8 bytes of weights per lane (16 in the bundled ones;
 # matvec_q{2,4,8}_word are the bundled kernels of 2026-11-25..27).
-for v in q4_word q4_vec2 q2_word q8_word q2_term q4_fact; do
+for v in q4_word q4_vec2 q2_word q8_word q2_term q4_term; do
   compile "$here/matvec_$v.comp" "$here/matvec_$v.spv"
   current+=("$here/matvec_$v.json")
 done
@@ -63,8 +63,7 @@ for b in 2 4 8; do
   # The same entry from its GLSL (compiled by moeoracle): mutate needs the source to plant bugs in.
   sed "s#\"spirv\": \"matvec_q$b.spv\"#\"glsl\": \"../../compare/shaders/matvec_q$b.comp\"#" "$here/q$b.json" >"$here/q${b}_glsl.json"
 done
-manifest "matvec_q4: bundled, factored" "$shaders/matvec_q4.json" "$here/matvec_q4_fact.json" >"$here/q4ab.json"
-manifest "the factored matvec_q4 alone" "$here/matvec_q4_fact.json" >"$here/q4_fact.json"
+manifest "matvec_q4: bundled (factored), per-term" "$shaders/matvec_q4.json" "$here/matvec_q4_term.json" >"$here/q4ab.json"
 manifest "matvec_q2: bundled (factored), per-term" "$shaders/matvec_q2.json" "$here/matvec_q2_term.json" >"$here/q2ab.json"
 manifest "matvec_q before issue 13 and current" "${before[@]}" "${current[@]}" >"$here/ab.json"
 python3 "$here/tune.py" "$here/tune_q2q8.json" "$shaders/matvec_q2.json" "$shaders/matvec_q8.json"

@@ -1,10 +1,19 @@
 #version 450
-// matvec_q (4-bit, MLX affine, group 64): y[r] = sum_c (q[r][c] * s[r][c/64] + b[r][c/64]) * x[c].
+// matvec_q (4-bit, MLX affine, group 64): y[r] = sum_c (q[r][c] * s[r][c/64] + b[r][c/64]) * x[c],
+// evaluated factored per 32 codes j (a quad, half a group): sum_j s * (sum_{c in j} q x) + b * (sum_{c in j} x).
 // Shape contract: w [rows, cols/8] uint (8 codes per word, low bits first), scales and biases
 // [rows, cols/64] bf16 (two per uint), x [cols] f32, y [rows] f32; cols % 64 == 0.
+// Why factored (as matvec_q2): the per-term form fma(q, s, b) * x (bench/kernels_ab/matvec_q4_term.comp,
+// bundled until 2026-11-27) costs 4 instructions per code and row (mask-or, the FADD that makes q
+// exact, the dequantising FFMA, the accumulating FFMA); this one 3 (mask-or, FADD, FFMA into sum q x),
+// the sum of x once per quad for all R rows, and s * sq + b * sx per quad and row: on the H100 the
+// A17B lm_head 71.3 -> 82.4 % of copy, A3B 63.7 -> 69.9 % (docs/benchmarks.md). The result is another
+// rounding of the same sum, inside matvec_q's bound (compare/cases/matvec_q_case.cpp: gamma_{cols+1}
+// sum|t x|; this form's own worst case is about (34 + cols/32) u (|s| sum|q x| + |b| sum|x|)), which
+// the seed records test.
 // A workgroup takes R consecutive rows (spec id 0) and all its WG lanes stride over those rows'
-// quads together (a quad: 4 words, 32 codes, half a group), U quads per lane per step (spec id 1;
-// lane t: quads base + u*WG + t); the manifest picks R from rows, U and WG from rows and cols.
+// quads together (a quad: 4 words, 32 codes), U quads per lane per step (spec id 1; lane t: quads
+// base + u*WG + t); the manifest picks R from rows, U and WG from rows and cols.
 // Why: a lane loads 16 bytes of a row at once, with one scale and bias per 32 codes, so the
 // loads and the scale extraction per weight are a quarter of a word-per-lane kernel's (on the
 // H100 1.25x faster at the lm_heads: docs/benchmarks.md); a lane's x (8 vec4 per quad) serves R
@@ -13,8 +22,8 @@
 // the subgroups' partials summed in shared memory: any subgroup size.
 // No int->float conversion (quarter rate on NVIDIA): code p of a 16-bit half h, masked in place
 // and or-ed with the exponent of 2^(23-4p), is the float 2^(23-4p) + q exactly; minus 2^(23-4p)
-// it is float(q) exactly. Each term is fma(q, s, b) * x, the reference's. Loads past the end are
-// clamped (last row, last quad) and their terms skipped; rows past the end are not stored.
+// it is float(q) exactly. Loads past the end are clamped (last row, last quad) and their sums
+// skipped; rows past the end are not stored.
 // Workgroup: WG (spec id 10) = enough lanes for a row's quads in one step, at least R, at most 64 U.
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_EXT_control_flow_attributes : require
@@ -58,15 +67,20 @@ void main() {
     [[unroll]] for (uint u = 0u; u < U; ++u) {
       const uint j = base + u * WG + t;
       if (j >= quads) break;
+      float sq[R];  // sum of q x over quad j, per row
+      [[unroll]] for (uint r = 0u; r < R; ++r) sq[r] = 0.0;
+      vec4 sx4 = vec4(0.0);  // sum of x over quad j, in 4 lanes
       [[unroll]] for (uint k = 0u; k < 4u; ++k) {
         const vec4 lo = x[8u * j + 2u * k], hi = x[8u * j + 2u * k + 1u];
+        sx4 += lo + hi;
         [[unroll]] for (uint r = 0u; r < R; ++r) {
           const uint wd = w[u * R + r][k], wh = wd >> 16;
-          const float sc = s[u * R + r], bi = b[u * R + r];
-          [[unroll]] for (uint p = 0u; p < 4u; ++p) acc[r] += fma(code(wd, p), sc, bi) * lo[p];
-          [[unroll]] for (uint p = 0u; p < 4u; ++p) acc[r] += fma(code(wh, p), sc, bi) * hi[p];
+          [[unroll]] for (uint p = 0u; p < 4u; ++p) sq[r] = fma(code(wd, p), lo[p], sq[r]);
+          [[unroll]] for (uint p = 0u; p < 4u; ++p) sq[r] = fma(code(wh, p), hi[p], sq[r]);
         }
       }
+      const float sx = (sx4.x + sx4.y) + (sx4.z + sx4.w);
+      [[unroll]] for (uint r = 0u; r < R; ++r) acc[r] += fma(s[u * R + r], sq[r], b[u * R + r] * sx);
     }
   }
   [[unroll]] for (uint r = 0u; r < R; ++r) {

@@ -11,7 +11,7 @@ bin=$1
 # The recorded sample: kernels, size, and its kill rate (killed / non-equivalent) on lavapipe.
 kernels=rmsnorm,residual_add,matvec_q4,matmul_q4,rope,router_topk,argmax,embedding,conv1d_step,expert_buckets,attention_softmax,moe_combine
 per_kernel=10
-recorded_killed=${MUTATE_SMOKE_KILLED:-110}
+recorded_killed=${MUTATE_SMOKE_KILLED:-111}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 if ! "$bin" devices 2>/dev/null | grep -q '^device [0-9]*: llvmpipe'; then

@@ -1,11 +1,23 @@
 #version 450
-// A/B variant of compare/shaders/matvec_q4.comp (read it first: same shape contract, work split,
-// loads and manifest rule), factored as matvec_q2 is since 2026-11-27: per quad (32 codes, half a
-// group) and row the sum of q x (mask-or, FADD, FFMA: 3 instructions per code and row instead of
-// the per-term form's 4), the sum of x once per quad for all R rows, then s * sq + b * sx.
+// A/B variant: the bundled matvec_q4 until 2026-11-27, when it took the factored form (compare/
+// shaders/matvec_q4.comp): each term fma(q, s, b) * x, the reference's operation order.
 // matvec_q (4-bit, MLX affine, group 64): y[r] = sum_c (q[r][c] * s[r][c/64] + b[r][c/64]) * x[c].
 // Shape contract: w [rows, cols/8] uint (8 codes per word, low bits first), scales and biases
 // [rows, cols/64] bf16 (two per uint), x [cols] f32, y [rows] f32; cols % 64 == 0.
+// A workgroup takes R consecutive rows (spec id 0) and all its WG lanes stride over those rows'
+// quads together (a quad: 4 words, 32 codes, half a group), U quads per lane per step (spec id 1;
+// lane t: quads base + u*WG + t); the manifest picks R from rows, U and WG from rows and cols.
+// Why: a lane loads 16 bytes of a row at once, with one scale and bias per 32 codes, so the
+// loads and the scale extraction per weight are a quarter of a word-per-lane kernel's (on the
+// H100 1.25x faster at the lm_heads: docs/benchmarks.md); a lane's x (8 vec4 per quad) serves R
+// rows; every load of a step is issued before any arithmetic; a row spread over the whole
+// workgroup keeps ceil(rows / R) workgroups busy even with few rows. Per row a subgroupAdd, then
+// the subgroups' partials summed in shared memory: any subgroup size.
+// No int->float conversion (quarter rate on NVIDIA): code p of a 16-bit half h, masked in place
+// and or-ed with the exponent of 2^(23-4p), is the float 2^(23-4p) + q exactly; minus 2^(23-4p)
+// it is float(q) exactly. Each term is fma(q, s, b) * x, the reference's. Loads past the end are
+// clamped (last row, last quad) and their terms skipped; rows past the end are not stored.
+// Workgroup: WG (spec id 10) = enough lanes for a row's quads in one step, at least R, at most 64 U.
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_EXT_control_flow_attributes : require
 layout(local_size_x = 128, local_size_x_id = 10) in;
@@ -48,20 +60,15 @@ void main() {
     [[unroll]] for (uint u = 0u; u < U; ++u) {
       const uint j = base + u * WG + t;
       if (j >= quads) break;
-      float sq[R];  // sum of q x over quad j, per row
-      [[unroll]] for (uint r = 0u; r < R; ++r) sq[r] = 0.0;
-      vec4 sx4 = vec4(0.0);  // sum of x over quad j, in 4 lanes
       [[unroll]] for (uint k = 0u; k < 4u; ++k) {
         const vec4 lo = x[8u * j + 2u * k], hi = x[8u * j + 2u * k + 1u];
-        sx4 += lo + hi;
         [[unroll]] for (uint r = 0u; r < R; ++r) {
           const uint wd = w[u * R + r][k], wh = wd >> 16;
-          [[unroll]] for (uint p = 0u; p < 4u; ++p) sq[r] = fma(code(wd, p), lo[p], sq[r]);
-          [[unroll]] for (uint p = 0u; p < 4u; ++p) sq[r] = fma(code(wh, p), hi[p], sq[r]);
+          const float sc = s[u * R + r], bi = b[u * R + r];
+          [[unroll]] for (uint p = 0u; p < 4u; ++p) acc[r] += fma(code(wd, p), sc, bi) * lo[p];
+          [[unroll]] for (uint p = 0u; p < 4u; ++p) acc[r] += fma(code(wh, p), sc, bi) * hi[p];
         }
       }
-      const float sx = (sx4.x + sx4.y) + (sx4.z + sx4.w);
-      [[unroll]] for (uint r = 0u; r < R; ++r) acc[r] += fma(s[u * R + r], sq[r], b[u * R + r] * sx);
     }
   }
   [[unroll]] for (uint r = 0u; r < R; ++r) {
