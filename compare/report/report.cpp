@@ -216,7 +216,7 @@ void write_console(std::ostream& os, std::span<const CaseResult> cases) {
   os << summary_line(summarize(cases)) << '\n';
 }
 
-void write_perf(std::ostream& os, std::span<const CaseResult> cases, double copy_gbs, double fma_gflops,
+void write_perf(std::ostream& os, std::span<const CaseResult> cases, bool flush_read, double copy_gbs, double fma_gflops,
                 const std::map<double, double>& same_copy_ms) {
   struct Agg {
     std::vector<double> ms, warm;
@@ -238,9 +238,10 @@ void write_perf(std::ostream& os, std::span<const CaseResult> cases, double copy
     a.lo = first ? c.timing.cold_lo : std::min(a.lo, c.timing.cold_lo);
     a.hi = first ? c.timing.cold_hi : std::max(a.hi, c.timing.cold_hi);
   }
-  os << "\nperf: per case, the median of 5-25 runs in one submission, each cold run after a cache flush (a fill\n"
-        "larger than the last-level cache: inputs come from memory), the warm runs back to back after them;\n"
-        "per line, the median over seeds and subgroup sizes, [fastest, slowest] cold run of any of them";
+  os << "\nperf: per case, the median of 5-25 runs in one submission, each cold run after a cache flush (a "
+     << (flush_read ? "read" : "fill")
+     << " of a buffer\nlarger than the last-level cache: inputs come from memory), the warm runs back to back after "
+        "them;\nper line, the median over seeds and subgroup sizes, [fastest, slowest] cold run of any of them";
   if (copy_gbs > 0) os << ";\ndevice copy bandwidth " << num(copy_gbs, 4) << " GB/s, measured by a copy kernel";
   if (fma_gflops > 0) os << ";\ndevice f32 FMA peak " << num(fma_gflops, 4) << " GFLOP/s, measured by a kernel of fma chains";
   if (!same_copy_ms.empty())

@@ -85,7 +85,8 @@ std::string case_line(const CaseResult& c);
 // bandwidth measured by the same process (0: not measured, no percentage).
 // copy_gbs: the device's streaming copy bandwidth; fma_gflops: its f32 FMA peak; same_copy_ms:
 // per case byte count, the cold time of a copy kernel moving as many bytes (0 / empty: not measured).
-void write_perf(std::ostream& os, std::span<const CaseResult> cases, double copy_gbs, double fma_gflops = 0,
+// flush_read: the cold runs followed a read of the flush buffer (else a fill of it).
+void write_perf(std::ostream& os, std::span<const CaseResult> cases, bool flush_read, double copy_gbs, double fma_gflops = 0,
                 const std::map<double, double>& same_copy_ms = {});
 
 // JSON: {"summary": {...}, "cases": [{op, kernel, manifest, params, shape, seed, subgroup,

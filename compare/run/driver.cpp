@@ -498,7 +498,7 @@ int run_compare(const CompareOptions& opt) {
     for (const CaseResult& r : results)
       if (r.bytes >= 64 && same.count(double(uint64_t(r.bytes / 2) & ~uint64_t(15))))
         same_by_bytes[r.bytes] = same.at(double(uint64_t(r.bytes / 2) & ~uint64_t(15)));
-    write_perf(std::cout, results, copy, any_flops ? fma_peak_gflops(ctx) : 0.0, same_by_bytes);
+    write_perf(std::cout, results, flush_by_read(), copy, any_flops ? fma_peak_gflops(ctx) : 0.0, same_by_bytes);
   }
   if (!opt.json.empty()) save_report(opt.json, ReportFormat::Json, results);
   if (!opt.junit.empty()) save_report(opt.junit, ReportFormat::Junit, results);

@@ -64,6 +64,10 @@ Verdict decide_output(const OutputSpec& spec, const HostTensor& t, const std::ve
 // median) and r.timing, or returns what went wrong.
 std::string time_repeats(vk::Context& ctx, const std::vector<vk::Dispatch>& seq, uint64_t timeout_ms, CaseResult& r);
 
+// The cold runs' cache flush: a read of the scratch buffer (default) or, with MOE_PERF_FLUSH=fill,
+// a fill of it (the method before 2026-11-27 afternoon; docs/benchmarks.md, "The cold flush").
+bool flush_by_read();
+
 // From now on every malloc'ed block of this process starts as bytes 0xFE instead of whatever
 // was there (often zeros). On a CPU driver a dispatch's shared memory is malloc'ed, so a kernel
 // reading shared memory it never wrote computes with -1.7e38 and fails visibly.

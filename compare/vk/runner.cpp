@@ -391,9 +391,8 @@ void Context::Impl::record_repeat(Context& ctx, InFlight& job, const std::vector
                                   const Bound& bd, const Repeat& repeat) {
   ::vk::raii::CommandBuffer& cmd = job.cmd;
   const ::vk::raii::QueryPool* queries = *job.queries ? &job.queries : nullptr;
-  if (repeat.cold + repeat.warmup > 0 && (!flush || flush->size() < repeat.flush_bytes))
-    flush.emplace(ctx.make_buffer(std::max<uint64_t>(repeat.flush_bytes, 4), 0));
   if (flush) job.buffers.push_back(flush->impl_->alloc);
+  const uint32_t n = static_cast<uint32_t>(sequence.size());  // the reader, if any, is bound as n
   const ::vk::MemoryBarrier between{
       .srcAccessMask = ::vk::AccessFlagBits::eShaderWrite | ::vk::AccessFlagBits::eTransferWrite,
       .dstAccessMask = ::vk::AccessFlagBits::eShaderRead | ::vk::AccessFlagBits::eShaderWrite |
@@ -408,7 +407,16 @@ void Context::Impl::record_repeat(Context& ctx, InFlight& job, const std::vector
   }
   if (queries && repeat.warmup > 0) cmd.writeTimestamp(::vk::PipelineStageFlagBits::eBottomOfPipe, **queries, wq + 1);
   for (uint32_t r = 0; r < repeat.cold + repeat.warm; ++r) {
-    if (r < repeat.cold) {
+    if (r < repeat.cold && bd.pipes.size() > n) {
+      cmd.bindPipeline(::vk::PipelineBindPoint::eCompute, *bd.pipes[n]->pipeline);
+      cmd.bindDescriptorSets(::vk::PipelineBindPoint::eCompute, *bd.pipes[n]->layout, 0, bd.sets[n], nullptr);
+      // A storage buffer's range is at most the device's limit (lavapipe: 128 MiB).
+      const uint64_t readable = std::min<uint64_t>(repeat.flush_bytes, ctx.info().max_storage_buffer_range);
+      const uint32_t words = uint32_t(std::min<uint64_t>(readable / 16, UINT32_MAX));
+      cmd.pushConstants<uint32_t>(*bd.pipes[n]->layout, ::vk::ShaderStageFlagBits::eCompute, 0, words);
+      cmd.dispatch(1024, 1, 1);
+      cmd.pipelineBarrier(stages, stages, {}, between, nullptr, nullptr);
+    } else if (r < repeat.cold) {
       cmd.fillBuffer(*flush->impl_->alloc->buffer, 0, repeat.flush_bytes & ~uint64_t(3), r + 1);
       cmd.pipelineBarrier(stages, stages, {}, between, nullptr, nullptr);
     }
@@ -434,10 +442,23 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
   auto job = std::make_unique<InFlight>();
   job->labels = labels;
   try {
-    const Impl::Bound bd = m.bind(*this, *job, sequence, descriptors, uniforms);
+    const bool repeated = repeat.cold + repeat.warm > 0;
+    if (repeated && repeat.cold + repeat.warmup > 0 && (!m.flush || m.flush->size() < repeat.flush_bytes))
+      m.flush.emplace(make_buffer(std::max<uint64_t>(repeat.flush_bytes, 16), 0));
+    // The flush reader is bound after the sequence (index n), from the same descriptor pool.
+    std::vector<Dispatch> bound = sequence;
+    if (repeated && repeat.cold > 0 && !repeat.flush_reader.empty() && repeat.flush_bytes >= 16) {
+      Dispatch reader;
+      reader.label = "flush_reader", reader.spirv = repeat.flush_reader, reader.poison_locals = false;
+      reader.bindings = {{0, &*m.flush, 0, 0}};
+      reader.push_constants.resize(4);
+      bound.push_back(std::move(reader));
+      descriptors = uniforms = 0;  // validate() counts up
+      m.validate(bound, &descriptors, &uniforms);
+    }
+    const Impl::Bound bd = m.bind(*this, *job, bound, descriptors, uniforms);
     const ::vk::raii::Device& dev = m.core->device;
     const uint32_t n = static_cast<uint32_t>(sequence.size());
-    const bool repeated = repeat.cold + repeat.warm > 0;
     MOE_CHECK(repeated || repeat.warmup == 0, "vulkan: a repeat with warm-up fills but no copies");
     const uint32_t stamps_wanted = 2 * (repeated ? repeat.cold + repeat.warm + (repeat.warmup > 0) : n);
     const bool timed = info.timestamp_period_ns > 0;

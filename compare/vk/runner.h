@@ -141,10 +141,16 @@ struct Dispatch {
 // `warmup` fills of the scratch buffer come first, untimed: a GPU idle before the submission runs
 // at idle clocks and takes tens of milliseconds of sustained work to reach its working clocks
 // (docs/benchmarks.md, "Timing method").
+// With `flush_reader` (a kernel: binding 0 the scratch buffer as uvec4s, push constant its uvec4
+// count), each cold copy follows a dispatch of it instead of a fill: the scratch buffer is read,
+// not written, so the last-level cache then holds clean lines, as it does when a decode's weights
+// follow other weights; after a fill it holds dirty lines, whose write-back competes with the
+// copy's reads (docs/benchmarks.md, "The cold flush").
 struct Repeat {
   uint32_t cold = 0, warm = 0;
   uint64_t flush_bytes = 0;
   uint32_t warmup = 0;
+  std::span<const uint32_t> flush_reader;
 };
 
 struct RunResult {

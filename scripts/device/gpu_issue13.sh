@@ -11,6 +11,9 @@
 #          other R, U, WG (kernels_ab/q4_tune.json) at the timing shapes (bench/kernels_ab/tiles.sh)
 #   tuneq2q8  the same on tune_q2q8.json: the bundled matvec_q2 and matvec_q8 at R 4/8/16 x U 1/2/4
 #          and four WG rules (bench/kernels_ab/tune.py)
+#   flushab  the cold flush by fill and by read (MOE_PERF_FLUSH), one process each: the timing
+#          shapes of matvec_q, matvec_bf16, matmul_q and the permute chain's real shapes; a table of
+#          both side by side (flush_ab.py)
 #   tune   matvec_q4 variants (bench/kernels_ab/tune.json: R, U per kernel), real shapes, 1 seed
 #   permab    the permute-fuse chain and its stages, bundled and variants
 #          (bench/kernels_ab/permute_ab.json), real shapes (the A3B / A17B decode and prefill
@@ -20,8 +23,8 @@
 #   q2fact the bundled (factored) matvec_q2 and the per-term one (kernels_ab/q2ab.json) at the
 #          timing shapes, --perf, one process; then the bundled one's remainder seeds 1..NSEEDS
 #          (default 300; kernels_ab/q2.json)
-#   q4fact the same for matvec_q4 and its factored variant (kernels_ab/q4ab.json; seeds of
-#          kernels_ab/q4_fact.json)
+#   q4fact the same for matvec_q4 (factored since 2026-11-27) and its per-term variant
+#          (kernels_ab/q4ab.json; seeds of kernels_ab/q4.json)
 #   position  one process, matvec_q real shapes, 14 seeds (~300 cases), JSON for bench/perf_position.py
 #   seeds  remainder seeds 1..1000 and real seeds 1..100 of OPS (default matvec_q), no isolation
 #   q4seeds    the bundled matvec_q4 alone (kernels_ab/q4.json): remainder seeds 1..1000, real 1..100
@@ -44,6 +47,14 @@ for step in "$@"; do
     ab) ./moeoracle compare --ops matvec_q --shapes real --seeds "${SEEDS:-2}" --perf --kernels kernels_ab/ab.json \
           --json "$out/ab.json" > "$out/ab.txt" 2>&1
         grep -E "passed, .* failed" "$out/ab.txt"; sed -n '/^perf/,$p' "$out/ab.txt" ;;
+    flushab) for f in fill read; do
+          MOE_PERF_FLUSH=$f ./moeoracle compare --ops matvec_q,matvec_bf16,matmul_q --shapes perf --seeds 1 --perf \
+            --timeout-ms 60000 --no-isolate --json "$out/perf_$f.json" > "$out/perf_$f.txt" 2>&1
+          MOE_PERF_FLUSH=$f ./moeoracle compare --ops moe_permute_fuse --shapes real --seeds 1 --perf --no-isolate \
+            --json "$out/perm_$f.json" > "$out/perm_$f.txt" 2>&1
+          grep -hE "passed, .* failed|^FAIL|^device copy" "$out/perf_$f.txt" "$out/perm_$f.txt"
+        done
+        python3 flush_ab.py "$out"/perf_fill.txt "$out"/perf_read.txt "$out"/perm_fill.txt "$out"/perm_read.txt ;;
     tune) ./moeoracle compare --ops matvec_q --shapes real --seeds 1 --perf --kernels kernels_ab/tune.json \
           --json "$out/tune.json" > "$out/tune.txt" 2>&1
         grep -E "passed, .* failed" "$out/tune.txt"; grep -E "^  matvec_q" "$out/tune.txt" | grep -E "16384x|12288x|4096x8192|8192x2048|1024x4096 4|2048x4096" | sed -E 's/\[A17B decode T 1 |\[A3B decode T 1 //; s/GB.s \(/(/g' | cut -c1-150 ;;
@@ -71,7 +82,7 @@ for step in "$@"; do
     q2seeds|q4seeds|q8seeds) q=${step%seeds}
         OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=${CHUNK:-50} ./gpu_seeds.sh ${q}rem remainders 1000 --kernels kernels_ab/$q.json --no-isolate
         OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=5 ./gpu_seeds.sh ${q}real real 100 --kernels kernels_ab/$q.json --no-isolate ;;
-    q2fact|q4fact) b=${step:1:1}; m=q${b}ab; alone=q${b}.json; [ "$b" = 4 ] && alone=q4_fact.json
+    q2fact|q4fact) b=${step:1:1}; m=q${b}ab; alone=q${b}.json
         ./moeoracle compare --ops matvec_q --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
           --kernels kernels_ab/$m.json --json "$out/$step.json" > "$out/$step.txt" 2>&1
         grep -E "passed, .* failed|^FAIL" "$out/$step.txt"; sed -n '/^perf/,$p' "$out/$step.txt" | cut -c1-240

@@ -18,7 +18,7 @@ for l in libspirv-cross-c-shared.so.0 libhwy.so.1; do cp -L "/lib/x86_64-linux-g
 bash "$root/bench/kernels_ab/build.sh" >/dev/null
 bash "$root/bench/kernels_ab/tiles.sh" >/dev/null
 cp "$root"/bench/kernels_ab/*.spv "$root"/bench/kernels_ab/*.json "$stage/kernels_ab/"
-cp "$root"/scripts/device/*.sh "$root/bench/perf_position.py" "$stage/"
+cp "$root"/scripts/device/*.sh "$root/bench/perf_position.py" "$root/bench/flush_ab.py" "$stage/"
 mv "$stage/perf_position.py" "$stage/bench_perf_position.py"
 tar -C "$stage" -cJf "$root/devbin/bin.tar.xz" .
 cp "$root"/scripts/device/*.sh "$root/devbin/"

@@ -272,6 +272,44 @@ void main() { c[k] = c[k] + c[1 - k] + 1u; })");
   EXPECT_THROW(ctx->run({dispatch("bump0", bump, {{0, &c}}, push(0), 1)}, 10000, {.cold = 4000, .warm = 200}), Error);
 }
 
+// With a flush reader each cold copy follows a dispatch of it over the scratch buffer (instead of
+// a fill): the copies' results and timings are as with a fill; the reader is read and bound like
+// any kernel of the sequence (one that is not a SPIR-V module is refused), and only with cold copies.
+TEST_F(VulkanRunner, RepeatWithAFlushReader) {
+  static const std::vector<uint32_t> bump = glsl("bump_r.comp", R"(#version 450
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 0) buffer C { uint c[]; };
+void main() { c[0] = c[0] + 1u; })");
+  static const std::vector<uint32_t> reader = glsl("reader.comp", R"(#version 450
+layout(local_size_x = 256) in;
+layout(std430, set = 0, binding = 0) buffer F { uvec4 f[]; };
+layout(push_constant) uniform P { uint words; } pc;
+void main() {
+  uvec4 a = uvec4(0u);
+  for (uint i = gl_GlobalInvocationID.x; i < pc.words; i += gl_NumWorkGroups.x * 256u) a ^= f[i];
+  if (a.x == 1u && a.y == 2u && a.z == 3u && a.w == gl_GlobalInvocationID.x) f[0] = a;
+})");
+  // Not a module: refused where the runner reads the kernel, so it throws exactly when used.
+  static const std::vector<uint32_t> broken = {0x07230203u, 0x00010000u, 0u, 1u, 0u, 0xDEADBEEFu};
+  Buffer c = ctx->make_buffer(4);
+  c.fill_u32(0);
+  const RunResult r = ctx->run({dispatch("bump", bump, {{0, &c}}, {}, 1)}, 10000,
+                               {.cold = 3, .warm = 2, .flush_bytes = 1 << 20, .flush_reader = reader});
+  EXPECT_EQ(read<uint32_t>(c)[0], 5u);
+  if (ctx->info().timestamp_period_ns > 0) {
+    EXPECT_EQ(r.cold_ms.size(), 3u);
+    EXPECT_EQ(r.warm_ms.size(), 2u);
+  }
+  EXPECT_THROW(ctx->run({dispatch("bump", bump, {{0, &c}}, {}, 1)}, 10000,
+                        {.cold = 1, .warm = 1, .flush_bytes = 1 << 20, .flush_reader = broken}),
+               Error);
+  // Warm copies only: no flush, so the reader is not used at all.
+  c.fill_u32(0);
+  ctx->run({dispatch("bump", bump, {{0, &c}}, {}, 1)}, 10000,
+           {.cold = 0, .warm = 2, .flush_bytes = 1 << 20, .flush_reader = broken});
+  EXPECT_EQ(read<uint32_t>(c)[0], 2u);
+}
+
 TEST_F(VulkanRunner, BindsASubrangeAtAnOffset) {
   // Output at byte 256 (a multiple of every device's minStorageBufferOffsetAlignment, at most
   // 256 by the spec) of a larger buffer: the bytes around it stay poisoned.
