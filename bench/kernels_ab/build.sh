@@ -67,6 +67,27 @@ manifest "matvec_q4: bundled (factored), per-term" "$shaders/matvec_q4.json" "$h
 manifest "matvec_q2: bundled (factored), per-term" "$shaders/matvec_q2.json" "$here/matvec_q2_term.json" >"$here/q2ab.json"
 manifest "matvec_q before issue 13 and current" "${before[@]}" "${current[@]}" >"$here/ab.json"
 python3 "$here/tune.py" "$here/tune_q2q8.json" "$shaders/matvec_q2.json" "$shaders/matvec_q8.json"
+# matvec_q4_pf.comp (the next step's loads issued before this step's arithmetic): q4pf.json holds
+# the bundled matvec_q4 and it at the bundled rule, at 2 and 4 steps per lane (a half / a quarter
+# of the lanes per row), and at U = 1 with 4 steps.
+compile "$here/matvec_q4_pf.comp" "$here/matvec_q4_pf.spv"
+python3 - "$shaders/matvec_q4.json" "$here/q4pf.json" <<'EOF2'
+import json, sys
+bundled = json.load(open(sys.argv[1]))
+def pf(name, steps, u=None):
+    e = json.loads(json.dumps(bundled))
+    e["name"], e["spirv"] = name, "matvec_q4_pf.spv"
+    if steps > 1:
+        old = "ceil_div(cols, 32 * U * subgroup_size)"
+        assert old in e["let"]["WG"], e["let"]["WG"]
+        e["let"]["WG"] = e["let"]["WG"].replace(old, f"ceil_div(cols, 32 * U * subgroup_size * {steps})")
+    if u is not None:
+        e["let"]["U"] = str(u)
+    return e
+kernels = [bundled, pf("q4_pf", 1), pf("q4_pf_S2", 2), pf("q4_pf_S4", 4), pf("q4_pf_U1_S4", 4, 1)]
+json.dump({"name": "matvec_q4: bundled, next-step prefetch variants", "version": 1, "kernels": kernels},
+          open(sys.argv[2], "w"), indent=1)
+EOF2
 
 # The permute-fuse chain (issue 13). Bundled: permute_gate_up one word per lane (the 16-byte
 # variant, permute_gate_up_vec.comp, was slower on the H100) and permute_down_scatter with 16-byte

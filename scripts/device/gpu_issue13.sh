@@ -11,6 +11,8 @@
 #          other R, U, WG (kernels_ab/q4_tune.json) at the timing shapes (bench/kernels_ab/tiles.sh)
 #   tuneq2q8  the same on tune_q2q8.json: the bundled matvec_q2 and matvec_q8 at R 4/8/16 x U 1/2/4
 #          and four WG rules (bench/kernels_ab/tune.py)
+#   q4pf   matvec_q4 and its next-step-prefetch variants (kernels_ab/q4pf.json) at the timing
+#          shapes, --perf, one process; then remainder seeds 1..NSEEDS (default 300) of all of them
 #   flushab  the cold flush by fill and by read (MOE_PERF_FLUSH), one process each: the timing
 #          shapes of matvec_q, matvec_bf16, matmul_q and the permute chain's real shapes; a table of
 #          both side by side (flush_ab.py)
@@ -47,6 +49,12 @@ for step in "$@"; do
     ab) ./moeoracle compare --ops matvec_q --shapes real --seeds "${SEEDS:-2}" --perf --kernels kernels_ab/ab.json \
           --json "$out/ab.json" > "$out/ab.txt" 2>&1
         grep -E "passed, .* failed" "$out/ab.txt"; sed -n '/^perf/,$p' "$out/ab.txt" ;;
+    q4pf) ./moeoracle compare --ops matvec_q --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
+          --kernels kernels_ab/q4pf.json --json "$out/q4pf.json" > "$out/q4pf.txt" 2>&1
+        grep -E "passed, .* failed|^FAIL" "$out/q4pf.txt"; grep -E "^  matvec_q" "$out/q4pf.txt" | grep -E "4-bit" | \
+          sed -E 's/GB.s \(/(/g; s/ +warm.*//' | cut -c1-170
+        OUT=$out DEADLINE=${DEADLINE:-150} CHUNK=${CHUNK:-5} WORKERS=${WORKERS:-16} ./gpu_seeds.sh q4pfrem remainders \
+          "${NSEEDS:-300}" --kernels kernels_ab/q4pf.json --ops matvec_q --no-isolate ;;
     flushab) for f in fill read; do
           MOE_PERF_FLUSH=$f ./moeoracle compare --ops matvec_q,matvec_bf16,matmul_q --shapes perf --seeds 1 --perf \
             --timeout-ms 60000 --no-isolate --json "$out/perf_$f.json" > "$out/perf_$f.txt" 2>&1
