@@ -425,6 +425,23 @@ void Context::Impl::record_repeat(Context& ctx, InFlight& job, const std::vector
   }
 }
 
+// What run() binds: the sequence and, when its cold copies are flushed by a reader, the reader
+// after it (index n), from the same descriptor pool. Makes (or grows) the flush buffer first.
+std::vector<Dispatch> Context::Impl::to_bind(Context& ctx, const std::vector<Dispatch>& sequence, const Repeat& repeat) {
+  const bool repeated = repeat.cold + repeat.warm > 0;
+  if (repeated && repeat.cold + repeat.warmup > 0 && (!flush || flush->size() < repeat.flush_bytes))
+    flush.emplace(ctx.make_buffer(std::max<uint64_t>(repeat.flush_bytes, 16), 0));
+  std::vector<Dispatch> bound = sequence;
+  if (repeated && repeat.cold > 0 && !repeat.flush_reader.empty() && repeat.flush_bytes >= 16) {
+    Dispatch reader;
+    reader.label = "flush_reader", reader.spirv = repeat.flush_reader, reader.poison_locals = false;
+    reader.bindings = {{0, &*flush, 0, 0}};
+    reader.push_constants.resize(4);
+    bound.push_back(std::move(reader));
+  }
+  return bound;
+}
+
 RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_ms, const Repeat& repeat) {
   MOE_CHECK(!sequence.empty(), "vulkan: run() of an empty sequence");
   MOE_CHECK(timeout_ms <= UINT64_MAX / 1'000'000ull, "vulkan: timeout of " << timeout_ms << " ms is too long");
@@ -443,16 +460,8 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
   job->labels = labels;
   try {
     const bool repeated = repeat.cold + repeat.warm > 0;
-    if (repeated && repeat.cold + repeat.warmup > 0 && (!m.flush || m.flush->size() < repeat.flush_bytes))
-      m.flush.emplace(make_buffer(std::max<uint64_t>(repeat.flush_bytes, 16), 0));
-    // The flush reader is bound after the sequence (index n), from the same descriptor pool.
-    std::vector<Dispatch> bound = sequence;
-    if (repeated && repeat.cold > 0 && !repeat.flush_reader.empty() && repeat.flush_bytes >= 16) {
-      Dispatch reader;
-      reader.label = "flush_reader", reader.spirv = repeat.flush_reader, reader.poison_locals = false;
-      reader.bindings = {{0, &*m.flush, 0, 0}};
-      reader.push_constants.resize(4);
-      bound.push_back(std::move(reader));
+    const std::vector<Dispatch> bound = m.to_bind(*this, sequence, repeat);
+    if (bound.size() > sequence.size()) {
       descriptors = uniforms = 0;  // validate() counts up
       m.validate(bound, &descriptors, &uniforms);
     }
