@@ -88,6 +88,26 @@ kernels = [bundled, pf("q4_pf", 1), pf("q4_pf_S2", 2), pf("q4_pf_S4", 4), pf("q4
 json.dump({"name": "matvec_q4: bundled, next-step prefetch variants", "version": 1, "kernels": kernels},
           open(sys.argv[2], "w"), indent=1)
 EOF2
+# matvec_q4_pg.comp (a persistent grid of at most G workgroups, spec id 2): q4pg.json holds the
+# bundled matvec_q4 and it at G 512 and 1024 (the bundled R rule) and at R 4 with G 1024 and 2048.
+compile "$here/matvec_q4_pg.comp" "$here/matvec_q4_pg.spv"
+python3 - "$shaders/matvec_q4.json" "$here/q4pg.json" <<'EOF2'
+import json, sys
+bundled = json.load(open(sys.argv[1]))
+def pg(name, g, r=None):
+    e = json.loads(json.dumps(bundled))
+    e["name"], e["spirv"] = name, "matvec_q4_pg.spv"
+    e["let"]["G"] = str(g)
+    if r is not None:
+        e["let"]["R"] = f"min({r}, max(1, floor(rows / 1024)))"
+    e["specialization"].append({"id": 2, "value": "G"})
+    e["dispatch"] = ["min(G, ceil_div(rows, R))", "1", "1"]
+    return e
+kernels = [bundled, pg("q4_pg_G512", 512), pg("q4_pg_G1024", 1024), pg("q4_pg_R4_G1024", 1024, 4),
+           pg("q4_pg_R4_G2048", 2048, 4)]
+json.dump({"name": "matvec_q4: bundled, persistent-grid variants", "version": 1, "kernels": kernels},
+          open(sys.argv[2], "w"), indent=1)
+EOF2
 
 # The permute-fuse chain (issue 13). Bundled: permute_gate_up one word per lane (the 16-byte
 # variant, permute_gate_up_vec.comp, was slower on the H100) and permute_down_scatter with 16-byte

@@ -13,6 +13,7 @@
 #          and four WG rules (bench/kernels_ab/tune.py)
 #   q4pf   matvec_q4 and its next-step-prefetch variants (kernels_ab/q4pf.json) at the timing
 #          shapes, --perf, one process; then remainder seeds 1..NSEEDS (default 300) of all of them
+#   q4pg   matvec_q4 and its persistent-grid variants (kernels_ab/q4pg.json) at the timing shapes
 #   flushab  the cold flush by fill and by read (MOE_PERF_FLUSH), one process each: the timing
 #          shapes of matvec_q, matvec_bf16, matmul_q and the permute chain's real shapes; a table of
 #          both side by side (flush_ab.py)
@@ -55,6 +56,10 @@ for step in "$@"; do
           sed -E 's/GB.s \(/(/g; s/ +warm.*//' | cut -c1-170
         OUT=$out DEADLINE=${DEADLINE:-150} CHUNK=${CHUNK:-5} WORKERS=${WORKERS:-16} ./gpu_seeds.sh q4pfrem remainders \
           "${NSEEDS:-300}" --kernels kernels_ab/q4pf.json --ops matvec_q --no-isolate ;;
+    q4pg) ./moeoracle compare --ops matvec_q --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
+          --kernels kernels_ab/q4pg.json --json "$out/q4pg.json" > "$out/q4pg.txt" 2>&1
+        grep -E "passed, .* failed|^FAIL" "$out/q4pg.txt"; grep -E "^  matvec_q" "$out/q4pg.txt" | grep -E "4-bit" | \
+          sed -E 's/GB.s \(/(/g; s/ +warm.*//' | cut -c1-170 ;;
     flushab) for f in fill read; do
           MOE_PERF_FLUSH=$f ./moeoracle compare --ops matvec_q,matvec_bf16,matmul_q --shapes perf --seeds 1 --perf \
             --timeout-ms 60000 --no-isolate --json "$out/perf_$f.json" > "$out/perf_$f.txt" 2>&1
