@@ -67,46 +67,40 @@ manifest "matvec_q4: bundled (factored), per-term" "$shaders/matvec_q4.json" "$h
 manifest "matvec_q2: bundled (factored), per-term" "$shaders/matvec_q2.json" "$here/matvec_q2_term.json" >"$here/q2ab.json"
 manifest "matvec_q before issue 13 and current" "${before[@]}" "${current[@]}" >"$here/ab.json"
 python3 "$here/tune.py" "$here/tune_q2q8.json" "$shaders/matvec_q2.json" "$shaders/matvec_q8.json"
-# matvec_q4_pf.comp (the next step's loads issued before this step's arithmetic): q4pf.json holds
-# the bundled matvec_q4 and it at the bundled rule, at 2 and 4 steps per lane (a half / a quarter
-# of the lanes per row), and at U = 1 with 4 steps.
+# Two A/B variants of matvec_q4 that both lost on the H100 (docs/benchmarks.md), each with the
+# bundled entry first: q4pf.json, matvec_q4_pf.comp (the next step's loads issued before this step's
+# arithmetic) at the bundled rule, at 2 and 4 steps per lane (a half / a quarter of the lanes per
+# row) and at U = 1 with 4 steps; q4pg.json, matvec_q4_pg.comp (a persistent grid of at most G
+# workgroups, spec id 2) at G 512 and 1024 (the bundled R rule) and at R 4 with G 1024 and 2048.
 compile "$here/matvec_q4_pf.comp" "$here/matvec_q4_pf.spv"
-python3 - "$shaders/matvec_q4.json" "$here/q4pf.json" <<'EOF2'
+compile "$here/matvec_q4_pg.comp" "$here/matvec_q4_pg.spv"
+python3 - "$shaders/matvec_q4.json" "$here" <<'EOF2'
 import json, sys
 bundled = json.load(open(sys.argv[1]))
-def pf(name, steps, u=None):
+def variant(name, spirv, steps=1, u=None, r=None, g=None):
     e = json.loads(json.dumps(bundled))
-    e["name"], e["spirv"] = name, "matvec_q4_pf.spv"
+    e["name"], e["spirv"] = name, spirv
     if steps > 1:
         old = "ceil_div(cols, 32 * U * subgroup_size)"
         assert old in e["let"]["WG"], e["let"]["WG"]
         e["let"]["WG"] = e["let"]["WG"].replace(old, f"ceil_div(cols, 32 * U * subgroup_size * {steps})")
     if u is not None:
         e["let"]["U"] = str(u)
-    return e
-kernels = [bundled, pf("q4_pf", 1), pf("q4_pf_S2", 2), pf("q4_pf_S4", 4), pf("q4_pf_U1_S4", 4, 1)]
-json.dump({"name": "matvec_q4: bundled, next-step prefetch variants", "version": 1, "kernels": kernels},
-          open(sys.argv[2], "w"), indent=1)
-EOF2
-# matvec_q4_pg.comp (a persistent grid of at most G workgroups, spec id 2): q4pg.json holds the
-# bundled matvec_q4 and it at G 512 and 1024 (the bundled R rule) and at R 4 with G 1024 and 2048.
-compile "$here/matvec_q4_pg.comp" "$here/matvec_q4_pg.spv"
-python3 - "$shaders/matvec_q4.json" "$here/q4pg.json" <<'EOF2'
-import json, sys
-bundled = json.load(open(sys.argv[1]))
-def pg(name, g, r=None):
-    e = json.loads(json.dumps(bundled))
-    e["name"], e["spirv"] = name, "matvec_q4_pg.spv"
-    e["let"]["G"] = str(g)
     if r is not None:
         e["let"]["R"] = f"min({r}, max(1, floor(rows / 1024)))"
-    e["specialization"].append({"id": 2, "value": "G"})
-    e["dispatch"] = ["min(G, ceil_div(rows, R))", "1", "1"]
+    if g is not None:
+        e["let"]["G"] = str(g)
+        e["specialization"].append({"id": 2, "value": "G"})
+        e["dispatch"] = ["min(G, ceil_div(rows, R))", "1", "1"]
     return e
-kernels = [bundled, pg("q4_pg_G512", 512), pg("q4_pg_G1024", 1024), pg("q4_pg_R4_G1024", 1024, 4),
-           pg("q4_pg_R4_G2048", 2048, 4)]
-json.dump({"name": "matvec_q4: bundled, persistent-grid variants", "version": 1, "kernels": kernels},
-          open(sys.argv[2], "w"), indent=1)
+def write(path, title, kernels):
+    json.dump({"name": title, "version": 1, "kernels": [bundled] + kernels}, open(path, "w"), indent=1)
+pf, pg = "matvec_q4_pf.spv", "matvec_q4_pg.spv"
+write(sys.argv[2] + "/q4pf.json", "matvec_q4: bundled, next-step prefetch variants",
+      [variant("q4_pf", pf), variant("q4_pf_S2", pf, 2), variant("q4_pf_S4", pf, 4), variant("q4_pf_U1_S4", pf, 4, 1)])
+write(sys.argv[2] + "/q4pg.json", "matvec_q4: bundled, persistent-grid variants",
+      [variant("q4_pg_G512", pg, g=512), variant("q4_pg_G1024", pg, g=1024),
+       variant("q4_pg_R4_G1024", pg, r=4, g=1024), variant("q4_pg_R4_G2048", pg, r=4, g=2048)])
 EOF2
 
 # The permute-fuse chain (issue 13). Bundled: permute_gate_up one word per lane (the 16-byte
