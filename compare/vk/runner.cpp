@@ -425,21 +425,18 @@ void Context::Impl::record_repeat(Context& ctx, InFlight& job, const std::vector
   }
 }
 
-// What run() binds: the sequence and, when its cold copies are flushed by a reader, the reader
-// after it (index n), from the same descriptor pool. Makes (or grows) the flush buffer first.
-std::vector<Dispatch> Context::Impl::to_bind(Context& ctx, const std::vector<Dispatch>& sequence, const Repeat& repeat) {
+// The flush reader's dispatch when the repeat's cold copies are flushed by one (bound after the
+// sequence, index n, from the same descriptor pool). Makes (or grows) the flush buffer first.
+std::optional<Dispatch> Context::Impl::flush_reader(Context& ctx, const Repeat& repeat) {
   const bool repeated = repeat.cold + repeat.warm > 0;
   if (repeated && repeat.cold + repeat.warmup > 0 && (!flush || flush->size() < repeat.flush_bytes))
     flush.emplace(ctx.make_buffer(std::max<uint64_t>(repeat.flush_bytes, 16), 0));
-  std::vector<Dispatch> bound = sequence;
-  if (repeated && repeat.cold > 0 && !repeat.flush_reader.empty() && repeat.flush_bytes >= 16) {
-    Dispatch reader;
-    reader.label = "flush_reader", reader.spirv = repeat.flush_reader, reader.poison_locals = false;
-    reader.bindings = {{0, &*flush, 0, 0}};
-    reader.push_constants.resize(4);
-    bound.push_back(std::move(reader));
-  }
-  return bound;
+  if (!repeated || repeat.cold == 0 || repeat.flush_reader.empty() || repeat.flush_bytes < 16) return std::nullopt;
+  Dispatch reader;
+  reader.label = "flush_reader", reader.spirv = repeat.flush_reader, reader.poison_locals = false;
+  reader.bindings = {{0, &*flush, 0, 0}};
+  reader.push_constants.resize(4);
+  return reader;
 }
 
 RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_ms, const Repeat& repeat) {
@@ -460,12 +457,14 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
   job->labels = labels;
   try {
     const bool repeated = repeat.cold + repeat.warm > 0;
-    const std::vector<Dispatch> bound = m.to_bind(*this, sequence, repeat);
-    if (bound.size() > sequence.size()) {
+    std::vector<Dispatch> with_reader;  // the sequence and the flush reader, only when there is one
+    if (std::optional<Dispatch> reader = m.flush_reader(*this, repeat)) {
+      with_reader = sequence;
+      with_reader.push_back(std::move(*reader));
       descriptors = uniforms = 0;  // validate() counts up
-      m.validate(bound, &descriptors, &uniforms);
+      m.validate(with_reader, &descriptors, &uniforms);
     }
-    const Impl::Bound bd = m.bind(*this, *job, bound, descriptors, uniforms);
+    const Impl::Bound bd = m.bind(*this, *job, with_reader.empty() ? sequence : with_reader, descriptors, uniforms);
     const ::vk::raii::Device& dev = m.core->device;
     const uint32_t n = static_cast<uint32_t>(sequence.size());
     MOE_CHECK(repeated || repeat.warmup == 0, "vulkan: a repeat with warm-up fills but no copies");

@@ -154,7 +154,7 @@ struct Context::Impl {
     std::vector<std::optional<Buffer>> checks;
   };
   void validate(const std::vector<Dispatch>& sequence, uint32_t* descriptors, uint32_t* uniforms) const;
-  std::vector<Dispatch> to_bind(Context& ctx, const std::vector<Dispatch>& sequence, const Repeat& repeat);
+  std::optional<Dispatch> flush_reader(Context& ctx, const Repeat& repeat);
   Bound bind(Context& ctx, detail::InFlight& job, const std::vector<Dispatch>& sequence, uint32_t descriptors,
              uint32_t uniforms);
   void record_copy(::vk::raii::CommandBuffer& cmd, const std::vector<Dispatch>& sequence, const Bound& bd,
