@@ -153,3 +153,43 @@ for r in (1, 2, 4):
 write("permute_tune.json", "permute stage kernels: R and U variants", tune)
 EOF
 echo "wrote before, q{2,4,8}, q{2,4,8}_glsl, ab, tune_q2q8, permute, permute_glsl, permute_ab and permute_tune .json in $here"
+
+# matvec_bf16 (issue 13): the bundled kernel (16-byte loads, R rows per workgroup) and the one
+# bundled until 2026-11-27 (matvec_bf16_before.comp: an element per lane, a subgroup per row).
+#   bf16.json      the bundled matvec_bf16 alone (its seed records); bf16_glsl.json from its GLSL
+#   bf16tune.json  before, bundled, then the bundled SPIR-V at R 1/2/4/8 x U 1/2/4 (as min(R,
+#                  rows / 1024)) and at the bundled R, U with at most 64 / 256 lanes
+compile "$shaders/matvec_bf16.comp" "$here/matvec_bf16.spv"
+compile "$here/matvec_bf16_before.comp" "$here/matvec_bf16_before.spv"
+python3 - "$shaders/matvec_bf16.json" "$here" <<'EOF3'
+import json, sys
+bundled, here = json.load(open(sys.argv[1])), sys.argv[2]
+before = json.load(open(here + "/matvec_bf16_before.json"))
+def write(name, title, kernels):
+    open(f"{here}/{name}", "w").write(json.dumps({"name": title, "version": 1, "kernels": kernels}, indent=1) + "\n")
+def variant(name, r=None, u=None, cap=None):
+    e = json.loads(json.dumps(bundled))
+    e["name"] = name
+    if r is not None:
+        e["let"]["R"] = f"min({r}, max(1, floor(rows / 1024)))"
+    if u is not None:
+        e["let"]["U"] = str(u)
+    if cap is not None:
+        assert e["let"]["WG"].startswith("min(min(128, "), e["let"]["WG"]
+        e["let"]["WG"] = e["let"]["WG"].replace("min(min(128, ", f"min(min({cap}, ", 1)
+    return e
+write("bf16.json", "the bundled matvec_bf16 alone", [bundled])
+g = {k: v for k, v in bundled.items() if k != "spirv"}
+g["glsl"] = "../../compare/shaders/matvec_bf16.comp"
+write("bf16_glsl.json", "the bundled matvec_bf16 from its GLSL (for mutate)", [g])
+tune = [variant(f"bf16_R{r}_U{u}", r, u) for r in (1, 2, 4, 8) for u in (1, 2, 4)]
+tune += [variant(f"bf16_C{c}", cap=c) for c in (64, 256)]
+write("bf16tune.json", "matvec_bf16: before, bundled, R / U / WG variants", [before, bundled] + tune)
+EOF3
+echo "wrote bf16, bf16_glsl and bf16tune .json in $here"
+
+# The shared-x variants of matvec_q{2,4,8} (issue 13; sx.py): sx.json (each bundled kernel, then
+# its variant), sx_only.json (the variants alone).
+python3 "$here/sx.py" "$here" "$shaders"
+for b in 2 4 8; do compile "$here/matvec_q${b}_sx.comp" "$here/matvec_q${b}_sx.spv"; done
+echo "wrote sx and sx_only .json in $here"

@@ -67,17 +67,33 @@ OpCase matvec_bf16_case(const std::string& label, int64_t rows, int64_t cols, ui
 std::vector<OpCase> matvec_bf16_cases(bool rem, bool real, uint64_t seed) {
   std::vector<OpCase> out;
   // Remainders: odd column counts put rows on odd element offsets (a row starting in a word's
-  // high half); rows around the kernels' 4-row workgroups.
+  // high half; 63 = 7 x 9 is odd but a multiple of 7 and 9: a wrong octet test); rows around a few rows per workgroup.
   if (rem)
-    for (int64_t cols : {1, 17, 33, 67, 4099})
+    for (int64_t cols : {1, 17, 33, 63, 67, 4099})
       for (int64_t rows : {1, 3, 33})
         out.push_back(matvec_bf16_case("remainder " + std::to_string(rows) + "x" + std::to_string(cols), rows, cols,
                                        seed + uint64_t(rows * 10007 + cols)));
   // Past the 8192-float input caches engines size for: 8192 + 65 and 16384 + 27 columns (odd:
-  // rows start in a word's high half). Few rows, so cheap.
+  // rows start in a word's high half), and 16384 + 8 (whole 8-element octets, a kernel's vector
+  // path, in more than one step). Few rows, so cheap.
   if (rem)
-    for (int64_t cols : {8257, 16411})
+    for (int64_t cols : {8257, 16411, 16392})
       out.push_back(matvec_bf16_case("remainder 3x" + std::to_string(cols), 3, cols, seed + uint64_t(3 * 10007 + cols)));
+  // Whole octets (cols % 8 == 0, every real shape): one octet, fewer octets than a workgroup's
+  // lanes, and 2^k + 1 octets (one lane's step past the rest).
+  if (rem)
+    for (int64_t cols : {8, 64, 2056, 4104})
+      for (int64_t rows : {1, 3, 33})
+        out.push_back(matvec_bf16_case("remainder " + std::to_string(rows) + "x" + std::to_string(cols), rows, cols,
+                                       seed + uint64_t(rows * 10007 + cols)));
+  // Row counts a few past a multiple of 1024 and of 8: kernels that take several rows per
+  // workgroup once rows are many (a last workgroup with 3 rows of its 4 or 8), with whole octets
+  // and with odd columns.
+  if (rem)
+    for (int64_t rows : {1027, 4099, 8195})
+      for (int64_t cols : {8, 136, 17})
+        out.push_back(matvec_bf16_case("remainder " + std::to_string(rows) + "x" + std::to_string(cols), rows, cols,
+                                       seed + uint64_t(rows * 10007 + cols)));
   // The only bf16 matvec of the supported models (spec §4.4); A17B and A3B quantize every
   // projection (matvec_q, matmul_q).
   if (real) out.push_back(matvec_bf16_case("DeepSeek-V3 router gate", 256, 7168, seed));

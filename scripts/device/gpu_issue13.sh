@@ -17,6 +17,13 @@
 #   flushab  the cold flush by fill and by read (MOE_PERF_FLUSH), one process each: the timing
 #          shapes of matvec_q, matvec_bf16, matmul_q and the permute chain's real shapes; a table of
 #          both side by side (flush_ab.py)
+#   bf16tune  matvec_bf16 before / bundled / R, U, WG variants (kernels_ab/bf16tune.json) at the
+#          timing shapes, --perf, one process; then remainder seeds 1..NSEEDS (default 1000) of all
+#          of them (whichever rule is bundled keeps its record)
+#   bf16seeds the bundled matvec_bf16 alone (kernels_ab/bf16.json): remainder seeds 1..1000 and
+#          real seeds 1..100
+#   sxab   the bundled matvec_q{2,4,8} and their shared-x variants (kernels_ab/sx.json, sx.py) at the
+#          timing shapes, --perf, one process
 #   tune   matvec_q4 variants (bench/kernels_ab/tune.json: R, U per kernel), real shapes, 1 seed
 #   permab    the permute-fuse chain and its stages, bundled and variants
 #          (bench/kernels_ab/permute_ab.json), real shapes (the A3B / A17B decode and prefill
@@ -60,6 +67,19 @@ for step in "$@"; do
           --kernels kernels_ab/q4pg.json --json "$out/q4pg.json" > "$out/q4pg.txt" 2>&1
         grep -E "passed, .* failed|^FAIL" "$out/q4pg.txt"; grep -E "^  matvec_q" "$out/q4pg.txt" | grep -E "4-bit" | \
           sed -E 's/GB.s \(/(/g; s/ +warm.*//' | cut -c1-170 ;;
+    bf16tune) ./moeoracle compare --ops matvec_bf16 --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
+          --kernels kernels_ab/bf16tune.json --json "$out/bf16tune.json" > "$out/bf16tune.txt" 2>&1
+        grep -E "passed, .* failed|^FAIL|^device copy" "$out/bf16tune.txt"; sed -n '/^perf/,$p' "$out/bf16tune.txt" | cut -c1-200
+        OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=${CHUNK:-25} WORKERS=${WORKERS:-16} ./gpu_seeds.sh bf16rem remainders \
+          "${NSEEDS:-1000}" --kernels kernels_ab/bf16tune.json --ops matvec_bf16 --no-isolate ;;
+    bf16seeds) for set in "remainders 1000" "real 100"; do
+          OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=${CHUNK:-10} WORKERS=${WORKERS:-16} ./gpu_seeds.sh bf16_${set%% *} $set \
+            --kernels kernels_ab/bf16.json --ops matvec_bf16 --no-isolate
+        done ;;
+    sxab) ./moeoracle compare --ops matvec_q --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
+          --kernels kernels_ab/sx.json --json "$out/sxab.json" > "$out/sxab.txt" 2>&1
+        grep -E "passed, .* failed|^FAIL|^device copy" "$out/sxab.txt" | head -3
+        grep -E "^  matvec_q" "$out/sxab.txt" | sed -E 's/GB.s \(/(/g; s/ +warm ([0-9.]+) ms.*/ warm \1/' | cut -c1-190 ;;
     flushab) for f in fill read; do
           MOE_PERF_FLUSH=$f ./moeoracle compare --ops matvec_q,matvec_bf16,matmul_q --shapes perf --seeds 1 --perf \
             --timeout-ms 60000 --no-isolate --json "$out/perf_$f.json" > "$out/perf_$f.txt" 2>&1
