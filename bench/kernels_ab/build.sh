@@ -193,3 +193,7 @@ echo "wrote bf16, bf16_glsl and bf16tune .json in $here"
 python3 "$here/sx.py" "$here" "$shaders"
 for b in 2 4 8; do compile "$here/matvec_q${b}_sx.comp" "$here/matvec_q${b}_sx.spv"; done
 echo "wrote sx and sx_only .json in $here"
+
+# matvec_q4 with x in registers and a persistent grid (matvec_q4_xr.comp; q4xr.json: the bundled
+# kernel, then the variant at R / U / G, written by hand from the bundled entry).
+compile "$here/matvec_q4_xr.comp" "$here/matvec_q4_xr.spv"

@@ -22,8 +22,11 @@
 #          of them (whichever rule is bundled keeps its record)
 #   bf16seeds the bundled matvec_bf16 alone (kernels_ab/bf16.json): remainder seeds 1..1000 and
 #          real seeds 1..100
+#   q4xr   the bundled matvec_q4 and its x-in-registers persistent variants (kernels_ab/q4xr.json)
 #   sxab   the bundled matvec_q{2,4,8} and their shared-x variants (kernels_ab/sx.json, sx.py) at the
 #          timing shapes, --perf, one process
+#   stats  what the driver made of the bundled matvec_q / matvec_bf16 kernels at the timing shapes
+#          (pipeline_stats: registers, spills; the spec constants their manifests give at subgroup 32)
 #   tune   matvec_q4 variants (bench/kernels_ab/tune.json: R, U per kernel), real shapes, 1 seed
 #   permab    the permute-fuse chain and its stages, bundled and variants
 #          (bench/kernels_ab/permute_ab.json), real shapes (the A3B / A17B decode and prefill
@@ -76,10 +79,32 @@ for step in "$@"; do
           OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=${CHUNK:-10} WORKERS=${WORKERS:-16} ./gpu_seeds.sh bf16_${set%% *} $set \
             --kernels kernels_ab/bf16.json --ops matvec_bf16 --no-isolate
         done ;;
+    q4xr) ./moeoracle compare --ops matvec_q --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
+          --kernels kernels_ab/q4xr.json --json "$out/q4xr.json" > "$out/q4xr.txt" 2>&1
+        grep -E "passed, .* failed|^FAIL|^device copy" "$out/q4xr.txt" | head -3
+        grep -E "^  matvec_q" "$out/q4xr.txt" | grep 4-bit | sed -E 's/GB.s \(/(/g; s/ +warm ([0-9.]+) ms.*/ warm \1/' | cut -c1-190 ;;
     sxab) ./moeoracle compare --ops matvec_q --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
           --kernels kernels_ab/sx.json --json "$out/sxab.json" > "$out/sxab.txt" 2>&1
         grep -E "passed, .* failed|^FAIL|^device copy" "$out/sxab.txt" | head -3
         grep -E "^  matvec_q" "$out/sxab.txt" | sed -E 's/GB.s \(/(/g; s/ +warm ([0-9.]+) ms.*/ warm \1/' | cut -c1-190 ;;
+    stats) while read -r spv label spec; do
+          echo "-- $spv $label: $spec"
+          ./pipeline_stats "kernels_ab/$spv.spv" $(for kv in $spec; do printf -- '--spec %s ' "$kv"; done) | grep -v "^device"
+        done <<'LIST'
+matvec_q4 in_proj_qkv 0=8 1=2 10=64
+matvec_q4 o_proj 0=4 1=2 10=128
+matvec_q4 lm_head 0=8 1=1 10=64
+matvec_q4 R8_U1_WG128 0=8 1=1 10=128
+matvec_q4 R4_U1_WG128 0=4 1=1 10=128
+matvec_q8 in_proj_qkv 0=8 1=2 10=128
+matvec_q8 o_proj 0=4 1=2 10=128
+matvec_q8 lm_head 0=8 1=1 10=128
+matvec_q2 in_proj_qkv 0=8 1=2 10=32
+matvec_q2 o_proj 0=4 1=2 10=64
+matvec_q2 lm_head 0=8 1=1 10=64
+matvec_bf16 every 0=2 1=1 10=128
+LIST
+        ;;
     flushab) for f in fill read; do
           MOE_PERF_FLUSH=$f ./moeoracle compare --ops matvec_q,matvec_bf16,matmul_q --shapes perf --seeds 1 --perf \
             --timeout-ms 60000 --no-isolate --json "$out/perf_$f.json" > "$out/perf_$f.txt" 2>&1
