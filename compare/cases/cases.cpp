@@ -38,16 +38,16 @@ std::vector<OpCase> moe_permute_fuse_cases(bool, bool, uint64_t);
 std::vector<OpCase> permute_gate_up_cases(bool, bool, uint64_t);
 std::vector<OpCase> permute_down_scatter_cases(bool, bool, uint64_t);
 // `--shapes perf`: timing shapes for the ops that have them (real_shapes.h).
-std::vector<OpCase> matvec_q_perf_cases(uint64_t);
-std::vector<OpCase> matvec_bf16_perf_cases(uint64_t);
-std::vector<OpCase> matmul_q_perf_cases(uint64_t);
+std::vector<OpCase> matvec_q_perf_cases(uint64_t, const std::string& only);
+std::vector<OpCase> matvec_bf16_perf_cases(uint64_t, const std::string& only);
+std::vector<OpCase> matmul_q_perf_cases(uint64_t, const std::string& only);
 
 namespace {
 
 struct CaseEntry {
   const char* op;
   CasesFn fn;
-  std::vector<OpCase> (*perf)(uint64_t) = nullptr;
+  std::vector<OpCase> (*perf)(uint64_t, const std::string&) = nullptr;
 };
 const CaseEntry kCases[] = {
     {"rmsnorm", &rmsnorm_cases},
@@ -91,13 +91,14 @@ std::vector<std::string> case_ops() {
   return out;
 }
 
-std::vector<OpCase> make_cases(const std::string& op, const std::string& shapes, uint64_t seed) {
+std::vector<OpCase> make_cases(const std::string& op, const std::string& shapes, uint64_t seed,
+                               const std::string& only) {
   MOE_CHECK(shapes == "remainders" || shapes == "real" || shapes == "all" || shapes == "perf",
             "compare: --shapes '" << shapes << "', expected remainders, real, all or perf");
   for (const CaseEntry& e : kCases)
     if (op == e.op) {
       std::vector<OpCase> out = shapes != "perf" ? e.fn(shapes != "real", shapes != "remainders", seed)
-                                : e.perf        ? e.perf(seed)
+                                : e.perf        ? e.perf(seed, only)
                                                 : std::vector<OpCase>{};
       for (OpCase& c : out) c.seed = seed;
       return out;

@@ -57,7 +57,9 @@ struct OpCase {
 // Ops with cases: ops of kernels_cpu/op_list.def and stage ops (compare/run/chains.h).
 std::vector<std::string> case_ops();
 // Cases of `op` for `shapes` ("remainders", "real", "all", or "perf": the timing shapes, beyond
-// lavapipe's buffers, of the ops that have them; none for the others) and one seed.
-std::vector<OpCase> make_cases(const std::string& op, const std::string& shapes, uint64_t seed);
+// lavapipe's buffers, of the ops that have them; none for the others) and one seed. With `only`
+// not empty, "perf" builds only the case of that label (a timing case is costly to build).
+std::vector<OpCase> make_cases(const std::string& op, const std::string& shapes, uint64_t seed,
+                               const std::string& only = "");
 
 }  // namespace moe::compare

@@ -193,19 +193,23 @@ std::vector<OpCase> matmul_q_cases(bool rem, bool real, uint64_t seed) {
 // `--shapes perf`: 4-bit at the two large A17B projections, speculative-decode and small
 // prefill token counts (T = 2..16: still bound by the weights' bytes) and prefill chunks
 // (T = 64..512 on A3B's in_proj_qkv, whose f64 truth stays within seconds: bound by arithmetic,
-// timed against the FMA peak).
-std::vector<OpCase> matmul_q_perf_cases(uint64_t seed) {
+// timed against the FMA peak). Only the one labelled `only` when it is not empty (each case keeps
+// its seed).
+std::vector<OpCase> matmul_q_perf_cases(uint64_t seed, const std::string& only) {
   std::vector<OpCase> out;
   uint64_t k = 0;
+  const auto add = [&](const std::string& label, int64_t T, int64_t rows, int64_t cols) {
+    ++k;
+    if (only.empty() || label == only) out.push_back(matmul_q_case(label, T, rows, cols, 4, seed + k));
+  };
   for (const PerfShape& ps : perf_matvec_shapes()) {
     if (ps.rows > 16384) continue;  // the lm_heads: one token per step
     for (int64_t T : {2, 4, 8, 16})
-      out.push_back(matmul_q_case(std::string(ps.name) + " " + std::to_string(ps.rows) + "x" + std::to_string(ps.cols) +
-                                      " 4-bit T " + std::to_string(T),
-                                  T, ps.rows, ps.cols, 4, seed + ++k));
+      add(std::string(ps.name) + " " + std::to_string(ps.rows) + "x" + std::to_string(ps.cols) + " 4-bit T " +
+              std::to_string(T),
+          T, ps.rows, ps.cols);
   }
-  for (int64_t T : {64, 128, 256, 512})
-    out.push_back(matmul_q_case("A3B in_proj_qkv 8192x2048 4-bit T " + std::to_string(T), T, 8192, 2048, 4, seed + ++k));
+  for (int64_t T : {64, 128, 256, 512}) add("A3B in_proj_qkv 8192x2048 4-bit T " + std::to_string(T), T, 8192, 2048);
   return out;
 }
 

@@ -100,16 +100,19 @@ std::vector<OpCase> matvec_bf16_cases(bool rem, bool real, uint64_t seed) {
   return out;
 }
 
-// `--shapes perf`: the timing shapes (real_shapes.h) in bf16, but for the A17B lm_head (2 GB in
-// bf16: no checkpoint stores it so, and its f64 truth alone would take most of a device call).
-std::vector<OpCase> matvec_bf16_perf_cases(uint64_t seed) {
+// `--shapes perf`: the timing shapes (real_shapes.h) in bf16 with at most 2^30 weights (2 GiB;
+// the A17B lm_head, 248320 x 4096, is just under); only the one labelled `only` when it is not
+// empty (each case keeps its seed).
+std::vector<OpCase> matvec_bf16_perf_cases(uint64_t seed, const std::string& only) {
   std::vector<OpCase> out;
   uint64_t k = 0;
   for (const PerfShape& ps : perf_matvec_shapes())
-    if (ps.rows * ps.cols <= int64_t(1) << 30)
-      out.push_back(matvec_bf16_case(std::string(ps.name) + " " + std::to_string(ps.rows) + "x" +
-                                         std::to_string(ps.cols) + " bf16",
-                                     ps.rows, ps.cols, seed + ++k));
+    if (ps.rows * ps.cols <= int64_t(1) << 30) {
+      const std::string label =
+          std::string(ps.name) + " " + std::to_string(ps.rows) + "x" + std::to_string(ps.cols) + " bf16";
+      ++k;
+      if (only.empty() || label == only) out.push_back(matvec_bf16_case(label, ps.rows, ps.cols, seed + k));
+    }
   return out;
 }
 

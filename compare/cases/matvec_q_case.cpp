@@ -134,15 +134,17 @@ std::vector<OpCase> matvec_q_cases(bool rem, bool real, uint64_t seed) {
   return out;
 }
 
-// `--shapes perf`: every timing shape (real_shapes.h) at each bit width.
-std::vector<OpCase> matvec_q_perf_cases(uint64_t seed) {
+// `--shapes perf`: every timing shape (real_shapes.h) at each bit width; only the one labelled
+// `only` when it is not empty (each case keeps its seed).
+std::vector<OpCase> matvec_q_perf_cases(uint64_t seed, const std::string& only) {
   std::vector<OpCase> out;
   uint64_t k = 0;
   for (int bits : {4, 8, 2})
     for (const PerfShape& ps : perf_matvec_shapes()) {
       const std::string label = std::string(ps.name) + " " + std::to_string(ps.rows) + "x" + std::to_string(ps.cols) +
                                 " " + std::to_string(bits) + "-bit";
-      out.push_back(matvec_q_case(label.c_str(), ps.rows, ps.cols, bits, seed + ++k));
+      ++k;
+      if (only.empty() || label == only) out.push_back(matvec_q_case(label.c_str(), ps.rows, ps.cols, bits, seed + k));
     }
   return out;
 }

@@ -142,6 +142,11 @@ expect_text perf_flops "% of FMA peak)"
 # The timing shapes exist only for the large matvecs and matmuls; other ops have none.
 check perf_shapes_none 0 "$bin" compare --ops rmsnorm --shapes perf --no-isolate
 expect_text perf_shapes_none "0 passed, 0 failed"
+# A timing shape's label (as a failure's reproduce line names it) runs that case alone, with the
+# seed it has in `--shapes perf`.
+check perf_label 0 "$bin" compare --ops matvec_q --shapes 'A17B o_proj 4096x8192 4-bit' --seeds 1 --no-isolate
+expect_text perf_label "[A17B o_proj 4096x8192 4-bit]  seed=1"
+expect_text perf_label "1 passed, 0 failed"
 check bad_shapes 2 "$bin" compare --ops rmsnorm --shapes huge
 expect_text bad_shapes "is neither a set (remainders, real, all, perf) nor the label"
 
