@@ -199,6 +199,6 @@ echo "wrote sx and sx_only .json in $here"
 compile "$here/matvec_q4_xr.comp" "$here/matvec_q4_xr.spv"
 
 # Diagnostics, not kernels (wrong results by design): matvec_q4 without its code arithmetic
-# (matvec_q4_memonly.comp), without its weight loads (matvec_q4_alu.comp) without its x reads (matvec_q4_nox.comp) and without its scale and bias loads (matvec_q4_nosb.comp); q4parts.json, written
+# (matvec_q4_memonly.comp), without its weight loads (matvec_q4_alu.comp) without its x reads (matvec_q4_nox.comp) without its scale and bias loads (matvec_q4_nosb.comp) without any load (matvec_q4_arith.comp) and with neither loads nor arithmetic (matvec_q4_skeleton.comp); q4parts.json, written
 # by hand from the bundled entry.
-for n in memonly alu nox nosb; do compile "$here/matvec_q4_$n.comp" "$here/matvec_q4_$n.spv"; done
+for n in memonly alu nox nosb arith skeleton; do compile "$here/matvec_q4_$n.comp" "$here/matvec_q4_$n.spv"; done
