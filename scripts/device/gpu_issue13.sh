@@ -25,6 +25,7 @@
 #   q4xr   the bundled matvec_q4 and its x-in-registers persistent variants (kernels_ab/q4xr.json)
 #   q4parts  diagnostics: matvec_q4 without its code arithmetic / without its weight loads
 #          (kernels_ab/q4parts.json; wrong results by design, timed all the same)
+#   q4small  the bundled matvec_q4 and its SPIR-V at 32- and 64-lane workgroups (kernels_ab/q4small.json)
 #   sxab   the bundled matvec_q{2,4,8} and their shared-x variants (kernels_ab/sx.json, sx.py) at the
 #          timing shapes, --perf, one process
 #   stats  what the driver made of the bundled matvec_q / matvec_bf16 kernels at the timing shapes
@@ -89,6 +90,10 @@ for step in "$@"; do
           --kernels kernels_ab/q4parts.json > "$out/q4parts.txt" 2>&1
         grep -E "passed, .* failed|^device copy" "$out/q4parts.txt" | head -2
         grep -E "^  matvec_q" "$out/q4parts.txt" | grep 4-bit | sed -E 's/GB.s \(/(/g; s/ +warm ([0-9.]+) ms.*/ warm \1/' | cut -c1-190 ;;
+    q4small) ./moeoracle compare --ops matvec_q --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
+          --kernels kernels_ab/q4small.json > "$out/q4small.txt" 2>&1
+        grep -E "passed, .* failed|^FAIL|^device copy" "$out/q4small.txt" | head -3
+        grep -E "^  matvec_q" "$out/q4small.txt" | grep 4-bit | sed -E 's/GB.s \(/(/g; s/ +warm ([0-9.]+) ms.*/ warm \1/' | cut -c1-190 ;;
     sxab) ./moeoracle compare --ops matvec_q --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
           --kernels kernels_ab/sx.json --json "$out/sxab.json" > "$out/sxab.txt" 2>&1
         grep -E "passed, .* failed|^FAIL|^device copy" "$out/sxab.txt" | head -3
