@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compare/manifest/manifest.h"
+#include "compare/shaders/bundled.h"
 #include "core/check.h"
 
 namespace moe::compare {
@@ -540,6 +541,32 @@ TEST(Manifest, ReflectAndCheckOnAnEmbeddedEntry) {
   k.bindings[0].binding = 9;
   std::string e = error_of([&] { reflect_and_check(k, "<bundled>"); });
   EXPECT_EQ(e.rfind("<bundled> 'rmsnorm_f32': ", 0), 0u) << e;
+}
+
+// The bundled matvec_bf16 takes 2 rows a workgroup above 2048 rows, and more where the device
+// allows fewer workgroups than that needs: the lm_heads (248320 rows) fit a device with the
+// minimum 65535 workgroups in x. No device here shows it (lavapipe cannot hold an lm_head), so
+// the rule is evaluated as the runner evaluates it.
+TEST(BundledRules, MatvecBf16RowsPerWorkgroupFitTheWorkgroupCountLimit) {
+  const nlohmann::json j = nlohmann::json::parse(bundled_manifest_json());
+  const nlohmann::json* k = nullptr;
+  for (const auto& e : j["kernels"])
+    if (e["name"] == "matvec_bf16") k = &e;
+  ASSERT_NE(k, nullptr);
+  auto eval = [&](double rows, double count_x) {
+    ExprVars v{{"rows", rows}, {"cols", 4096}, {"subgroup_size", 32}, {"max_workgroup_invocations", 1024},
+               {"max_workgroup_subgroups", 32}, {"max_workgroup_count_x", count_x}};
+    for (const char* name : {"R", "U", "WG"}) v[name] = eval_expr((*k)["let"][name].get<std::string>(), v);
+    v["groups"] = eval_expr((*k)["dispatch"][0].get<std::string>(), v);
+    return v;
+  };
+  ExprVars small = eval(248320, 65535), large = eval(248320, 2147483647.0), few = eval(256, 65535);
+  EXPECT_EQ(small["R"], 4);
+  EXPECT_LE(small["groups"], 65535);
+  EXPECT_EQ(large["R"], 2);
+  EXPECT_EQ(large["groups"], 124160);
+  EXPECT_EQ(few["R"], 1);
+  for (const ExprVars* v : {&small, &large, &few}) EXPECT_GE((*v).at("WG"), (*v).at("R"));
 }
 
 }  // namespace
