@@ -194,11 +194,9 @@ python3 "$here/sx.py" "$here" "$shaders"
 for b in 2 4 8; do compile "$here/matvec_q${b}_sx.comp" "$here/matvec_q${b}_sx.spv"; done
 echo "wrote sx and sx_only .json in $here"
 
-# matvec_q4 with x in registers and a persistent grid (matvec_q4_xr.comp; q4xr.json: the bundled
-# kernel, then the variant at R / U / G, written by hand from the bundled entry).
-compile "$here/matvec_q4_xr.comp" "$here/matvec_q4_xr.spv"
-
-# Diagnostics, not kernels (wrong results by design): matvec_q4 without its code arithmetic
-# (matvec_q4_memonly.comp), without its weight loads (matvec_q4_alu.comp) without its x reads (matvec_q4_nox.comp) without its scale and bias loads (matvec_q4_nosb.comp) without any load (matvec_q4_arith.comp) and with neither loads nor arithmetic (matvec_q4_skeleton.comp); q4parts.json, written
-# by hand from the bundled entry.
-for n in memonly alu nox nosb arith skeleton; do compile "$here/matvec_q4_$n.comp" "$here/matvec_q4_$n.spv"; done
+# matvec_q4's other A/B manifests and its diagnostics (parts.py: q4parts.json with
+# matvec_q4_{memonly,alu,nox,nosb,arith,skeleton}.comp, wrong results by design; q4small.json; q4xr.json
+# on matvec_q4_xr.comp, x in registers and a persistent grid), all from the bundled source and entry.
+python3 "$here/parts.py" "$here" "$shaders"
+for n in xr memonly alu nox nosb arith skeleton; do compile "$here/matvec_q4_$n.comp" "$here/matvec_q4_$n.spv"; done
+echo "wrote q4parts, q4small and q4xr .json in $here"
