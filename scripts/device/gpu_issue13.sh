@@ -56,6 +56,14 @@ export LD_LIBRARY_PATH=$PWD/lib
 [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 out=${OUT:-/tmp}
 clocks() { nvidia-smi --query-gpu=name,driver_version,pstate,clocks.sm,clocks.mem --format=csv,noheader 2>&1; }
+# matvec_q's timing shapes on kernels_ab/MANIFEST, one process; the summary and the lines matching
+# FILTER (all when empty), cut to their cold and warm figures. Usage: matvec_ab NAME MANIFEST FILTER
+matvec_ab() {
+  ./moeoracle compare --ops matvec_q --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
+    --kernels "kernels_ab/$2" --json "$out/$1.json" > "$out/$1.txt" 2>&1
+  grep -E "passed, .* failed|^FAIL|^device copy" "$out/$1.txt" | head -3
+  grep -E "^  matvec_q" "$out/$1.txt" | grep -e "$3" | sed -E 's/GB.s \(/(/g; s/ +warm ([0-9.]+) ms.*/ warm \1/' | cut -c1-190
+}
 for step in "$@"; do
   t0=$(date +%s)
   echo "== $step ($(date -u +%H:%M:%S); $(clocks))"
@@ -82,22 +90,10 @@ for step in "$@"; do
           OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=${CHUNK:-10} WORKERS=${WORKERS:-16} ./gpu_seeds.sh bf16_${set%% *} $set \
             --kernels kernels_ab/bf16.json --ops matvec_bf16 --no-isolate
         done ;;
-    q4xr) ./moeoracle compare --ops matvec_q --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
-          --kernels kernels_ab/q4xr.json --json "$out/q4xr.json" > "$out/q4xr.txt" 2>&1
-        grep -E "passed, .* failed|^FAIL|^device copy" "$out/q4xr.txt" | head -3
-        grep -E "^  matvec_q" "$out/q4xr.txt" | grep 4-bit | sed -E 's/GB.s \(/(/g; s/ +warm ([0-9.]+) ms.*/ warm \1/' | cut -c1-190 ;;
-    q4parts) ./moeoracle compare --ops matvec_q --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
-          --kernels kernels_ab/q4parts.json > "$out/q4parts.txt" 2>&1
-        grep -E "passed, .* failed|^device copy" "$out/q4parts.txt" | head -2
-        grep -E "^  matvec_q" "$out/q4parts.txt" | grep 4-bit | sed -E 's/GB.s \(/(/g; s/ +warm ([0-9.]+) ms.*/ warm \1/' | cut -c1-190 ;;
-    q4small) ./moeoracle compare --ops matvec_q --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
-          --kernels kernels_ab/q4small.json > "$out/q4small.txt" 2>&1
-        grep -E "passed, .* failed|^FAIL|^device copy" "$out/q4small.txt" | head -3
-        grep -E "^  matvec_q" "$out/q4small.txt" | grep 4-bit | sed -E 's/GB.s \(/(/g; s/ +warm ([0-9.]+) ms.*/ warm \1/' | cut -c1-190 ;;
-    sxab) ./moeoracle compare --ops matvec_q --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
-          --kernels kernels_ab/sx.json --json "$out/sxab.json" > "$out/sxab.txt" 2>&1
-        grep -E "passed, .* failed|^FAIL|^device copy" "$out/sxab.txt" | head -3
-        grep -E "^  matvec_q" "$out/sxab.txt" | sed -E 's/GB.s \(/(/g; s/ +warm ([0-9.]+) ms.*/ warm \1/' | cut -c1-190 ;;
+    q4xr) matvec_ab q4xr q4xr.json "4-bit" ;;
+    q4parts) matvec_ab q4parts q4parts.json "4-bit" ;;
+    q4small) matvec_ab q4small q4small.json "4-bit" ;;
+    sxab) matvec_ab sxab sx.json "" ;;
     stats) while read -r spv label spec; do
           echo "-- $spv $label: $spec"
           ./pipeline_stats "kernels_ab/$spv.spv" $(for kv in $spec; do printf -- '--spec %s ' "$kv"; done) | grep -v "^device"
