@@ -11,8 +11,8 @@
 #   ab.json      before, current and variant kernels (matvec_q4_word/vec2.comp, matvec_q2_word.comp,
 #                matvec_q8_word.comp, matvec_q2_term.comp: the per-term 2-bit form, bundled until the
 #                factored one): every case runs on each of them, in that order, in one process
-#   q2ab.json    the bundled (factored) matvec_q2 and the per-term one; q4ab.json the same for
-#                matvec_q4
+#   q2ab.json    the bundled (factored) matvec_q2 and the per-term one; q4ab.json, q8ab.json the
+#                same for matvec_q4, matvec_q8 (q8tune.json: matvec_q8 at other R / U / WG)
 #   tune_q2q8.json  the bundled matvec_q2 and matvec_q8 at other R, U and WG (`let`s only: tune.py)
 # and, for the permute-fuse chain (moe_permute_fuse = permute_gate_up -> permute_down_scatter):
 #   permute.json       the bundled stage kernels alone (their seed records); permute_glsl.json
@@ -42,7 +42,7 @@ for b in 4 8 2; do
 done
 # Variants that are not bundled: one word and 8 bytes of weights per lane (16 in the bundled ones;
 # matvec_q{2,4,8}_word are the bundled kernels of 2026-11-25..27).
-for v in q4_word q4_vec2 q2_word q8_word q2_term q4_term; do
+for v in q4_word q4_vec2 q2_word q8_word q2_term q4_term q8_term; do
   compile "$here/matvec_$v.comp" "$here/matvec_$v.spv"
   current+=("$here/matvec_$v.json")
 done
@@ -65,8 +65,42 @@ for b in 2 4 8; do
 done
 manifest "matvec_q4: bundled (factored), per-term" "$shaders/matvec_q4.json" "$here/matvec_q4_term.json" >"$here/q4ab.json"
 manifest "matvec_q2: bundled (factored), per-term" "$shaders/matvec_q2.json" "$here/matvec_q2_term.json" >"$here/q2ab.json"
+manifest "matvec_q8: bundled (factored), per-term" "$shaders/matvec_q8.json" "$here/matvec_q8_term.json" >"$here/q8ab.json"
+# q8tune.json: the bundled matvec_q8 at the 22 R / U / WG points its rule was picked from (H100,
+# 2026-11-27 evening): R n is min(n, max(1, floor(rows / 1024))), W the workgroup's cap.
+python3 - "$shaders/matvec_q8.json" "$here/q8tune.json" <<'EOF3'
+import json, sys
+bundled = json.load(open(sys.argv[1]))
+def point(r, u, cap=128):
+    v = json.loads(json.dumps(bundled))
+    v["name"] = f"q8_R{r}_U{u}" + ("" if cap == 128 else f"_W{cap}")
+    v["let"].update(R=f"min({r}, max(1, floor(rows / 1024)))", U=str(u))
+    v["let"]["WG"] = v["let"]["WG"].replace("min(128,", f"min({cap},")
+    return v
+points = [(4, 2), (4, 1), (2, 2), (2, 1), (1, 2), (1, 1), (4, 2, 256), (2, 2, 256), (4, 1, 256), (2, 4),
+          (4, 4), (4, 8), (8, 4), (8, 8), (3, 4), (2, 8), (4, 4, 64), (2, 4, 64), (4, 4, 256), (2, 2, 64), (8, 2)]
+kernels = [bundled] + [point(*p) for p in points]
+json.dump({"name": "matvec_q8: bundled and R / U / WG points", "version": 1, "kernels": kernels}, open(sys.argv[2], "w"), indent=1)
+EOF3
 manifest "matvec_q before issue 13 and current" "${before[@]}" "${current[@]}" >"$here/ab.json"
 python3 "$here/tune.py" "$here/tune_q2q8.json" "$shaders/matvec_q2.json" "$shaders/matvec_q8.json"
+# q4q2tune.json: the bundled (factored) matvec_q4 and matvec_q2 at fewer rows per workgroup and
+# more quads per lane (R 2 and U 4 were matvec_q8's best, 2026-11-27 evening; R n as in q8tune).
+python3 - "$shaders/matvec_q4.json" "$shaders/matvec_q2.json" "$here/q4q2tune.json" <<'EOF4'
+import json, sys
+def points(path, short, rus):
+    bundled = json.load(open(path))
+    out = [bundled]
+    for r, u in rus:
+        v = json.loads(json.dumps(bundled))
+        v["name"] = f"{short}_R{r}_U{u}"
+        v["let"].update(R=f"min({r}, max(1, floor(rows / 1024)))", U=str(u))
+        out.append(v)
+    return out
+kernels = points(sys.argv[1], "q4", [(2, 2), (2, 4), (4, 2), (4, 4), (3, 4), (2, 8), (4, 8), (8, 4), (2, 1)])
+kernels += points(sys.argv[2], "q2", [(2, 2), (2, 4), (4, 2), (4, 4), (2, 1), (4, 1), (8, 4), (2, 8)])
+json.dump({"name": "matvec_q4 / q2: bundled and R / U points", "version": 1, "kernels": kernels}, open(sys.argv[3], "w"), indent=1)
+EOF4
 # Two A/B variants of matvec_q4 that both lost on the H100 (docs/benchmarks.md), each with the
 # bundled entry first: q4pf.json, matvec_q4_pf.comp (the next step's loads issued before this step's
 # arithmetic) at the bundled rule, at 2 and 4 steps per lane (a half / a quarter of the lanes per

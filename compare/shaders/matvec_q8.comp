@@ -1,10 +1,19 @@
 #version 450
-// matvec_q (8-bit, MLX affine): y[r] = sum_c (q[r][c] * s[r][c/G] + b[r][c/G]) * x[c].
+// matvec_q (8-bit, MLX affine): y[r] = sum_c (q[r][c] * s[r][c/G] + b[r][c/G]) * x[c], evaluated
+// factored per 16 codes j (a quad, within one group): sum_j s * (sum_{c in j} q x) + b * (sum_{c in j} x).
 // Shape contract: w [rows, cols/4] uint (4 codes per word, byte n at bits 8n..8n+7, low byte
 // first), scales and biases [rows, cols/G] bf16 (two per uint, element 0 in the low half),
 // x [cols] f32, y [rows] f32; G = group_size a multiple of 16 dividing cols (64 in every
 // checkpoint: A3B mlp.gate [256, 2048], shared_expert_gate [1, 2048]), so cols % 16 == 0 and a
 // row is whole uvec4s.
+// Why factored (as matvec_q4 and matvec_q2): the per-term form fma(q, s, b) * x
+// (bench/kernels_ab/matvec_q8_term.comp, bundled until 2026-11-27) costs 4 instructions per code
+// and row (mask-or, the FADD that makes q exact, the dequantising FFMA, the accumulating FFMA);
+// this one 3 (mask-or, FADD, FFMA into sum q x), the sum of x once per quad for all R rows, and
+// s * sq + b * sx per quad and row (docs/benchmarks.md, "matvec_q8 factored"). The result is
+// another rounding of the same sum, inside matvec_q's bound (compare/cases/matvec_q_case.cpp:
+// gamma_{cols+1} sum|t x|; this form's own worst case is about (18 + cols/16) u (|s| sum|q x| +
+// |b| sum|x|)), which the seed records test.
 // The work split of matvec_q4 (which says why): a workgroup takes R consecutive rows (spec id 0)
 // and its WG lanes stride over those rows' quads together (a quad: 4 words, 16 codes, a quarter
 // group at G = 64), U quads per lane per step (spec id 1; lane t: quads base + u*WG + t).
@@ -16,10 +25,11 @@
 // kernel) are not: a quad would need several scales.
 // No int->float conversion (quarter rate on NVIDIA): byte p of a 16-bit half h, masked in place
 // and or-ed with the exponent of 2^(23-8p), is the float 2^(23-8p) + q exactly (q < 2^8 fits
-// the 23-bit significand above bit 8p); minus 2^(23-8p) it is float(q) exactly. Each term is
-// fma(q, s, b) * x, the reference's. Loads past the end are clamped (last row, last quad) and
-// their terms skipped; rows past the end are not stored.
+// the 23-bit significand above bit 8p); minus 2^(23-8p) it is float(q) exactly. Loads past the
+// end are clamped (last row, last quad) and their sums skipped; rows past the end are not stored.
 // Workgroup: WG (spec id 10) = enough lanes for a row's quads in one step, at least R, at most 128.
+// The manifest's R (2, or 4 at 8192 columns and more) and U (4) are the fastest of 22 points on
+// the H100 at the four timing shapes (docs/benchmarks.md, "matvec_q8 factored").
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_EXT_control_flow_attributes : require
 layout(local_size_x = 128, local_size_x_id = 10) in;
@@ -63,15 +73,20 @@ void main() {
     [[unroll]] for (uint u = 0u; u < U; ++u) {
       const uint j = base + u * WG + t;
       if (j >= quads) break;  // later u are further past the end
+      float sq[R];  // sum of q x over quad j, per row
+      [[unroll]] for (uint r = 0u; r < R; ++r) sq[r] = 0.0;
+      vec4 sx4 = vec4(0.0);  // sum of x over quad j, in 4 lanes
       [[unroll]] for (uint k = 0u; k < 4u; ++k) {
         const vec4 xk = x[4u * j + k];  // x of word k: codes 4k .. 4k+3 of quad j
+        sx4 += xk;
         [[unroll]] for (uint r = 0u; r < R; ++r) {
           const uint wd = w[u * R + r][k], wh = wd >> 16;
-          const float sc = s[u * R + r], bi = b[u * R + r];
-          [[unroll]] for (uint p = 0u; p < 2u; ++p) acc[r] += fma(code(wd, p), sc, bi) * xk[p];
-          [[unroll]] for (uint p = 0u; p < 2u; ++p) acc[r] += fma(code(wh, p), sc, bi) * xk[2u + p];
+          [[unroll]] for (uint p = 0u; p < 2u; ++p) sq[r] = fma(code(wd, p), xk[p], sq[r]);
+          [[unroll]] for (uint p = 0u; p < 2u; ++p) sq[r] = fma(code(wh, p), xk[2u + p], sq[r]);
         }
       }
+      const float sx = (sx4.x + sx4.y) + (sx4.z + sx4.w);
+      [[unroll]] for (uint r = 0u; r < R; ++r) acc[r] += fma(s[u * R + r], sq[r], b[u * R + r] * sx);
     }
   }
   [[unroll]] for (uint r = 0u; r < R; ++r) {
