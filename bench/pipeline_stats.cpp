@@ -2,7 +2,10 @@
 // properties): registers, spills, shared memory, subgroup size, as the driver names them. Why: a
 // kernel that is neither at the memory nor at the arithmetic ceiling may be held back by its
 // register count (occupancy) or by spills, which no timing shows directly.
-// Usage: pipeline_stats SPV [--device SUBSTR] [--spec ID=VALUE]... [--entry NAME]
+// --ir DIR also writes the driver's internal representations (e.g. its assembly), when it offers
+// any, to DIR/<executable>-<n>.txt: the instruction count per weight is what bounds the
+// quantized matvecs at mid-size shapes (docs/benchmarks.md), and only the driver's code shows it.
+// Usage: pipeline_stats SPV [--device SUBSTR] [--spec ID=VALUE]... [--entry NAME] [--ir DIR]
 // Exit 0 with the statistics; 2 when the driver offers no statistics or the input is bad.
 #include <cstdint>
 #include <cstdio>
@@ -16,12 +19,12 @@
 namespace {
 
 struct Args {
-  std::string spv, device, entry = "main";
+  std::string spv, device, entry = "main", ir;
   std::vector<std::pair<uint32_t, uint32_t>> spec;
 };
 
 int usage(const std::string& why) {
-  std::cerr << "pipeline_stats: " << why << "\nusage: pipeline_stats SPV [--device SUBSTR] [--spec ID=VALUE]... [--entry NAME]\n";
+  std::cerr << "pipeline_stats: " << why << "\nusage: pipeline_stats SPV [--device SUBSTR] [--spec ID=VALUE]... [--entry NAME] [--ir DIR]\n";
   return 2;
 }
 
@@ -31,6 +34,8 @@ bool parse(int argc, char** argv, Args& a, std::string& err) {
     const bool has_value = i + 1 < argc;
     if (s == "--device" && has_value) {
       a.device = argv[++i];
+    } else if (s == "--ir" && has_value) {
+      a.ir = argv[++i];
     } else if (s == "--entry" && has_value) {
       a.entry = argv[++i];
     } else if (s == "--spec" && has_value) {
@@ -62,6 +67,38 @@ std::string value_text(const vk::PipelineExecutableStatisticKHR& s) {
     case vk::PipelineExecutableStatisticFormatKHR::eFloat64: return std::to_string(s.value.f64);
   }
   return "?";
+}
+
+// Writes executable i's internal representations to DIR/<i>-<n>.txt (text ones as they are, binary
+// ones as bytes) and says what each was; a driver that offers none says so.
+void write_internal(const vk::raii::Device& dev, vk::Pipeline pipe, uint32_t i, const std::string& dir) {
+  const VkPipelineExecutableInfoKHR info{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR, nullptr, pipe, i};
+  auto fn = dev.getDispatcher()->vkGetPipelineExecutableInternalRepresentationsKHR;
+  uint32_t n = 0;
+  fn(*dev, &info, &n, nullptr);
+  if (n == 0) {
+    std::cout << "  (no internal representations offered)\n";
+    return;
+  }
+  VkPipelineExecutableInternalRepresentationKHR blank{};
+  blank.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INTERNAL_REPRESENTATION_KHR;
+  std::vector<VkPipelineExecutableInternalRepresentationKHR> reps(n, blank);
+  fn(*dev, &info, &n, reps.data());  // sizes
+  std::vector<std::vector<char>> data(n);
+  for (uint32_t k = 0; k < n; ++k) {
+    data[k].resize(reps[k].dataSize);
+    reps[k].pData = data[k].data();
+  }
+  fn(*dev, &info, &n, reps.data());
+  for (uint32_t k = 0; k < n; ++k) {
+    const std::string path = dir + "/" + std::to_string(i) + "-" + std::to_string(k) + ".txt";
+    std::ofstream out(path, std::ios::binary);
+    size_t size = reps[k].dataSize;
+    if (reps[k].isText && size > 0 && data[k][size - 1] == '\0') --size;  // text ends with a NUL
+    out.write(data[k].data(), std::streamsize(size));
+    std::cout << "  internal representation " << k << ": " << reps[k].name << " (" << reps[k].description << "), "
+              << reps[k].dataSize << " bytes" << (reps[k].isText ? " of text" : "") << " -> " << path << "\n";
+  }
 }
 
 int run(const Args& a) {
@@ -121,7 +158,9 @@ int run(const Args& a) {
                                     .dataSize = 4 * values.size(), .pData = values.data()};
     const vk::PipelineShaderStageCreateInfo stage{.stage = vk::ShaderStageFlagBits::eCompute, .module = *mod,
                                                   .pName = a.entry.c_str(), .pSpecializationInfo = map.empty() ? nullptr : &si};
-    vk::raii::Pipeline pipe(dev, nullptr, vk::ComputePipelineCreateInfo{.flags = vk::PipelineCreateFlagBits::eCaptureStatisticsKHR,
+    vk::PipelineCreateFlags flags = vk::PipelineCreateFlagBits::eCaptureStatisticsKHR;
+    if (!a.ir.empty()) flags |= vk::PipelineCreateFlagBits::eCaptureInternalRepresentationsKHR;
+    vk::raii::Pipeline pipe(dev, nullptr, vk::ComputePipelineCreateInfo{.flags = flags,
                                                                         .stage = stage, .layout = *layout});
     const auto execs = dev.getPipelineExecutablePropertiesKHR(vk::PipelineInfoKHR{.pipeline = *pipe});
     for (uint32_t i = 0; i < execs.size(); ++i) {
@@ -129,6 +168,7 @@ int run(const Args& a) {
                 << "), subgroup size " << execs[i].subgroupSize << "\n";
       for (const auto& s : dev.getPipelineExecutableStatisticsKHR(vk::PipelineExecutableInfoKHR{.pipeline = *pipe, .executableIndex = i}))
         std::cout << "  " << s.name.data() << " = " << value_text(s) << "  (" << s.description.data() << ")\n";
+      if (!a.ir.empty()) write_internal(dev, *pipe, i, a.ir);
     }
     return 0;
   }

@@ -30,6 +30,8 @@
 #          timing shapes, --perf, one process
 #   stats  what the driver made of the bundled matvec_q / matvec_bf16 kernels at the timing shapes
 #          (pipeline_stats: registers, spills; the spec constants their manifests give at subgroup 32)
+#   ir     the same list, with the driver's internal representations (its assembly, where offered)
+#          written to $OUT/ir/<kernel>_<label>/
 #   tune   matvec_q4 variants (bench/kernels_ab/tune.json: R, U per kernel), real shapes, 1 seed
 #   permab    the permute-fuse chain and its stages, bundled and variants
 #          (bench/kernels_ab/permute_ab.json), real shapes (the A3B / A17B decode and prefill
@@ -41,6 +43,10 @@
 #          (default 300; kernels_ab/q2.json)
 #   q4fact the same for matvec_q4 (factored since 2026-11-27) and its per-term variant
 #          (kernels_ab/q4ab.json; seeds of kernels_ab/q4.json)
+#   q8tune, q4q2tune  the bundled matvec_q8 / matvec_q4 and q2 at other R / U / WG points
+#          (kernels_ab/q8tune.json, q4q2tune.json), timing shapes, --perf, one process
+#   q8fact the same for matvec_q8: the bundled kernel and factored variants (kernels_ab/q8ab.json;
+#          seeds of kernels_ab/q8.json, the bundled one: NSEEDS=0 for the timing alone)
 #   position  one process, matvec_q real shapes, 14 seeds (~300 cases), JSON for bench/perf_position.py
 #   seeds  remainder seeds 1..1000 and real seeds 1..100 of OPS (default matvec_q), no isolation
 #   q4seeds    the bundled matvec_q4 alone (kernels_ab/q4.json): remainder seeds 1..1000, real 1..100
@@ -94,9 +100,11 @@ for step in "$@"; do
     q4parts) matvec_ab q4parts q4parts.json "4-bit" ;;
     q4small) matvec_ab q4small q4small.json "4-bit" ;;
     sxab) matvec_ab sxab sx.json "" ;;
-    stats) while read -r spv label spec; do
+    stats|ir) while read -r spv label spec; do
           echo "-- $spv $label: $spec"
-          ./pipeline_stats "kernels_ab/$spv.spv" $(for kv in $spec; do printf -- '--spec %s ' "$kv"; done) | grep -v "^device"
+          ir=()
+          [ "$step" = ir ] && { mkdir -p "$out/ir/${spv}_$label"; ir=(--ir "$out/ir/${spv}_$label"); }
+          ./pipeline_stats "kernels_ab/$spv.spv" $(for kv in $spec; do printf -- '--spec %s ' "$kv"; done) "${ir[@]}" | grep -v "^device"
         done <<'LIST'
 matvec_q4 in_proj_qkv 0=8 1=2 10=64
 matvec_q4 o_proj 0=4 1=2 10=128
@@ -145,9 +153,15 @@ LIST
           --kernels kernels_ab/tune_q2q8.json --json "$out/tuneq2q8.json" > "$out/tuneq2q8.txt" 2>&1
         grep -E "passed, .* failed|^FAIL" "$out/tuneq2q8.txt"; sed -n '/^perf/,$p' "$out/tuneq2q8.txt" | cut -c1-240 ;;
     q2seeds|q4seeds|q8seeds) q=${step%seeds}
-        OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=${CHUNK:-50} ./gpu_seeds.sh ${q}rem remainders 1000 --kernels kernels_ab/$q.json --no-isolate
+        # Chunks of 10: a seed of a matvec manifest takes ~12 s of a worker while 16 share the H100
+        # (1.3 seeds/s in all), so a chunk of 50 outlives a 600 s call (2026-11-27, twice).
+        OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=${CHUNK:-10} FIRST_SEED=${FIRST_SEED:-1} ./gpu_seeds.sh ${q}rem remainders "${NSEEDS:-1000}" --kernels kernels_ab/$q.json --no-isolate
+        [ "${REAL:-1}" = 0 ] ||
         OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=5 ./gpu_seeds.sh ${q}real real 100 --kernels kernels_ab/$q.json --no-isolate ;;
-    q2fact|q4fact) b=${step:1:1}; m=q${b}ab; alone=q${b}.json
+    q8tune|q4q2tune) ./moeoracle compare --ops matvec_q --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
+          --kernels kernels_ab/$step.json --json "$out/$step.json" > "$out/$step.txt" 2>&1
+        grep -E "passed, .* failed|^FAIL" "$out/$step.txt"; sed -n '/^perf/,$p' "$out/$step.txt" | grep -- "-bit" | sed 's/ matvec_q  //; s/warm.*//' | cut -c1-150 ;;
+    q2fact|q4fact|q8fact) b=${step:1:1}; m=q${b}ab; alone=q${b}.json
         ./moeoracle compare --ops matvec_q --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
           --kernels kernels_ab/$m.json --json "$out/$step.json" > "$out/$step.txt" 2>&1
         grep -E "passed, .* failed|^FAIL" "$out/$step.txt"; sed -n '/^perf/,$p' "$out/$step.txt" | cut -c1-240
