@@ -229,8 +229,8 @@ for b in 2 4 8; do compile "$here/matvec_q${b}_sx.comp" "$here/matvec_q${b}_sx.s
 echo "wrote sx and sx_only .json in $here"
 
 # matvec_q4's other A/B manifests and its diagnostics (parts.py: q4parts.json with
-# matvec_q4_{memonly,alu,nox,nosb,arith,skeleton}.comp, wrong results by design; q4small.json; q4xr.json
+# matvec_q4_{memonly,alu,nox,nosb,arith,skeleton,noloop,store}.comp, wrong results by design; q4small.json; q4xr.json
 # on matvec_q4_xr.comp, x in registers and a persistent grid), all from the bundled source and entry.
 python3 "$here/parts.py" "$here" "$shaders"
-for n in xr memonly alu nox nosb arith skeleton; do compile "$here/matvec_q4_$n.comp" "$here/matvec_q4_$n.spv"; done
+for n in xr memonly alu nox nosb arith skeleton noloop store; do compile "$here/matvec_q4_$n.comp" "$here/matvec_q4_$n.spv"; done
 echo "wrote q4parts, q4small and q4xr .json in $here"

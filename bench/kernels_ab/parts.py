@@ -10,6 +10,9 @@ Diagnostics (not kernels: wrong results by design, timed all the same; docs/benc
   matvec_q4_nosb      its scale / bias loads only
   matvec_q4_arith     every load (arithmetic alone)
   matvec_q4_skeleton  every load and the arithmetic (grid, reductions, stores)
+  matvec_q4_noloop    the whole loop over the quads (the grid, the reductions of zeros, the stores)
+  matvec_q4_store     the loop and the reductions (the grid and the stores: the dispatch floor of
+                      this grid, against which the skeleton's 6.8 us at in_proj_qkv reads)
 Manifests: q4parts.json (bundled + the diagnostics), q4small.json (the bundled SPIR-V at 32- and
 64-lane workgroups), q4xr.json (bundled + matvec_q4_xr.comp, x in registers, at R / U / G points).
 
@@ -30,6 +33,8 @@ SB_MADE = """        s[u * R + r] = uintBitsToFloat(0x3C000000u | (g & 0xFFFFu))
 X_LOAD = "const vec4 lo = x[8u * j + 2u * k], hi = x[8u * j + 2u * k + 1u];"
 X_MADE = "const vec4 lo = vec4(float(j + k) * 0.001, 0.5, 0.25, 0.125), hi = vec4(0.75, float(k) * 0.01, 0.3, 0.6);"
 REDUCE = "  [[unroll]] for (uint r = 0u; r < R; ++r) {\n    const float sum = subgroupAdd(acc[r]);"
+LOOP_START = "  for (uint base = 0u; base < quads; base += U * WG) {"
+STORE = "    y[row0 + t] = sum;"
 # What each diagnostic takes out, and the buffers it must still touch (an unused binding is
 # dropped from the SPIR-V, and the manifest declares it).
 PARTS = {
@@ -45,11 +50,29 @@ PARTS = {
     "skeleton": ("no loads and one FFMA a word: the grid, the reduction and the stores alone",
                  [(W_LOAD, W_MADE), (SB_LOAD, SB_MADE), (X_LOAD, X_MADE), (INNER, ONE_FFMA)],
                  "uintBitsToFloat(wq[0].x ^ scales[0] ^ biases[0]) + x[0].x"),
+    "noloop": ("no loop over the quads (acc stays 0; the reductions, the barrier and the stores kept)",
+               [("LOOP", "")], "uintBitsToFloat(wq[0].x ^ scales[0] ^ biases[0]) + x[0].x + float(U)"),
+    "store": ("no loop and no reductions (each row's y written by one lane: the grid and the stores)",
+              [("LOOP", ""), ("REDUCE_ALL", "")], ""),
 }
+
+
+def cut(src, start, end):
+    """src without the text from start up to (not including) end."""
+    a = src.index(start)
+    return src[:a] + src[src.index(end, a):]
 
 
 def diagnostic(src, what, subs, keep):
     for old, new in subs:
+        if old == "LOOP":  # the loop over the quads, up to the reductions
+            src = cut(src, LOOP_START, REDUCE)
+            continue
+        if old == "REDUCE_ALL":  # reductions and barrier: lane t < R stores row t's y directly
+            src = cut(src, REDUCE, "  if (t < R && row0 + t < pc.rows)")
+            src = src.replace("    for (uint i = 0u; i < gl_NumSubgroups; ++i) sum += part[t * WG + i];\n", "")
+            src = src.replace(STORE, "    y[row0 + t] = uintBitsToFloat(wq[0].x ^ scales[0] ^ biases[0]) + x[0].x + float(U + gl_NumSubgroups);")
+            continue
         assert old in src, old
         src = src.replace(old, new)
     if keep:

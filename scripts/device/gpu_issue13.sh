@@ -23,8 +23,8 @@
 #   bf16seeds the bundled matvec_bf16 alone (kernels_ab/bf16.json): remainder seeds 1..1000 and
 #          real seeds 1..100
 #   q4xr   the bundled matvec_q4 and its x-in-registers persistent variants (kernels_ab/q4xr.json)
-#   q4parts  diagnostics: matvec_q4 without its code arithmetic / without its weight loads
-#          (kernels_ab/q4parts.json; wrong results by design, timed all the same)
+#   q4parts  diagnostics: matvec_q4 without its code arithmetic / its loads / ... / its loop / its
+#          reductions (kernels_ab/q4parts.json, parts.py; wrong results by design, timed all the same)
 #   q4small  the bundled matvec_q4 and its SPIR-V at 32- and 64-lane workgroups (kernels_ab/q4small.json)
 #   sxab   the bundled matvec_q{2,4,8} and their shared-x variants (kernels_ab/sx.json, sx.py) at the
 #          timing shapes, --perf, one process
