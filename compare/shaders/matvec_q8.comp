@@ -29,7 +29,8 @@
 // end are clamped (last row, last quad) and their sums skipped; rows past the end are not stored.
 // Workgroup: WG (spec id 10) = enough lanes for a row's quads in one step, at least R, at most 128.
 // The manifest's R (2, or 4 at 8192 columns and more) and U (4) are the fastest of 22 points on
-// the H100 at the four timing shapes (docs/benchmarks.md, "matvec_q8 factored").
+// the H100 at the four timing shapes (docs/benchmarks.md, "matvec_q8 factored"); R grows where a
+// device's workgroup count limit (65535 on many) cannot hold ceil(rows / R), e.g. the lm_heads.
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_EXT_control_flow_attributes : require
 layout(local_size_x = 128, local_size_x_id = 10) in;

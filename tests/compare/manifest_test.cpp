@@ -569,5 +569,49 @@ TEST(BundledRules, MatvecBf16RowsPerWorkgroupFitTheWorkgroupCountLimit) {
   for (const ExprVars* v : {&small, &large, &few}) EXPECT_GE((*v).at("WG"), (*v).at("R"));
 }
 
+// Every bundled kernel with a grid of ceil(rows / R) workgroups in x must keep the lm_heads' 248320
+// rows within a device that allows 65535 workgroups in x (many do; NVIDIA allows 2^31 - 1): a rule
+// tuned on one device that forgets it turns those cases into "no kernel accepts the case" on others.
+// Evaluated as the runner does, at the shapes' column counts and at 1 and 16 tokens.
+TEST(BundledRules, EveryRowsPerWorkgroupRuleFitsA65535WorkgroupDevice) {
+  const nlohmann::json j = nlohmann::json::parse(bundled_manifest_json());
+  int checked = 0;
+  for (const auto& k : j["kernels"]) {
+    if (!k.contains("let") || !k["let"].contains("R") || k["dispatch"][0] != "ceil_div(rows, R)") continue;
+    const std::string name = k["name"];
+    for (double cols : {2048.0, 4096.0, 8192.0})
+      for (double tokens : {1.0, 16.0}) {
+        ExprVars v{{"rows", 248320},        {"cols", cols},
+                   {"tokens", tokens},      {"group_size", 64},
+                   {"subgroup_size", 32},   {"max_workgroup_invocations", 1024},
+                   {"max_workgroup_subgroups", 32}, {"max_workgroup_count_x", 65535},
+                   {"max_workgroup_count_y", 65535}};
+        // Lets in dependency order (JSON objects come back sorted by name): evaluate what can be.
+        std::map<std::string, std::string> pending;
+        for (const auto& [let, expr] : k["let"].items()) pending[let] = expr.get<std::string>();
+        for (bool progress = true; progress && !pending.empty();) {
+          progress = false;
+          for (auto it = pending.begin(); it != pending.end();) {
+            bool known = true;
+            for (const std::string& n : expr_names(it->second)) known &= v.count(n) > 0;
+            if (!known) {
+              ++it;
+              continue;
+            }
+            v[it->first] = eval_expr(it->second, v);
+            it = pending.erase(it);
+            progress = true;
+          }
+        }
+        ASSERT_TRUE(pending.empty()) << name << ": a let reads a name this test does not give: " << pending.begin()->first;
+        const double groups = eval_expr(k["dispatch"][0].get<std::string>(), v);
+        EXPECT_LE(groups, 65535) << name << " at cols " << cols << ", tokens " << tokens << ": R = " << v["R"];
+        EXPECT_GE(v.at("WG"), v.at("R")) << name;
+      }
+    ++checked;
+  }
+  EXPECT_GE(checked, 7);  // matvec_q2/q4/q8, matvec_bf16, matmul_q2/q4/q8
+}
+
 }  // namespace
 }  // namespace moe::compare
