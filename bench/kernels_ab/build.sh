@@ -228,6 +228,11 @@ python3 "$here/sx.py" "$here" "$shaders"
 for b in 2 4 8; do compile "$here/matvec_q${b}_sx.comp" "$here/matvec_q${b}_sx.spv"; done
 echo "wrote sx and sx_only .json in $here"
 
+# One logic operation with one constant a code (lop.py): matvec_q{2,4,8}_lop.comp, and lop.json with
+# each bundled matvec_q kernel followed by its variant.
+python3 "$here/lop.py" "$here" "$shaders"
+for b in 2 4 8; do compile "$here/matvec_q${b}_lop.comp" "$here/matvec_q${b}_lop.spv"; done
+
 # matvec_q4's other A/B manifests and its diagnostics (parts.py: q4parts.json with
 # matvec_q4_{memonly,alu,nox,nosb,arith,skeleton,noloop,store}.comp, wrong results by design; q4small.json; q4xr.json
 # on matvec_q4_xr.comp, x in registers and a persistent grid), all from the bundled source and entry.

@@ -43,6 +43,9 @@
 #          (default 300; kernels_ab/q2.json)
 #   q4fact the same for matvec_q4 (factored since 2026-11-27) and its per-term variant
 #          (kernels_ab/q4ab.json; seeds of kernels_ab/q4.json)
+#   lop    the bundled matvec_q2/4/8 and their one-LOP-a-code variants (kernels_ab/lop.json, lop.py):
+#          the driver's register counts and code sizes at the timing shapes' spec points, then
+#          the timing shapes, --perf, one process
 #   q8tune, q4q2tune  the bundled matvec_q8 / matvec_q4 and q2 at other R / U / WG points
 #          (kernels_ab/q8tune.json, q4q2tune.json), timing shapes, --perf, one process
 #   q8fact the same for matvec_q8: the bundled kernel and factored variants (kernels_ab/q8ab.json;
@@ -158,6 +161,26 @@ LIST
         OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=${CHUNK:-10} FIRST_SEED=${FIRST_SEED:-1} ./gpu_seeds.sh ${q}rem remainders "${NSEEDS:-1000}" --kernels kernels_ab/$q.json --no-isolate
         [ "${REAL:-1}" = 0 ] ||
         OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=5 ./gpu_seeds.sh ${q}real real 100 --kernels kernels_ab/$q.json --no-isolate ;;
+    lop) while read -r k label spec; do
+          for v in "$k" "${k}_lop"; do
+            printf -- '-- %s %s (%s): ' "$v" "$label" "$spec"
+            ./pipeline_stats "kernels_ab/$v.spv" $(for kv in $spec; do printf -- '--spec %s ' "$kv"; done) |
+              grep -E "Register Count|Binary Size" | sed 's/ *(.*//' | tr -s ' \n' ' '; echo
+          done
+        done <<'LIST'
+matvec_q4 in_proj_qkv 0=8 1=2 10=64
+matvec_q4 o_proj 0=4 1=2 10=128
+matvec_q4 lm_head 0=8 1=1 10=64
+matvec_q8 in_proj_qkv 0=2 1=4 10=64
+matvec_q8 o_proj 0=4 1=4 10=128
+matvec_q8 A3B_lm_head 0=2 1=4 10=32
+matvec_q2 in_proj_qkv 0=8 1=2 10=32
+matvec_q2 o_proj 0=4 1=2 10=64
+matvec_q2 lm_head 0=8 1=1 10=64
+LIST
+        ./moeoracle compare --ops matvec_q --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
+          --kernels kernels_ab/lop.json --json "$out/lop.json" > "$out/lop.txt" 2>&1
+        grep -E "passed, .* failed|^FAIL" "$out/lop.txt"; sed -n '/^perf/,$p' "$out/lop.txt" | grep -- "-bit" | sed 's/ matvec_q  //; s/warm.*//' | cut -c1-150 ;;
     q8tune|q4q2tune) ./moeoracle compare --ops matvec_q --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
           --kernels kernels_ab/$step.json --json "$out/$step.json" > "$out/$step.txt" 2>&1
         grep -E "passed, .* failed|^FAIL" "$out/$step.txt"; sed -n '/^perf/,$p' "$out/$step.txt" | grep -- "-bit" | sed 's/ matvec_q  //; s/warm.*//' | cut -c1-150 ;;
