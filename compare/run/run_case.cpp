@@ -16,6 +16,7 @@
 
 #include "compare/run/driver.h"
 #include "compare/run/layout.h"
+#include "compare/run/trace.h"
 #include "compare/vk/runner.h"
 #include "core/check.h"
 
@@ -562,6 +563,8 @@ CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, 
                          uint64_t timeout_ms, std::map<std::string, std::vector<uint32_t>>* downloads,
                          bool perf) {
   CaseResult r;
+  PhaseClock clock(c.op + " [" + c.shape + "] seed " + std::to_string(c.seed) + " " + plan.label + " sg " +
+                   std::to_string(subgroup));
   r.op = c.op, r.kernel = plan.label, r.manifest = m.path, r.params = c.params, r.shape = c.shape, r.seed = c.seed;
   r.subgroup = subgroup, r.flops = c.flops;
   const size_t nsteps = std::max<size_t>(1, c.steps.size());
@@ -576,6 +579,7 @@ CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, 
   const Picked pk = pick_kernels(plan, step_vars, subgroup, where);
   if (!pk.skip.empty()) {
     r.skipped = true, r.skip_reason = pk.skip;
+    clock.quiet();
     return r;
   }
   if (pk.kernels.size() > 1) {
@@ -593,6 +597,7 @@ CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, 
     r.error = e.what();
     return r;
   }
+  clock.lap("layout");
   if (!skip.empty()) {
     r.skipped = true, r.skip_reason = skip;
     return r;
@@ -608,8 +613,10 @@ CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, 
     r.bytes += upload_step(cb, c, s, expect);
     seq = step_sequence(cb, pk, s, subgroup);
     if (scrub) seq.insert(seq.begin(), scrub_dispatch(ctx.info(), sink));
+    clock.lap("upload");
     try {
       const vk::RunResult rr = ctx.run(seq, timeout_ms);
+      clock.lap("run");
       for (size_t d = scrub ? 1 : 0; d < rr.gpu_ms.size(); ++d) r.gpu_ms += rr.gpu_ms[d];
       if (rr.gpu_ms.empty()) r.gpu_ms = -1;
       if (!rr.access_violations.empty()) {
@@ -624,6 +631,7 @@ CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, 
     r.error = check_after_step(cb, expect, at);
     if (!r.error.empty()) return r;
     decide_step(r, cb, c, s);
+    clock.lap("decide");
   }
   if (downloads) {
     std::map<size_t, std::vector<uint32_t>> images;

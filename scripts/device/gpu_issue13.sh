@@ -46,6 +46,8 @@
 #   lop    the bundled matvec_q2/4/8 and their one-LOP-a-code variants (kernels_ab/lop.json, lop.py):
 #          the driver's register counts and code sizes at the timing shapes' spec points, then
 #          the timing shapes, --perf, one process
+#   seedtrace  where a seed record's time goes on this machine: the bundled matvec_q8's remainder
+#          seeds with MOE_TRACE_TIMES=1, one process alone (3 seeds), then 16 at once (3 seeds each)
 #   q8tune, q4q2tune  the bundled matvec_q8 / matvec_q4 and q2 at other R / U / WG points
 #          (kernels_ab/q8tune.json, q4q2tune.json), timing shapes, --perf, one process
 #   q8fact the same for matvec_q8: the bundled kernel and factored variants (kernels_ab/q8ab.json;
@@ -181,6 +183,26 @@ LIST
         ./moeoracle compare --ops matvec_q --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
           --kernels kernels_ab/lop.json --json "$out/lop.json" > "$out/lop.txt" 2>&1
         grep -E "passed, .* failed|^FAIL" "$out/lop.txt"; sed -n '/^perf/,$p' "$out/lop.txt" | grep -- "-bit" | sed 's/ matvec_q  //; s/warm.*//' | cut -c1-150 ;;
+    seedtrace) MOE_TRACE_TIMES=1 ./moeoracle compare --ops matvec_q --shapes remainders --seeds 3 --no-isolate \
+          --kernels kernels_ab/q8.json > "$out/trace_alone.txt" 2>&1
+        grep -E "passed, .* failed" "$out/trace_alone.txt"; grep "^trace" "$out/trace_alone.txt" | head -40
+        for w in $(seq 1 16); do
+          MOE_TRACE_TIMES=1 ./moeoracle compare --ops matvec_q --shapes remainders --seed $((100 * w)) --seeds 3 \
+            --no-isolate --kernels kernels_ab/q8.json > "$out/trace_16_$w.txt" 2>&1 &
+        done
+        wait
+        grep -h "^trace" "$out"/trace_16_*.txt | python3 -c '
+import re, sys
+tot = {}
+for l in sys.stdin:
+    m = re.search(r": ([0-9.]+) ms \((.*)\)$", l)
+    if not m: continue
+    kind = "build" if "building" in l else "case"
+    tot.setdefault(kind, []).append(float(m.group(1)))
+    for part in filter(None, m.group(2).split(", ")):
+        n, v = part.rsplit(" ", 1)
+        tot.setdefault(n, []).append(float(v))
+for k, v in tot.items(): print(f"16 processes: {k}: {len(v)} x, sum {sum(v):.0f} ms, mean {sum(v)/len(v):.1f} ms")' ;;
     q8tune|q4q2tune) ./moeoracle compare --ops matvec_q --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
           --kernels kernels_ab/$step.json --json "$out/$step.json" > "$out/$step.txt" 2>&1
         grep -E "passed, .* failed|^FAIL" "$out/$step.txt"; sed -n '/^perf/,$p' "$out/$step.txt" | grep -- "-bit" | sed 's/ matvec_q  //; s/warm.*//' | cut -c1-150 ;;
