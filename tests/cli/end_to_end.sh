@@ -147,6 +147,11 @@ expect_text perf_shapes_none "0 passed, 0 failed"
 check perf_label 0 "$bin" compare --ops matvec_q --shapes 'A17B o_proj 4096x8192 4-bit' --seeds 1 --no-isolate
 expect_text perf_label "[A17B o_proj 4096x8192 4-bit]  seed=1"
 expect_text perf_label "1 passed, 0 failed"
+# MOE_TRACE_TIMES=1: the seed's case building and each case's phases on stderr.
+check trace_times 0 env MOE_TRACE_TIMES=1 "$bin" compare --ops rmsnorm --shapes remainders --seeds 1 --no-isolate
+expect_text trace_times "trace: rmsnorm seed 1: building its cases: "
+expect_text trace_times "(layout "
+expect_text trace_times ", run "
 check bad_shapes 2 "$bin" compare --ops rmsnorm --shapes huge
 expect_text bad_shapes "is neither a set (remainders, real, all, perf) nor the label"
 
