@@ -233,6 +233,12 @@ echo "wrote sx and sx_only .json in $here"
 python3 "$here/lop.py" "$here" "$shaders"
 for b in 2 4 8; do compile "$here/matvec_q${b}_lop.comp" "$here/matvec_q${b}_lop.spv"; done
 
+# The gate/up kernels with codes made floats by the exponent-or trick (magic.py): permute_gate_up_magic
+# and expert_gate_up_magic .comp, and magic.json (with the bundled stages and a magic chain).
+python3 "$here/magic.py" "$here" "$shaders"
+for k in permute_gate_up expert_gate_up; do compile "$here/${k}_magic.comp" "$here/${k}_magic.spv"; done
+compile "$shaders/expert_gate_up.comp" "$here/expert_gate_up.spv"
+
 # matvec_q4's other A/B manifests and its diagnostics (parts.py: q4parts.json with
 # matvec_q4_{memonly,alu,nox,nosb,arith,skeleton,noloop,store}.comp, wrong results by design; q4small.json; q4xr.json
 # on matvec_q4_xr.comp, x in registers and a persistent grid), all from the bundled source and entry.

@@ -46,6 +46,9 @@
 #   lop    the bundled matvec_q2/4/8 and their one-LOP-a-code variants (kernels_ab/lop.json, lop.py):
 #          the driver's register counts and code sizes at the timing shapes' spec points, then
 #          the timing shapes, --perf, one process
+#   magic  permute_gate_up and expert_gate_up, bundled and with the exponent-or trick instead of
+#          float(int) (kernels_ab/magic.json, magic.py), and the permute chain with each: real
+#          shapes, one seed, --perf, one process
 #   seedtrace  where a seed record's time goes on this machine: the bundled matvec_q8's remainder
 #          seeds with MOE_TRACE_TIMES=1, one process alone (3 seeds), then 16 at once (3 seeds each)
 #   q8tune, q4q2tune  the bundled matvec_q8 / matvec_q4 and q2 at other R / U / WG points
@@ -212,6 +215,9 @@ for k, v in tot.items(): print(f"16 processes: {k}: {len(v)} x, sum {sum(v):.0f}
         grep -E "passed, .* failed|^FAIL" "$out/$step.txt"; sed -n '/^perf/,$p' "$out/$step.txt" | cut -c1-240
         OUT=$out DEADLINE=${DEADLINE:-150} CHUNK=${CHUNK:-25} WORKERS=${WORKERS:-8} ./gpu_seeds.sh ${step}rem remainders \
           "${NSEEDS:-300}" --kernels kernels_ab/$alone --ops matvec_q --no-isolate ;;
+    magic) ./moeoracle compare --ops moe_permute_fuse,permute_gate_up,expert_gate_up --shapes real --seeds 1 --perf \
+          --no-isolate --kernels kernels_ab/magic.json --json "$out/magic.json" > "$out/magic.txt" 2>&1
+        grep -E "passed, .* failed|^FAIL" "$out/magic.txt"; sed -n '/^perf/,$p' "$out/magic.txt" | cut -c1-220 ;;
     permab|permtune) m=permute_ab; ops=moe_permute_fuse,permute_gate_up,permute_down_scatter
         [ "$step" = permtune ] && m=permute_tune ops=permute_gate_up,permute_down_scatter
         ./moeoracle compare --ops "$ops" --shapes real --seeds 1 --perf --no-isolate --kernels "kernels_ab/$m.json" \
