@@ -78,6 +78,25 @@ matvec_ab() {
   grep -E "passed, .* failed|^FAIL|^device copy" "$out/$1.txt" | head -3
   grep -E "^  matvec_q" "$out/$1.txt" | grep -e "$3" | sed -E 's/GB.s \(/(/g; s/ +warm ([0-9.]+) ms.*/ warm \1/' | cut -c1-190
 }
+# The bundled matvec kernels' spec constants at the timing shapes (subgroup 32, as their manifests
+# give them): KERNEL LABEL ID=VALUE... (stats, ir, lop).
+spec_points() {
+  cat <<'LIST'
+matvec_q4 in_proj_qkv 0=8 1=2 10=64
+matvec_q4 o_proj 0=4 1=2 10=128
+matvec_q4 lm_head 0=8 1=1 10=64
+matvec_q4 R8_U1_WG128 0=8 1=1 10=128
+matvec_q4 R4_U1_WG128 0=4 1=1 10=128
+matvec_q8 in_proj_qkv 0=2 1=4 10=64
+matvec_q8 o_proj 0=4 1=4 10=128
+matvec_q8 A3B_lm_head 0=2 1=4 10=32
+matvec_q8 A17B_lm_head 0=2 1=4 10=64
+matvec_q2 in_proj_qkv 0=8 1=2 10=32
+matvec_q2 o_proj 0=4 1=2 10=64
+matvec_q2 lm_head 0=8 1=1 10=64
+matvec_bf16 every 0=2 1=1 10=128
+LIST
+}
 for step in "$@"; do
   t0=$(date +%s)
   echo "== $step ($(date -u +%H:%M:%S); $(clocks))"
@@ -108,25 +127,12 @@ for step in "$@"; do
     q4parts) matvec_ab q4parts q4parts.json "4-bit" ;;
     q4small) matvec_ab q4small q4small.json "4-bit" ;;
     sxab) matvec_ab sxab sx.json "" ;;
-    stats|ir) while read -r spv label spec; do
+    stats|ir) spec_points | while read -r spv label spec; do
           echo "-- $spv $label: $spec"
           ir=()
           [ "$step" = ir ] && { mkdir -p "$out/ir/${spv}_$label"; ir=(--ir "$out/ir/${spv}_$label"); }
           ./pipeline_stats "kernels_ab/$spv.spv" $(for kv in $spec; do printf -- '--spec %s ' "$kv"; done) "${ir[@]}" | grep -v "^device"
-        done <<'LIST'
-matvec_q4 in_proj_qkv 0=8 1=2 10=64
-matvec_q4 o_proj 0=4 1=2 10=128
-matvec_q4 lm_head 0=8 1=1 10=64
-matvec_q4 R8_U1_WG128 0=8 1=1 10=128
-matvec_q4 R4_U1_WG128 0=4 1=1 10=128
-matvec_q8 in_proj_qkv 0=8 1=2 10=128
-matvec_q8 o_proj 0=4 1=2 10=128
-matvec_q8 lm_head 0=8 1=1 10=128
-matvec_q2 in_proj_qkv 0=8 1=2 10=32
-matvec_q2 o_proj 0=4 1=2 10=64
-matvec_q2 lm_head 0=8 1=1 10=64
-matvec_bf16 every 0=2 1=1 10=128
-LIST
+        done
         ;;
     flushab) for f in fill read; do
           MOE_PERF_FLUSH=$f ./moeoracle compare --ops matvec_q,matvec_bf16,matmul_q --shapes perf --seeds 1 --perf \
@@ -166,23 +172,13 @@ LIST
         OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=${CHUNK:-10} FIRST_SEED=${FIRST_SEED:-1} ./gpu_seeds.sh ${q}rem remainders "${NSEEDS:-1000}" --kernels kernels_ab/$q.json --no-isolate
         [ "${REAL:-1}" = 0 ] ||
         OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=5 ./gpu_seeds.sh ${q}real real 100 --kernels kernels_ab/$q.json --no-isolate ;;
-    lop) while read -r k label spec; do
+    lop) spec_points | grep -E '^matvec_q[248] ' | while read -r k label spec; do
           for v in "$k" "${k}_lop"; do
             printf -- '-- %s %s (%s): ' "$v" "$label" "$spec"
             ./pipeline_stats "kernels_ab/$v.spv" $(for kv in $spec; do printf -- '--spec %s ' "$kv"; done) |
               grep -E "Register Count|Binary Size" | sed 's/ *(.*//' | tr -s ' \n' ' '; echo
           done
-        done <<'LIST'
-matvec_q4 in_proj_qkv 0=8 1=2 10=64
-matvec_q4 o_proj 0=4 1=2 10=128
-matvec_q4 lm_head 0=8 1=1 10=64
-matvec_q8 in_proj_qkv 0=2 1=4 10=64
-matvec_q8 o_proj 0=4 1=4 10=128
-matvec_q8 A3B_lm_head 0=2 1=4 10=32
-matvec_q2 in_proj_qkv 0=8 1=2 10=32
-matvec_q2 o_proj 0=4 1=2 10=64
-matvec_q2 lm_head 0=8 1=1 10=64
-LIST
+        done
         ./moeoracle compare --ops matvec_q --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
           --kernels kernels_ab/lop.json --json "$out/lop.json" > "$out/lop.txt" 2>&1
         grep -E "passed, .* failed|^FAIL" "$out/lop.txt"; sed -n '/^perf/,$p' "$out/lop.txt" | grep -- "-bit" | sed 's/ matvec_q  //; s/warm.*//' | cut -c1-150 ;;
