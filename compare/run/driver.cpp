@@ -183,13 +183,15 @@ void run_op_cases(vk::Context& ctx, const Manifest& m, const std::string& op, co
     if (by_seed && s % shard.count != shard.index) continue;
     // Cases are built once per seed (the f64 truth of big cases is the costly part) and run on
     // every plan, unless every unit of this seed was already run (a resumed worker).
-    std::optional<PhaseClock> build(std::in_place, op + " seed " + std::to_string(opt.seed + uint64_t(s)) + ": building its cases");
-    std::vector<OpCase> cases = make_cases(op, named_shape ? "all" : opt.shapes, opt.seed + uint64_t(s));
-    // A label of a timing shape (`--shapes perf`, as a failure's reproduce line names it): those
-    // cases are built only when no remainder or real case has the label (they are large).
-    if (named_shape && std::none_of(cases.begin(), cases.end(), [&](const OpCase& c) { return c.shape == opt.shapes; }))
-      cases = make_cases(op, "perf", opt.seed + uint64_t(s), opt.shapes);
-    build.reset();  // prints the building's time (MOE_TRACE_TIMES)
+    std::vector<OpCase> cases;
+    {
+      PhaseClock build([&] { return op + " seed " + std::to_string(opt.seed + uint64_t(s)) + ": building its cases"; });
+      cases = make_cases(op, named_shape ? "all" : opt.shapes, opt.seed + uint64_t(s));
+      // A label of a timing shape (`--shapes perf`, as a failure's reproduce line names it): those
+      // cases are built only when no remainder or real case has the label (they are large).
+      if (named_shape && std::none_of(cases.begin(), cases.end(), [&](const OpCase& c) { return c.shape == opt.shapes; }))
+        cases = make_cases(op, "perf", opt.seed + uint64_t(s), opt.shapes);
+    }  // the clock prints the building's time here (MOE_TRACE_TIMES)
     for (size_t pos = 0; pos < cases.size(); ++pos) {
       const OpCase& c = cases[pos];
       if (named_shape && c.shape != opt.shapes) continue;

@@ -18,6 +18,7 @@
 #include <limits>
 #include <optional>
 #include <set>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -167,6 +168,9 @@ Worker spawn(const CompareOptions& opt, const CompareRun& run, size_t work, int6
   // worker after the first N (isolation_test: a device that disappears during a run).
   std::vector<char*> env;
   for (char** e = environ; *e; ++e) env.push_back(*e);
+  const int threads = worker_omp_threads(opt.jobs, std::thread::hardware_concurrency(), std::getenv("OMP_NUM_THREADS"));
+  std::string omp = "OMP_NUM_THREADS=" + std::to_string(threads);
+  if (threads > 0) env.push_back(omp.data());
   static char no_device[] = "MOE_FAULT_NO_DEVICE=1";
   if (const char* n = std::getenv("MOE_FAULT_DEVICE_GONE_AFTER"); n && spawned >= std::atoi(n)) env.push_back(no_device);
   env.push_back(nullptr);
@@ -293,6 +297,11 @@ std::chrono::milliseconds hang_limit(const CompareOptions& opt, int steps) {
 }
 
 }  // namespace
+
+int worker_omp_threads(int jobs, unsigned cores, const char* user) {
+  if (jobs <= 1 || (user && *user)) return 0;
+  return std::max(1, int(cores) / jobs);
+}
 
 std::vector<CaseResult> compare_isolated(const CompareOptions& opt) {
   MOE_CHECK(!opt.worker_exe.empty(), "compare: isolated workers need the moeoracle executable (worker_exe)");

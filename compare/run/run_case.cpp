@@ -563,8 +563,9 @@ CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, 
                          uint64_t timeout_ms, std::map<std::string, std::vector<uint32_t>>* downloads,
                          bool perf) {
   CaseResult r;
-  PhaseClock clock(c.op + " [" + c.shape + "] seed " + std::to_string(c.seed) + " " + plan.label + " sg " +
-                   std::to_string(subgroup));
+  PhaseClock clock([&] {
+    return c.op + " [" + c.shape + "] seed " + std::to_string(c.seed) + " " + plan.label + " sg " + std::to_string(subgroup);
+  });
   r.op = c.op, r.kernel = plan.label, r.manifest = m.path, r.params = c.params, r.shape = c.shape, r.seed = c.seed;
   r.subgroup = subgroup, r.flops = c.flops;
   const size_t nsteps = std::max<size_t>(1, c.steps.size());

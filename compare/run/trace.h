@@ -21,19 +21,25 @@ inline bool trace_times() {
 }
 
 // Laps of one piece of work; prints "trace: WHAT: total ms (name ms, ...)" when destroyed, if on.
+// `what` is a callable returning the label: it runs only when tracing is on, so the per-case path
+// builds no string for nothing.
 class PhaseClock {
  public:
-  explicit PhaseClock(std::string what) : what_(std::move(what)), t0_(now()), last_(t0_) {}
+  template <class Label>
+  explicit PhaseClock(Label&& what) : on_(trace_times()), t0_(now()), last_(t0_) {
+    if (on_) what_ = std::forward<Label>(what)();
+  }
   PhaseClock(const PhaseClock&) = delete;
   PhaseClock& operator=(const PhaseClock&) = delete;
   void lap(const char* name) {
+    if (!on_) return;
     const auto t = now();
     laps_.emplace_back(name, ms(last_, t));
     last_ = t;
   }
   void quiet() { quiet_ = true; }  // nothing to say (a skipped case)
   ~PhaseClock() {
-    if (!trace_times() || quiet_) return;
+    if (!on_ || quiet_) return;
     std::string text;
     for (const auto& [name, v] : laps_) text += (text.empty() ? "" : ", ") + std::string(name) + " " + fmt(v);
     std::fprintf(stderr, "trace: %s: %s ms (%s)\n", what_.c_str(), fmt(ms(t0_, now())).c_str(), text.c_str());
@@ -48,6 +54,7 @@ class PhaseClock {
     std::snprintf(b, sizeof b, "%.2f", v);
     return b;
   }
+  bool on_;
   std::string what_;
   Clock::time_point t0_, last_;
   std::vector<std::pair<const char*, double>> laps_;
