@@ -228,16 +228,23 @@ python3 "$here/sx.py" "$here" "$shaders"
 for b in 2 4 8; do compile "$here/matvec_q${b}_sx.comp" "$here/matvec_q${b}_sx.spv"; done
 echo "wrote sx and sx_only .json in $here"
 
-# One logic operation with one constant a code (lop.py): matvec_q{2,4,8}_lop.comp, and lop.json with
-# each bundled matvec_q kernel followed by its variant.
+# One logic operation with one constant a code (lop.py): matvec_q8_lop.comp, and lop.json with the
+# bundled matvec_q8 followed by its variant (matvec_q2 and matvec_q4 are bundled in that form).
 python3 "$here/lop.py" "$here" "$shaders"
-for b in 2 4 8; do compile "$here/matvec_q${b}_lop.comp" "$here/matvec_q${b}_lop.spv"; done
+compile "$here/matvec_q8_lop.comp" "$here/matvec_q8_lop.spv"
 
-# The gate/up kernels with codes made floats by the exponent-or trick (magic.py): permute_gate_up_magic
-# and expert_gate_up_magic .comp, and magic.json (with the bundled stages and a magic chain).
-python3 "$here/magic.py" "$here" "$shaders"
-for k in permute_gate_up expert_gate_up; do compile "$here/${k}_magic.comp" "$here/${k}_magic.spv"; done
+# expert_gate_up (issue 13): expert.json, the bundled kernel alone (its seed records);
+# expert_glsl.json from its GLSL (for mutate).
 compile "$shaders/expert_gate_up.comp" "$here/expert_gate_up.spv"
+python3 - "$shaders/expert_gate_up.json" "$here" <<'EOF4'
+import json, sys
+bundled, here = json.load(open(sys.argv[1])), sys.argv[2]
+g = {k: v for k, v in bundled.items() if k != "spirv"}
+g["glsl"] = "../../compare/shaders/expert_gate_up.comp"
+for name, title, k in (("expert.json", "the bundled expert_gate_up alone", bundled),
+                       ("expert_glsl.json", "the bundled expert_gate_up from its GLSL (for mutate)", g)):
+    open(f"{here}/{name}", "w").write(json.dumps({"name": title, "version": 1, "kernels": [k]}, indent=1) + "\n")
+EOF4
 
 # matvec_q4's other A/B manifests and its diagnostics (parts.py: q4parts.json with
 # matvec_q4_{memonly,alu,nox,nosb,arith,skeleton,noloop,store}.comp, wrong results by design; q4small.json; q4xr.json

@@ -23,9 +23,16 @@
 // word by word) serves R rows. Per row a subgroupAdd, then the subgroups' partials summed in
 // shared memory: any subgroup size. G = 32 (allowed by the word-per-lane kernel) is not: a quad
 // would need two scales, and cols = 32 (mod 64) rows are not whole uvec4s.
-// No int->float conversion (quarter rate on NVIDIA): code p of a 16-bit half h, masked in place
-// and or-ed with the exponent of 2^(23-2p), is the float 2^(23-2p) + q exactly; minus 2^(23-2p)
-// it is float(q) exactly. Loads past the end are clamped (last row, last quad) and their sums
+// No int->float conversion (quarter rate on NVIDIA) and one logic operation a code: each
+// 16-bit half h is or-ed once with the exponent of 2^23 (t = h | EXP23); code p is then
+// t & (EXP23 | mask << 2p), the float 2^23 + q 2^(2p) exactly, and minus 2^23 q 2^(2p) exactly.
+// x is scaled by 2^-2p once per quad for all R rows, so each product is q x exactly and every
+// sum rounds as with float(q) x. As MLX's own qmv does (it divides x by 16, 256, ... per
+// position). Why: the former form, (h & mask << 2p) | exponent_p, needs two constants and
+// a Hopper LOP3 takes one; on the H200 (2026-11-27) this one is 0.99-1.04x at 4 bits and
+// 1.00-1.20x at 2 bits (docs/benchmarks.md). Domain: |x| >= 2^-112 or 0; below that
+// x 2^-2p is subnormal and a driver that flushes it loses the term (activations never are).
+// Loads past the end are clamped (last row, last quad) and their sums
 // skipped; rows past the end are not stored.
 // Workgroup: WG (spec id 10) = enough lanes for a row's quads in one step, at least R, at most 128.
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -43,12 +50,12 @@ layout(std430, set = 0, binding = 4) writeonly buffer Y { float y[]; };
 layout(push_constant) uniform Push { uint rows; uint cols; uint quads_per_group; } pc;
 shared float part[R * WG];  // [row][subgroup]
 
+const uint EXP23 = 150u << 23;  // the exponent field of 2^23
+// Code p (0..7) of a half t = h | EXP23, in place: q 2^(2p) exactly (< 2^16).
+float field(uint t, uint p) { return uintBitsToFloat(t & (EXP23 | (3u << (2u * p)))) - 8388608.0; }
+const vec4 SC0 = vec4(1.0, 0.25, 0.0625, 0.015625);  // 4^-p, p = 0..3
+const vec4 SC1 = vec4(0.00390625, 0.0009765625, 0.000244140625, 0.00006103515625);  // p = 4..7
 float bf16_at(uint word, uint i) { return uintBitsToFloat((i & 1u) == 0u ? word << 16 : word & 0xFFFF0000u); }
-// Code p (0..7) of the low 16 bits of h as an exact float.
-float code(uint h, uint p) {
-  const uint e = (150u - 2u * p) << 23;  // 2^(23-2p): code p's lowest bit weighs 1
-  return uintBitsToFloat((h & (3u << (2u * p))) | e) - uintBitsToFloat(e);
-}
 
 void main() {
   const uint quads = pc.cols / 64u, groups = quads / pc.quads_per_group, t = gl_LocalInvocationID.x;
@@ -78,10 +85,11 @@ void main() {
         vec4 xv[4];  // x of word k: codes 16k .. 16k+15 of quad j
         [[unroll]] for (uint v = 0u; v < 4u; ++v) xv[v] = x[16u * j + 4u * k + v];
         sx4 += (xv[0] + xv[1]) + (xv[2] + xv[3]);
+        const vec4 xs[4] = vec4[4](xv[0] * SC0, xv[1] * SC1, xv[2] * SC0, xv[3] * SC1);
         [[unroll]] for (uint r = 0u; r < R; ++r) {
-          const uint wd = w[u * R + r][k], wh = wd >> 16;
-          [[unroll]] for (uint p = 0u; p < 8u; ++p) sq[r] = fma(code(wd, p), xv[p / 4u][p % 4u], sq[r]);
-          [[unroll]] for (uint p = 0u; p < 8u; ++p) sq[r] = fma(code(wh, p), xv[2u + p / 4u][p % 4u], sq[r]);
+          const uint wd = w[u * R + r][k], tl = (wd & 0xFFFFu) | EXP23, th = (wd >> 16) | EXP23;
+          [[unroll]] for (uint p = 0u; p < 8u; ++p) sq[r] = fma(field(tl, p), xs[p / 4u][p % 4u], sq[r]);
+          [[unroll]] for (uint p = 0u; p < 8u; ++p) sq[r] = fma(field(th, p), xs[2u + p / 4u][p % 4u], sq[r]);
         }
       }
       const float sx = (sx4.x + sx4.y) + (sx4.z + sx4.w);

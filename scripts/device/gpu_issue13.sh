@@ -43,12 +43,9 @@
 #          (default 300; kernels_ab/q2.json)
 #   q4fact the same for matvec_q4 (factored since 2026-11-27) and its per-term variant
 #          (kernels_ab/q4ab.json; seeds of kernels_ab/q4.json)
-#   lop    the bundled matvec_q2/4/8 and their one-LOP-a-code variants (kernels_ab/lop.json, lop.py):
-#          the driver's register counts and code sizes at the timing shapes' spec points, then
-#          the timing shapes, --perf, one process
-#   magic  permute_gate_up and expert_gate_up, bundled and with the exponent-or trick instead of
-#          float(int) (kernels_ab/magic.json, magic.py), and the permute chain with each: real
-#          shapes, one seed, --perf, one process
+#   lop    the bundled matvec_q8 and its one-LOP-a-code variant (kernels_ab/lop.json, lop.py; matvec_q2
+#          and q4 are bundled in that form): the driver's register counts and code sizes at the
+#          timing shapes' spec points, then the timing shapes, --perf, one process
 #   seedtrace  where a seed record's time goes on this machine: the bundled matvec_q8's remainder
 #          seeds with MOE_TRACE_TIMES=1, one process alone (3 seeds), then 16 at once (3 seeds each)
 #   q8tune, q4q2tune  the bundled matvec_q8 / matvec_q4 and q2 at other R / U / WG points
@@ -172,7 +169,7 @@ for step in "$@"; do
         OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=${CHUNK:-10} FIRST_SEED=${FIRST_SEED:-1} ./gpu_seeds.sh ${q}rem remainders "${NSEEDS:-1000}" --kernels kernels_ab/$q.json --no-isolate
         [ "${REAL:-1}" = 0 ] ||
         OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=5 ./gpu_seeds.sh ${q}real real 100 --kernels kernels_ab/$q.json --no-isolate ;;
-    lop) spec_points | grep -E '^matvec_q[248] ' | while read -r k label spec; do
+    lop) spec_points | grep -E '^matvec_q8 ' | while read -r k label spec; do
           for v in "$k" "${k}_lop"; do
             printf -- '-- %s %s (%s): ' "$v" "$label" "$spec"
             ./pipeline_stats "kernels_ab/$v.spv" $(for kv in $spec; do printf -- '--spec %s ' "$kv"; done) |
@@ -211,9 +208,6 @@ for k, v in tot.items(): print(f"16 processes: {k}: {len(v)} x, sum {sum(v):.0f}
         grep -E "passed, .* failed|^FAIL" "$out/$step.txt"; sed -n '/^perf/,$p' "$out/$step.txt" | cut -c1-240
         OUT=$out DEADLINE=${DEADLINE:-150} CHUNK=${CHUNK:-25} WORKERS=${WORKERS:-8} ./gpu_seeds.sh ${step}rem remainders \
           "${NSEEDS:-300}" --kernels kernels_ab/$alone --ops matvec_q --no-isolate ;;
-    magic) ./moeoracle compare --ops moe_permute_fuse,permute_gate_up,expert_gate_up --shapes real --seeds 1 --perf \
-          --no-isolate --kernels kernels_ab/magic.json --json "$out/magic.json" > "$out/magic.txt" 2>&1
-        grep -E "passed, .* failed|^FAIL" "$out/magic.txt"; sed -n '/^perf/,$p' "$out/magic.txt" | cut -c1-220 ;;
     permab|permtune) m=permute_ab; ops=moe_permute_fuse,permute_gate_up,permute_down_scatter
         [ "$step" = permtune ] && m=permute_tune ops=permute_gate_up,permute_down_scatter
         ./moeoracle compare --ops "$ops" --shapes real --seeds 1 --perf --no-isolate --kernels "kernels_ab/$m.json" \
