@@ -54,7 +54,14 @@ Batch make_batch(int64_t T, int64_t K, int64_t E, int64_t P, int64_t d, int64_t 
   bp.tokens = T, bp.k = K, bp.experts = E;
   expert_buckets_ref<double>(bp, idx, w, B.b);
   B.experts.resize(size_t(E));
-  for (int32_t e : B.b.expert_ids) B.store.push_back(random_expert(rng.fork(100 + uint64_t(e)), d, I, bits));
+  // random_expert's streams, with the down projection's columns (inter) rounded up to the group:
+  // the same weights for the chain's cases (inter % 64 == 0); permute_gate_up's odd-inter cases
+  // never read down.
+  for (int32_t e : B.b.expert_ids) {
+    const Rng er = rng.fork(100 + uint64_t(e));
+    B.store.push_back({random_quant(er.fork(1), I, d, bits), random_quant(er.fork(2), I, d, bits),
+                       random_quant(er.fork(3), d, (I + 63) / 64 * 64, bits)});
+  }
   for (size_t j = 0; j < B.store.size(); ++j) B.experts[size_t(B.b.expert_ids[j])] = B.store[j].view();
   B.x = rng.fork(2).activations(T * d);
   for (float& v : B.x) v *= x_scale;
@@ -270,6 +277,10 @@ std::vector<OpCase> cases_of(Which which, bool rem, bool real, uint64_t seed) {
     // K 64, the manifest's limit (k <= 64): a token has 64 rows, every slot of down_scatter's
     // shared row list (MAX_K) is used; a list one short drops a row's contribution.
     add("edge K 64 (the limit)", 2, 64, 64, 64, 64, 64, 4, seed + 13);
+    // inter 67: not a multiple of any workgroup's rows (128 / subgroup size), so the last
+    // workgroup's rows past inter must be skipped; the chain's down projection needs inter % 64
+    // == 0, so this one is permute_gate_up's alone (a mutant `i > inter` survived without it).
+    if (which == Which::GateUp) add("remainder rows", 3, 3, 8, 8, 128, 67, 4, seed + 14);
   }
   if (real) {
     // spec/ops.md §12.2: A3B 256 experts top-8, d 2048 I 512; A17B 512 experts top-10, d 4096
