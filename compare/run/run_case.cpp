@@ -411,7 +411,8 @@ std::vector<vk::Dispatch> step_sequence(CaseBuffers& cb, const Picked& pk, size_
 
 // Bytes a cache flush fills (vk::Repeat): on a GPU 256 MiB, five times the 50 MB L2 of an H100 or
 // H200 and more than any GPU's last-level cache we know of; on a CPU driver twice the host's
-// largest cache (sysfs), 64 MiB where it cannot be read. MOE_PERF_FLUSH_MB overrides it (0: none,
+// largest cache (sysfs), 64 MiB where it cannot be read (the flush reader reads at most a storage
+// buffer's range of it: vk::Context::run). MOE_PERF_FLUSH_MB overrides it (0: none,
 // the "cold" runs then differ from the warm ones only by their place in the batch).
 uint64_t flush_bytes(const vk::DeviceInfo& info) {
   if (const char* e = std::getenv("MOE_PERF_FLUSH_MB")) return uint64_t(std::strtoull(e, nullptr, 10)) << 20;
