@@ -54,14 +54,10 @@ Batch make_batch(int64_t T, int64_t K, int64_t E, int64_t P, int64_t d, int64_t 
   bp.tokens = T, bp.k = K, bp.experts = E;
   expert_buckets_ref<double>(bp, idx, w, B.b);
   B.experts.resize(size_t(E));
-  // random_expert's streams, with the down projection's columns (inter) rounded up to the group:
-  // the same weights for the chain's cases (inter % 64 == 0); permute_gate_up's odd-inter cases
-  // never read down.
-  for (int32_t e : B.b.expert_ids) {
-    const Rng er = rng.fork(100 + uint64_t(e));
-    B.store.push_back({random_quant(er.fork(1), I, d, bits), random_quant(er.fork(2), I, d, bits),
-                       random_quant(er.fork(3), d, (I + 63) / 64 * 64, bits)});
-  }
+  // Down's columns: inter rounded up to the group (the same weights for the chain's cases, inter %
+  // 64 == 0; permute_gate_up's odd-inter case never reads down).
+  for (int32_t e : B.b.expert_ids)
+    B.store.push_back(random_expert(rng.fork(100 + uint64_t(e)), d, I, bits, (I + 63) / 64 * 64));
   for (size_t j = 0; j < B.store.size(); ++j) B.experts[size_t(B.b.expert_ids[j])] = B.store[j].view();
   B.x = rng.fork(2).activations(T * d);
   for (float& v : B.x) v *= x_scale;

@@ -117,10 +117,12 @@ struct ExpertStorage {
   ExpertWeights view() const { return {gate.view(), up.view(), down.view()}; }
 };
 
-// A random expert with MLX-quantized Gaussian statistics (core/test_data.h).
-inline ExpertStorage random_expert(const Rng& rng, int64_t hidden, int64_t inter, int bits) {
+// A random expert with MLX-quantized Gaussian statistics (core/test_data.h). `down_cols` (default
+// inter) widens down's columns for cases whose inter is not a multiple of the group and which never
+// read down (compare's permute_gate_up alone); gate and up are the same either way.
+inline ExpertStorage random_expert(const Rng& rng, int64_t hidden, int64_t inter, int bits, int64_t down_cols = 0) {
   return {random_quant(rng.fork(1), inter, hidden, bits), random_quant(rng.fork(2), inter, hidden, bits),
-          random_quant(rng.fork(3), hidden, inter, bits)};
+          random_quant(rng.fork(3), hidden, down_cols ? down_cols : inter, bits)};
 }
 
 }  // namespace moe
