@@ -5,7 +5,7 @@ matvec_q8 with each code made by ONE logic operation with ONE constant.
 matvec_q2 and matvec_q4 are bundled in this form since 2026-11-27 (H200: 1.00-1.20x at 2 bits,
 0.99-1.04x at 4; docs/benchmarks.md); at 8 bits it gained nothing (1.00x at every timing shape), so
 matvec_q8 keeps the two-operation form and this variant stays an A/B. The text below is the
-reasoning as it was written for all three.
+reasoning as it was written for all three (the 2- and 4-bit forms are now the bundled sources).
 
 Why: the bundled kernels make code p of a 16-bit half h as (h & (mask << bits*p)) | exponent_p:
 two constants, and a Hopper LOP3 takes one immediate. The driver's code sizes (pipeline_stats:
@@ -22,11 +22,8 @@ import json
 import sys
 
 HELPERS = {
-    # bits: (per-half codes, field mask, x scale per code position within a half as GLSL)
-    4: "const vec4 SC = vec4(1.0, 0.0625, 0.00390625, 0.000244140625);  // 16^-p",
+    # bits: the x scale per code position within a half, as GLSL
     8: "const vec4 SC = vec4(1.0, 0.00390625, 1.0, 0.00390625);  // 256^-p of the low and high half's codes",
-    2: ("const vec4 SC0 = vec4(1.0, 0.25, 0.0625, 0.015625);  // 4^-p, p = 0..3\n"
-        "const vec4 SC1 = vec4(0.00390625, 0.0009765625, 0.000244140625, 0.00006103515625);  // p = 4..7"),
 }
 FIELD = """const uint EXP23 = 150u << 23;  // the exponent field of 2^23
 // Code p of a half t (16 code bits under EXP23), in place: the float 2^23 + q 2^(BITS p); minus 2^23
@@ -34,15 +31,6 @@ FIELD = """const uint EXP23 = 150u << 23;  // the exponent field of 2^23
 float field(uint t, uint p) { return uintBitsToFloat(t & (EXP23 | (MASKu << (BITSu * p)))) - 8388608.0; }
 """
 SUBS = {
-    4: [("const vec4 lo = x[8u * j + 2u * k], hi = x[8u * j + 2u * k + 1u];\n        sx4 += lo + hi;\n",
-         "const vec4 lo = x[8u * j + 2u * k], hi = x[8u * j + 2u * k + 1u];\n        sx4 += lo + hi;\n"
-         "        const vec4 los = lo * SC, his = hi * SC;\n"),
-        ("""          const uint wd = w[u * R + r][k], wh = wd >> 16;
-          [[unroll]] for (uint p = 0u; p < 4u; ++p) sq[r] = fma(code(wd, p), lo[p], sq[r]);
-          [[unroll]] for (uint p = 0u; p < 4u; ++p) sq[r] = fma(code(wh, p), hi[p], sq[r]);""",
-         """          const uint wd = w[u * R + r][k], tl = (wd & 0xFFFFu) | EXP23, th = (wd >> 16) | EXP23;
-          [[unroll]] for (uint p = 0u; p < 4u; ++p) sq[r] = fma(field(tl, p), los[p], sq[r]);
-          [[unroll]] for (uint p = 0u; p < 4u; ++p) sq[r] = fma(field(th, p), his[p], sq[r]);""")],
     8: [("        sx4 += xk;\n", "        sx4 += xk;\n        const vec4 xs = xk * SC;\n"),
         ("""          const uint wd = w[u * R + r][k], wh = wd >> 16;
           [[unroll]] for (uint p = 0u; p < 2u; ++p) sq[r] = fma(code(wd, p), xk[p], sq[r]);
@@ -50,17 +38,8 @@ SUBS = {
          """          const uint wd = w[u * R + r][k], tl = (wd & 0xFFFFu) | EXP23, th = (wd >> 16) | EXP23;
           [[unroll]] for (uint p = 0u; p < 2u; ++p) sq[r] = fma(field(tl, p), xs[p], sq[r]);
           [[unroll]] for (uint p = 0u; p < 2u; ++p) sq[r] = fma(field(th, p), xs[2u + p], sq[r]);""")],
-    2: [("        sx4 += (xv[0] + xv[1]) + (xv[2] + xv[3]);\n",
-         "        sx4 += (xv[0] + xv[1]) + (xv[2] + xv[3]);\n"
-         "        const vec4 xs[4] = vec4[4](xv[0] * SC0, xv[1] * SC1, xv[2] * SC0, xv[3] * SC1);\n"),
-        ("""          const uint wd = w[u * R + r][k], wh = wd >> 16;
-          [[unroll]] for (uint p = 0u; p < 8u; ++p) sq[r] = fma(code(wd, p), xv[p / 4u][p % 4u], sq[r]);
-          [[unroll]] for (uint p = 0u; p < 8u; ++p) sq[r] = fma(code(wh, p), xv[2u + p / 4u][p % 4u], sq[r]);""",
-         """          const uint wd = w[u * R + r][k], tl = (wd & 0xFFFFu) | EXP23, th = (wd >> 16) | EXP23;
-          [[unroll]] for (uint p = 0u; p < 8u; ++p) sq[r] = fma(field(tl, p), xs[p / 4u][p % 4u], sq[r]);
-          [[unroll]] for (uint p = 0u; p < 8u; ++p) sq[r] = fma(field(th, p), xs[2u + p / 4u][p % 4u], sq[r]);""")],
 }
-MASK = {2: 3, 4: 15, 8: 255}
+MASK = {8: 255}
 
 
 def variant(src, bits):
