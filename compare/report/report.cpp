@@ -195,6 +195,7 @@ std::string case_line(const CaseResult& c) {
     if (c.gpu_ms > 0 && c.bytes > 0) os << ' ' << num(c.bytes / (c.gpu_ms * 1e6), 4) << " GB/s";
     if (c.gpu_ms > 0 && c.flops > 0) os << ' ' << num(c.flops / (c.gpu_ms * 1e6), 4) << " GFLOP/s";
     if (c.timing.runs > 0) os << " cold, " << num(c.timing.warm, 4) << " ms warm";
+    if (c.timing.stream > 0) os << ", " << num(c.timing.stream, 4) << " ms stream";
   }
   if (!c.params.empty()) os << "  " << c.params;
   return os.str();
@@ -216,56 +217,89 @@ void write_console(std::ostream& os, std::span<const CaseResult> cases) {
   os << summary_line(summarize(cases)) << '\n';
 }
 
-void write_perf(std::ostream& os, std::span<const CaseResult> cases, bool flush_read, double copy_gbs, double fma_gflops,
-                const std::map<double, double>& same_copy_ms) {
-  struct Agg {
-    std::vector<double> ms, warm;
-    double lo = 0, hi = 0, bytes = 0, flops = 0;
-    bool system_memory = false;
-  };
-  std::vector<std::string> order;
-  std::map<std::string, Agg> by;
-  for (const CaseResult& c : cases) {
-    if (c.skipped || c.gpu_ms <= 0) continue;
-    const std::string key = c.op + "  " + c.kernel + "  [" + c.shape + "]";
-    if (!by.count(key)) order.push_back(key);
-    Agg& a = by[key];
-    const bool first = a.ms.empty();
-    a.ms.push_back(c.gpu_ms), a.bytes = c.bytes, a.flops = c.flops;
-    a.system_memory = a.system_memory || c.system_memory;
-    if (c.timing.runs == 0) continue;
-    a.warm.push_back(c.timing.warm);
-    a.lo = first ? c.timing.cold_lo : std::min(a.lo, c.timing.cold_lo);
-    a.hi = first ? c.timing.cold_hi : std::max(a.hi, c.timing.cold_hi);
+namespace {
+
+// One (op, kernel, shape) of write_perf: its cases' figures.
+struct PerfAgg {
+  std::vector<double> ms, warm, stream;
+  double lo = 0, hi = 0, stream_lo = 0, stream_hi = 0, bytes = 0, flops = 0;
+  bool system_memory = false, stream_cold = true;
+  int stream_copies = 64;  // the fewest of any case
+  void add(const CaseResult& c) {
+    const bool first = ms.empty();
+    ms.push_back(c.gpu_ms), bytes = c.bytes, flops = c.flops;
+    system_memory = system_memory || c.system_memory;
+    if (c.timing.runs == 0) return;
+    warm.push_back(c.timing.warm);
+    lo = first ? c.timing.cold_lo : std::min(lo, c.timing.cold_lo);
+    hi = first ? c.timing.cold_hi : std::max(hi, c.timing.cold_hi);
+    if (c.timing.stream <= 0) return;
+    stream_lo = stream.empty() ? c.timing.stream_lo : std::min(stream_lo, c.timing.stream_lo);
+    stream_hi = stream.empty() ? c.timing.stream_hi : std::max(stream_hi, c.timing.stream_hi);
+    stream.push_back(c.timing.stream);
+    stream_cold = stream_cold && c.timing.stream_cold;
+    stream_copies = std::min(stream_copies, c.timing.stream_copies);
   }
+};
+
+double median_sorted(std::vector<double>& v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void write_perf_legend(std::ostream& os, bool flush_read, double copy_gbs, double fma_gflops, bool same, bool stream) {
   os << "\nperf: per case, the median of 5-25 runs in one submission, each cold run after a cache flush (a "
      << (flush_read ? "read" : "fill")
      << " of a buffer\nlarger than the last-level cache: inputs come from memory), the warm runs back to back after "
         "them;\nper line, the median over seeds and subgroup sizes, [fastest, slowest] cold run of any of them";
+  if (stream)
+    os << ";\n\"stream\": the case as a decode runs it, back to back behind barriers over K copies of its inputs\n"
+          "(each copy's inputs evicted by the others' unless marked \"partly warm\"), timed around a batch of\n"
+          "K runs, per run: no timestamp or idle GPU between runs (median of 3-25 batches, [fastest, slowest])";
   if (copy_gbs > 0) os << ";\ndevice copy bandwidth " << num(copy_gbs, 4) << " GB/s, measured by a copy kernel";
   if (fma_gflops > 0) os << ";\ndevice f32 FMA peak " << num(fma_gflops, 4) << " GFLOP/s, measured by a kernel of fma chains";
-  if (!same_copy_ms.empty())
+  if (same)
     os << ";\n\"same-size\": a copy kernel moving the case's bytes, timed the same way (the ceiling of a kernel\n"
           "of that size, launch included)";
   os << "\n";
-  const auto rate = [&](double ms, double bytes, bool cold) {
+}
+
+}  // namespace
+
+void write_perf(std::ostream& os, std::span<const CaseResult> cases, bool flush_read, double copy_gbs, double fma_gflops,
+                const std::map<double, SameSizeCopy>& same_copy) {
+  std::vector<std::string> order;
+  std::map<std::string, PerfAgg> by;
+  for (const CaseResult& c : cases) {
+    if (c.skipped || c.gpu_ms <= 0) continue;
+    const std::string key = c.op + "  " + c.kernel + "  [" + c.shape + "]";
+    if (!by.count(key)) order.push_back(key);
+    by[key].add(c);
+  }
+  const bool any_stream = std::any_of(cases.begin(), cases.end(), [](const CaseResult& c) { return c.timing.stream > 0; });
+  write_perf_legend(os, flush_read, copy_gbs, fma_gflops, !same_copy.empty(), any_stream);
+  // kind: 0 cold, 1 warm, 2 stream (the same-size copy's figure of that kind, where there is one)
+  const auto rate = [&](double ms, double bytes, int kind) {
     std::ostringstream r;
     const double gbs = bytes / (ms * 1e6);
     r << num(ms, 4) << " ms " << num(gbs, 4) << " GB/s";
     if (copy_gbs > 0) r << " (" << num(100 * gbs / copy_gbs, 3) << "% of copy";
-    if (copy_gbs > 0 && cold && same_copy_ms.count(bytes))
-      r << ", " << num(100 * same_copy_ms.at(bytes) / ms, 3) << "% of same-size";
+    const auto same = same_copy.find(bytes);
+    const double same_ms = same == same_copy.end() ? 0 : kind == 0 ? same->second.cold : kind == 2 ? same->second.stream : 0;
+    if (copy_gbs > 0 && same_ms > 0) r << ", " << num(100 * same_ms / ms, 3) << "% of same-size";
     if (copy_gbs > 0) r << ")";
     return r.str();
   };
   for (const std::string& key : order) {
-    Agg& a = by[key];
-    std::sort(a.ms.begin(), a.ms.end());
-    const double ms = a.ms[a.ms.size() / 2];
-    os << "  " << key << "  " << (a.warm.empty() ? "" : "cold ") << rate(ms, a.bytes, true);
-    if (!a.warm.empty()) {
-      std::sort(a.warm.begin(), a.warm.end());
-      os << " [" << num(a.lo, 4) << ", " << num(a.hi, 4) << "]  warm " << rate(a.warm[a.warm.size() / 2], a.bytes, false);
+    PerfAgg& a = by[key];
+    const double ms = median_sorted(a.ms);
+    os << "  " << key << "  " << (a.warm.empty() ? "" : "cold ") << rate(ms, a.bytes, 0);
+    if (!a.warm.empty())
+      os << " [" << num(a.lo, 4) << ", " << num(a.hi, 4) << "]  warm " << rate(median_sorted(a.warm), a.bytes, 1);
+    if (!a.stream.empty()) {
+      os << "  stream " << rate(median_sorted(a.stream), a.bytes, 2) << " [" << num(a.stream_lo, 4) << ", "
+         << num(a.stream_hi, 4) << "] K " << a.stream_copies;
+      if (!a.stream_cold) os << " (partly warm)";
     }
     if (a.flops > 0) {
       os << "  " << num(a.flops / (ms * 1e6), 4) << " GFLOP/s";
@@ -303,7 +337,12 @@ void write_json(std::ostream& os, std::span<const CaseResult> cases) {
                                                                   {"cold_max_ms", jnum(c.timing.cold_hi)},
                                                                   {"warm_median_ms", jnum(c.timing.warm)},
                                                                   {"warm_min_ms", jnum(c.timing.warm_lo)},
-                                                                  {"warm_max_ms", jnum(c.timing.warm_hi)}}},
+                                                                  {"warm_max_ms", jnum(c.timing.warm_hi)},
+                                                                  {"stream_median_ms", c.timing.stream > 0 ? jnum(c.timing.stream) : nlohmann::json(nullptr)},
+                                                                  {"stream_min_ms", c.timing.stream > 0 ? jnum(c.timing.stream_lo) : nlohmann::json(nullptr)},
+                                                                  {"stream_max_ms", c.timing.stream > 0 ? jnum(c.timing.stream_hi) : nlohmann::json(nullptr)},
+                                                                  {"stream_copies", c.timing.stream_copies},
+                                                                  {"stream_cold", c.timing.stream_cold}}},
                    {"bytes", c.bytes},
                    {"flops", c.flops},
                    {"repro", repro_command(c)},

@@ -37,6 +37,11 @@ struct CaseResult {
     int runs = 0;  // cold runs (and as many warm ones); 0: not timed so
     double cold_lo = -1, cold_hi = -1;          // fastest and slowest cold run
     double warm = -1, warm_lo = -1, warm_hi = -1;  // median, fastest and slowest warm run
+    // The stream figure (compare/run/stream.h): per copy of the sequence, run back to back over
+    // stream_copies copies of its inputs; stream_cold when they span the cold flush. -1: not taken.
+    double stream = -1, stream_lo = -1, stream_hi = -1;
+    int stream_copies = 0;
+    bool stream_cold = false;
   } timing;
   double bytes = 0;    // bytes the op must move at least (for GB/s)
   double flops = 0;    // floating-point operations (for GFLOP/s)
@@ -83,11 +88,15 @@ std::string case_line(const CaseResult& c);
 // (bytes the case moves at least: its inputs read and outputs written, per step), GFLOP/s when
 // the case states its flops, and GB/s as a percentage of `copy_gbs`, the device's copy
 // bandwidth measured by the same process (0: not measured, no percentage).
-// copy_gbs: the device's streaming copy bandwidth; fma_gflops: its f32 FMA peak; same_copy_ms:
-// per case byte count, the cold time of a copy kernel moving as many bytes (0 / empty: not measured).
-// flush_read: the cold runs followed a read of the flush buffer (else a fill of it).
+// copy_gbs: the device's streaming copy bandwidth; fma_gflops: its f32 FMA peak; same_copy:
+// per case byte count, the cold and stream times of a copy kernel moving as many bytes (empty:
+// not measured). flush_read: the cold runs followed a read of the flush buffer (else a fill).
+// Where cases have the stream figure (CaseResult::Timing::stream) a line gains "stream ...".
+struct SameSizeCopy {
+  double cold = 0, stream = 0;  // ms; 0: not measured
+};
 void write_perf(std::ostream& os, std::span<const CaseResult> cases, bool flush_read, double copy_gbs, double fma_gflops = 0,
-                const std::map<double, double>& same_copy_ms = {});
+                const std::map<double, SameSizeCopy>& same_copy = {});
 
 // JSON: {"summary": {...}, "cases": [{op, kernel, manifest, params, shape, seed, subgroup,
 // status, warn, skip_reason, error, gpu_ms, bytes, flops, repro, outputs: [{name, kind, pass,

@@ -91,7 +91,9 @@ json result_to_json(const CaseResult& r) {
           {"device_fault", r.device_fault},
           {"timing", {{"runs", r.timing.runs}, {"cold_lo", num(r.timing.cold_lo)}, {"cold_hi", num(r.timing.cold_hi)},
                       {"warm", num(r.timing.warm)}, {"warm_lo", num(r.timing.warm_lo)},
-                      {"warm_hi", num(r.timing.warm_hi)}}}};
+                      {"warm_hi", num(r.timing.warm_hi)}, {"stream", num(r.timing.stream)},
+                      {"stream_lo", num(r.timing.stream_lo)}, {"stream_hi", num(r.timing.stream_hi)},
+                      {"stream_copies", r.timing.stream_copies}, {"stream_cold", r.timing.stream_cold}}}};
 }
 
 CaseResult result_from_json(const json& j) {
@@ -112,6 +114,9 @@ CaseResult result_from_json(const json& j) {
   r.timing.runs = get<int>(t, "runs");
   r.timing.cold_lo = get_num(t, "cold_lo"), r.timing.cold_hi = get_num(t, "cold_hi");
   r.timing.warm = get_num(t, "warm"), r.timing.warm_lo = get_num(t, "warm_lo"), r.timing.warm_hi = get_num(t, "warm_hi");
+  r.timing.stream = get_num(t, "stream"), r.timing.stream_lo = get_num(t, "stream_lo");
+  r.timing.stream_hi = get_num(t, "stream_hi"), r.timing.stream_copies = get<int>(t, "stream_copies");
+  r.timing.stream_cold = get<bool>(t, "stream_cold");
   return r;
 }
 

@@ -465,11 +465,11 @@ void main() {
 // ceiling of a kernel of that size, launch and all. A case's "% of copy" compares it with the
 // device's streaming bandwidth; "% of a same-size copy" with what any kernel moving its bytes
 // achieves here, which for a matvec of a few MB is far below streaming (docs/benchmarks.md).
-std::map<double, double> same_size_copy_ms(vk::Context& ctx, std::span<const CaseResult> results, uint64_t timeout_ms) {
+std::map<double, SameSizeCopy> same_size_copy_ms(vk::Context& ctx, std::span<const CaseResult> results, uint64_t timeout_ms) {
   std::set<uint64_t> sizes;
   for (const CaseResult& r : results)
     if (r.gpu_ms > 0 && r.timing.runs > 0 && r.bytes >= 64) sizes.insert(uint64_t(r.bytes / 2) & ~uint64_t(15));
-  std::map<double, double> out;
+  std::map<double, SameSizeCopy> out;
   if (sizes.empty()) return out;
   vk::Buffer a = ctx.make_buffer(*sizes.rbegin()), b = ctx.make_buffer(*sizes.rbegin());
   a.fill_u32(1u);
@@ -480,7 +480,7 @@ std::map<double, double> same_size_copy_ms(vk::Context& ctx, std::span<const Cas
     if (once.gpu_ms.empty() || once.gpu_ms[0] <= 0) return {};
     t.gpu_ms = once.gpu_ms[0];
     if (!time_repeats(ctx, seq, timeout_ms, t).empty() || t.timing.runs == 0) return {};
-    out[double(half)] = t.gpu_ms;
+    out[double(half)] = {.cold = t.gpu_ms, .stream = std::max(t.timing.stream, 0.0)};
   }
   return out;
 }
@@ -502,8 +502,8 @@ int run_compare(const CompareOptions& opt) {
     const double copy = copy_bandwidth_gbs(ctx);
     const bool any_flops =
         std::any_of(results.begin(), results.end(), [](const CaseResult& r) { return r.flops > 0 && r.gpu_ms > 0; });
-    const std::map<double, double> same = same_size_copy_ms(ctx, results, opt.timeout_ms);
-    std::map<double, double> same_by_bytes;  // keyed by the case's bytes, as write_perf looks it up
+    const std::map<double, SameSizeCopy> same = same_size_copy_ms(ctx, results, opt.timeout_ms);
+    std::map<double, SameSizeCopy> same_by_bytes;  // keyed by the case's bytes, as write_perf looks it up
     for (const CaseResult& r : results)
       if (r.bytes >= 64 && same.count(double(uint64_t(r.bytes / 2) & ~uint64_t(15))))
         same_by_bytes[r.bytes] = same.at(double(uint64_t(r.bytes / 2) & ~uint64_t(15)));

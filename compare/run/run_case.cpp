@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "compare/run/driver.h"
+#include "compare/run/stream.h"
 #include "compare/run/layout.h"
 #include "compare/run/trace.h"
 #include "compare/vk/runner.h"
@@ -462,6 +463,12 @@ void main() {
   return spirv;
 }
 
+// The stream figure (stream.h) after the cold and warm runs; MOE_PERF_STREAM=0 leaves it out.
+bool stream_wanted() {
+  const char* e = std::getenv("MOE_PERF_STREAM");
+  return !(e && std::string(e) == "0");
+}
+
 double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -554,6 +561,11 @@ std::string time_repeats(vk::Context& ctx, const std::vector<vk::Dispatch>& seq,
     r.gpu_ms = median_of(rr.cold_ms);
     r.timing = {.runs = int(runs), .cold_lo = *clo, .cold_hi = *chi, .warm = median_of(rr.warm_ms),
                 .warm_lo = *wlo, .warm_hi = *whi};
+    if (stream_wanted()) {
+      const StreamTiming st = time_stream(ctx, bare, r.gpu_ms, flush_bytes(ctx.info()), warmup_fills(ctx.info()), timeout_ms);
+      r.timing.stream = st.ms, r.timing.stream_lo = st.lo, r.timing.stream_hi = st.hi;
+      r.timing.stream_copies = int(st.copies), r.timing.stream_cold = st.cold;
+    }
   } catch (const Error& e) {
     return std::string("timing repeat: ") + e.what();
   }

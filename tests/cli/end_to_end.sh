@@ -135,6 +135,18 @@ expect_text perf "  rmsnorm  rmsnorm  [remainder dim 33]"
 expect_text perf "  delta_net  delta_net  ["
 expect_text perf "% of copy"
 expect_text perf "% of same-size"
+expect_text perf "  stream "
+expect_text perf "\"stream\": the case as a decode runs it"
+# The stream figure in the JSON report, through an isolated worker; MOE_PERF_STREAM=0 leaves it out.
+check perf_json 0 "$bin" compare --ops rmsnorm --shapes 'remainder dim 33' --seeds 1 --perf --json "$dir/perf.json"
+check perf_json_stream 0 python3 -c "
+import json, sys
+t = json.load(open(sys.argv[1]))['cases'][0]['timing']
+assert t['stream_median_ms'] > 0 and t['stream_min_ms'] <= t['stream_median_ms'] <= t['stream_max_ms'], t
+assert 1 <= t['stream_copies'] <= 64 and isinstance(t['stream_cold'], bool), t" "$dir/perf.json"
+check perf_no_stream 0 env MOE_PERF_STREAM=0 "$bin" compare --ops rmsnorm --shapes 'remainder dim 33' --seeds 1 --perf
+expect_text perf_no_stream "% of same-size"
+expect_no_text perf_no_stream "stream"
 # A cache flush larger than a storage buffer may be (lavapipe: 128 MiB), as a host with a 480 MiB
 # L3 asks for: the reader binds and reads the part it can (it failed every case once).
 check perf_big_flush 0 env MOE_PERF_FLUSH_MB=200 "$bin" compare --ops rmsnorm --shapes remainders --seeds 1 --perf
