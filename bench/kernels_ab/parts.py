@@ -20,9 +20,9 @@ Usage: parts.py DIR SHADERS"""
 import json
 import sys
 
-INNER = """          const uint wd = w[u * R + r][k], tl = (wd & 0xFFFFu) | EXP23, th = (wd >> 16) | EXP23;
-          [[unroll]] for (uint p = 0u; p < 4u; ++p) sq[r] = fma(field(tl, p), los[p], sq[r]);
-          [[unroll]] for (uint p = 0u; p < 4u; ++p) sq[r] = fma(field(th, p), his[p], sq[r]);"""
+INNER = """          const uint wd = w[u * R + r][k], wh = wd >> 16;
+          [[unroll]] for (uint p = 0u; p < 4u; ++p) sq[r] = fma(code(wd, p), lo[p], sq[r]);
+          [[unroll]] for (uint p = 0u; p < 4u; ++p) sq[r] = fma(code(wh, p), hi[p], sq[r]);"""
 ONE_FFMA = "          sq[r] = fma(uintBitsToFloat(w[u * R + r][k] & 0x3F7FFFFFu), lo[k] + hi[k], sq[r]);"
 W_LOAD = "        w[u * R + r] = wq[row * quads + j];"
 W_MADE = "        w[u * R + r] = uvec4(row * 2654435761u ^ j, j * 40503u + row, row + j, row ^ (j << 7));"

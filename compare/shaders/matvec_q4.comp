@@ -20,17 +20,13 @@
 // rows; every load of a step is issued before any arithmetic; a row spread over the whole
 // workgroup keeps ceil(rows / R) workgroups busy even with few rows. Per row a subgroupAdd, then
 // the subgroups' partials summed in shared memory: any subgroup size.
-// No int->float conversion (quarter rate on NVIDIA) and one logic operation a code: each
-// 16-bit half h is or-ed once with the exponent of 2^23 (t = h | EXP23); code p is then
-// t & (EXP23 | mask << 4p), the float 2^23 + q 2^(4p) exactly, and minus 2^23 q 2^(4p) exactly.
-// x is scaled by 2^-4p once per quad for all R rows, so each product is q x exactly and every
-// sum rounds as with float(q) x. As MLX's own qmv does (it divides x by 16, 256, ... per
-// position). Why: the former form, (h & mask << 4p) | exponent_p, needs two constants and
-// a Hopper LOP3 takes one; on the H200 (2026-11-27) this one is 0.99-1.04x at 4 bits and
-// 1.00-1.20x at 2 bits (docs/benchmarks.md). Domain: |x| >= 2^-114 or 0; below that
-// x 2^-4p is subnormal and a driver that flushes it loses the term (activations never are).
-// Loads past the end are clamped (last row, last quad) and their sums
+// No int->float conversion (quarter rate on NVIDIA): code p of a 16-bit half h, masked in place
+// and or-ed with the exponent of 2^(23-4p), is the float 2^(23-4p) + q exactly; minus 2^(23-4p)
+// it is float(q) exactly. Loads past the end are clamped (last row, last quad) and their sums
 // skipped; rows past the end are not stored.
+// Not the one-logic-operation form of matvec_q2 (x scaled by 16^-p, one mask a code): on the H100
+// (2026-11-28, one process) it was 1.10x slower at the A3B lm_head and 1.05x at in_proj_qkv, where
+// the H200 had shown 0.99-1.04x (docs/benchmarks.md); it is bench/kernels_ab/lop.py's 4-bit variant.
 // Workgroup: WG (spec id 10) = enough lanes for a row's quads in one step, at least R, at most 64 U.
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_EXT_control_flow_attributes : require
@@ -46,11 +42,12 @@ layout(std430, set = 0, binding = 4) writeonly buffer Y { float y[]; };
 layout(push_constant) uniform Push { uint rows; uint cols; } pc;
 shared float part[R * WG];  // [row][subgroup]
 
-const uint EXP23 = 150u << 23;  // the exponent field of 2^23
-// Code p (0..3) of a half t = h | EXP23, in place: q 2^(4p) exactly (< 2^16).
-float field(uint t, uint p) { return uintBitsToFloat(t & (EXP23 | (15u << (4u * p)))) - 8388608.0; }
-const vec4 SC = vec4(1.0, 0.0625, 0.00390625, 0.000244140625);  // 16^-p
 float bf16_at(uint word, uint i) { return uintBitsToFloat((i & 1u) == 0u ? word << 16 : word & 0xFFFF0000u); }
+// Code p (0..3) of the low 16 bits of h as an exact float.
+float code(uint h, uint p) {
+  const uint e = (150u - 4u * p) << 23;  // 2^(23-4p): code p's lowest bit weighs 1
+  return uintBitsToFloat((h & (15u << (4u * p))) | e) - uintBitsToFloat(e);
+}
 
 void main() {
   const uint quads = pc.cols / 32u, groups = pc.cols / 64u, t = gl_LocalInvocationID.x;
@@ -79,11 +76,10 @@ void main() {
       [[unroll]] for (uint k = 0u; k < 4u; ++k) {
         const vec4 lo = x[8u * j + 2u * k], hi = x[8u * j + 2u * k + 1u];
         sx4 += lo + hi;
-        const vec4 los = lo * SC, his = hi * SC;
         [[unroll]] for (uint r = 0u; r < R; ++r) {
-          const uint wd = w[u * R + r][k], tl = (wd & 0xFFFFu) | EXP23, th = (wd >> 16) | EXP23;
-          [[unroll]] for (uint p = 0u; p < 4u; ++p) sq[r] = fma(field(tl, p), los[p], sq[r]);
-          [[unroll]] for (uint p = 0u; p < 4u; ++p) sq[r] = fma(field(th, p), his[p], sq[r]);
+          const uint wd = w[u * R + r][k], wh = wd >> 16;
+          [[unroll]] for (uint p = 0u; p < 4u; ++p) sq[r] = fma(code(wd, p), lo[p], sq[r]);
+          [[unroll]] for (uint p = 0u; p < 4u; ++p) sq[r] = fma(code(wh, p), hi[p], sq[r]);
         }
       }
       const float sx = (sx4.x + sx4.y) + (sx4.z + sx4.w);
