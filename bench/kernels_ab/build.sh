@@ -21,6 +21,9 @@
 #                      loads; permute_down_scatter_word.comp, the bundled one until 2026-11-27): each
 #                      stage op's case runs on all; moe_permute_fuse's on the bundled chain, the word
 #                      chain (the old bundle) and the vec chain (both stages 16-byte)
+#   permute_fvec.json  the bundled stages, permute_gate_up_fvec.comp (vec, factored per quad: meant
+#                      for decode) and the chain fvec -> bundled down_scatter; permute_fvec_alone.json
+#                      the variant and its chain alone (their seed records)
 #   permute_tune.json  permute_gate_up_vec and the bundled down_scatter with other R / U lets
 # Usage: bash bench/kernels_ab/build.sh   (from anywhere)
 set -euo pipefail
@@ -64,6 +67,13 @@ for b in 2 4 8; do
   sed "s#\"spirv\": \"matvec_q$b.spv\"#\"glsl\": \"../../compare/shaders/matvec_q$b.comp\"#" "$here/q$b.json" >"$here/q${b}_glsl.json"
 done
 manifest "matvec_q4: bundled (factored), per-term" "$shaders/matvec_q4.json" "$here/matvec_q4_term.json" >"$here/q4ab.json"
+# q4lop.json: the bundled matvec_q4 (two logic operations a code) and the one-operation form
+# bundled from 7cec97e until the H100 A/B of 2026-11-28 (matvec_q4_lop.comp); the bundled matvec_q2
+# (one operation) and its two-operation form before 7cec97e (matvec_q2_fact.comp)
+compile "$here/matvec_q4_lop.comp" "$here/matvec_q4_lop.spv"
+compile "$here/matvec_q2_fact.comp" "$here/matvec_q2_fact.spv"
+manifest "matvec_q4 / matvec_q2: one or two logic operations a code" "$shaders/matvec_q4.json" "$here/matvec_q4_lop.json" \
+  "$shaders/matvec_q2.json" "$here/matvec_q2_fact.json" >"$here/q4lop.json"
 manifest "matvec_q2: bundled (factored), per-term" "$shaders/matvec_q2.json" "$here/matvec_q2_term.json" >"$here/q2ab.json"
 manifest "matvec_q8: bundled (factored), per-term" "$shaders/matvec_q8.json" "$here/matvec_q8_term.json" >"$here/q8ab.json"
 # q8tune.json: the bundled matvec_q8 at the 22 R / U / WG points its rule was picked from (H100,
@@ -141,11 +151,12 @@ EOF2
 # variant, permute_gate_up_vec.comp, was slower on the H100) and permute_down_scatter with 16-byte
 # loads (its word kernel: permute_down_scatter_word.comp). The JSON is edited with python3.
 for k in permute_gate_up permute_down_scatter; do compile "$shaders/$k.comp" "$here/$k.spv"; done
-for k in permute_gate_up_vec permute_down_scatter_word; do compile "$here/$k.comp" "$here/$k.spv"; done
+for k in permute_gate_up_vec permute_gate_up_fvec permute_down_scatter_word; do compile "$here/$k.comp" "$here/$k.spv"; done
 python3 - "$shaders" "$here" <<'EOF'
 import json, sys
 shaders, here = sys.argv[1], sys.argv[2]
 bundled = [json.load(open(f"{shaders}/{k}.json")) for k in ("permute_gate_up", "permute_down_scatter")]
+gate_up, down = bundled
 others = [json.load(open(f"{here}/{k}.json")) for k in ("permute_gate_up_vec", "permute_down_scatter_word")]
 def write(name, title, kernels, sequences=None):
     m = {"name": title, "version": 1, "kernels": kernels}
@@ -158,8 +169,10 @@ def write(name, title, kernels, sequences=None):
 def chain(name, entries):
     copies = [dict(e, name=f"{e['ops'][0]}_{name}_chain", ops=["moe_permute_fuse"]) for e in entries]
     return copies, {"name": f"permute_{name}_chain", "op": "moe_permute_fuse", "kernels": [c["name"] for c in copies]}
-word_k, word_seq = chain("word", [bundled[0], others[1]])   # the bundled chain before 2026-11-27
-vec_k, vec_seq = chain("vec", [others[0], bundled[1]])      # both stages with 16-byte loads
+word_k, word_seq = chain("word", [gate_up, others[1]])   # the bundled chain before 2026-11-27
+vec_k, vec_seq = chain("vec", [others[0], down])         # both stages with 16-byte loads
+fvec = json.load(open(f"{here}/permute_gate_up_fvec.json"))
+fvec_k, fvec_seq = chain("fvec", [fvec, down])          # gate_up factored per quad (for decode)
 write("permute.json", "the bundled permute stage kernels alone", bundled)
 # The same from their GLSL (moeoracle mutate needs the source): compiled at load by shaderc.
 src = []
@@ -170,10 +183,13 @@ for e in bundled:
 write("permute_glsl.json", "the bundled permute stage kernels from their GLSL (for mutate)", src)
 write("permute_ab.json", "permute stages: bundled, 16-byte gate_up, word down_scatter",
       bundled + others + word_k + vec_k, [word_seq, vec_seq])
+write("permute_fvec.json", "permute stages: bundled, gate_up factored (fvec), its chain",
+      bundled + [fvec] + fvec_k, [fvec_seq])
+write("permute_fvec_alone.json", "permute_gate_up_fvec alone and its chain", [fvec] + fvec_k, [fvec_seq])
 # Variants: the 16-byte gate_up's R at decode (a tile of one token; tiles of more tokens keep its
 # rule) and U; down_scatter's R and U (P = the lanes a row's quads need at U quads per lane).
 tune = []
-gu, dn = others[0], bundled[1]
+gu, dn = others[0], down
 for r in (1, 2, 4, 8):
     for u in (1, 2):
         lets = dict(gu["let"])

@@ -25,6 +25,9 @@
 #   q4xr   the bundled matvec_q4 and its x-in-registers persistent variants (kernels_ab/q4xr.json)
 #   q4parts  diagnostics: matvec_q4 without its code arithmetic / its loads / ... / its loop / its
 #          reductions (kernels_ab/q4parts.json, parts.py; wrong results by design, timed all the same)
+#   q4lop  the bundled matvec_q4 (two logic operations a code) and the one-LOP form bundled before it;
+#          the bundled matvec_q2 (one LOP) and its two-LOP form (matvec_q2_fact.comp)
+#          (kernels_ab/q4lop.json: matvec_q4_lop.comp), timing shapes, one process
 #   q4small  the bundled matvec_q4 and its SPIR-V at 32- and 64-lane workgroups (kernels_ab/q4small.json)
 #   sxab   the bundled matvec_q{2,4,8} and their shared-x variants (kernels_ab/sx.json, sx.py) at the
 #          timing shapes, --perf, one process
@@ -36,6 +39,11 @@
 #   permab    the permute-fuse chain and its stages, bundled and variants
 #          (bench/kernels_ab/permute_ab.json), real shapes (the A3B / A17B decode and prefill
 #          batches; --shapes perf has none of this op), one seed, --perf
+#   permfvec  the bundled chain and permute_gate_up against permute_gate_up_fvec (factored per quad)
+#          and its chain (bench/kernels_ab/permute_fvec.json), real shapes, one seed, --perf
+#   permtable  the bundled permute chain and its stages, real shapes, one seed, --perf
+#   fvecseeds  permute_gate_up_fvec and its chain (kernels_ab/permute_fvec_alone.json): remainder
+#          seeds 1..1000 and real seeds 1..100
 #   permtune  the permute stages' R / U variants (bench/kernels_ab/permute_tune.json), real shapes
 #   permseeds the bundled permute stages alone (kernels_ab/permute.json): remainder seeds 1..1000
 #   q2fact the bundled (factored) matvec_q2 and the per-term one (kernels_ab/q2ab.json) at the
@@ -73,7 +81,8 @@ matvec_ab() {
   ./moeoracle compare --ops matvec_q --shapes perf --seeds 1 --perf --timeout-ms 60000 --no-isolate \
     --kernels "kernels_ab/$2" --json "$out/$1.json" > "$out/$1.txt" 2>&1
   grep -E "passed, .* failed|^FAIL|^device copy" "$out/$1.txt" | head -3
-  grep -E "^  matvec_q" "$out/$1.txt" | grep -e "$3" | sed -E 's/GB.s \(/(/g; s/ +warm ([0-9.]+) ms.*/ warm \1/' | cut -c1-190
+  grep -E "^  matvec_q" "$out/$1.txt" | grep -e "$3" |
+    sed -E 's/GB.s \(/(/g; s/ +warm ([0-9.]+) ms[^s]*(stream [0-9.]+ ms [0-9.e+]+ \([0-9.]+% of copy)?.*/ warm \1 \2/' | cut -c1-230
 }
 # The bundled matvec kernels' spec constants at the timing shapes (subgroup 32, as their manifests
 # give them): KERNEL LABEL ID=VALUE... (stats, ir, lop).
@@ -122,6 +131,7 @@ for step in "$@"; do
         done ;;
     q4xr) matvec_ab q4xr q4xr.json "4-bit" ;;
     q4parts) matvec_ab q4parts q4parts.json "4-bit" ;;
+    q4lop) matvec_ab q4lop q4lop.json "" ;;
     q4small) matvec_ab q4small q4small.json "4-bit" ;;
     sxab) matvec_ab sxab sx.json "" ;;
     stats|ir) spec_points | while read -r spv label spec; do
@@ -208,11 +218,19 @@ for k, v in tot.items(): print(f"16 processes: {k}: {len(v)} x, sum {sum(v):.0f}
         grep -E "passed, .* failed|^FAIL" "$out/$step.txt"; sed -n '/^perf/,$p' "$out/$step.txt" | cut -c1-240
         OUT=$out DEADLINE=${DEADLINE:-150} CHUNK=${CHUNK:-25} WORKERS=${WORKERS:-8} ./gpu_seeds.sh ${step}rem remainders \
           "${NSEEDS:-300}" --kernels kernels_ab/$alone --ops matvec_q --no-isolate ;;
-    permab|permtune) m=permute_ab; ops=moe_permute_fuse,permute_gate_up,permute_down_scatter
+    permab|permtune|permfvec) m=permute_ab; ops=moe_permute_fuse,permute_gate_up,permute_down_scatter
         [ "$step" = permtune ] && m=permute_tune ops=permute_gate_up,permute_down_scatter
+        [ "$step" = permfvec ] && m=permute_fvec ops=moe_permute_fuse,permute_gate_up
         ./moeoracle compare --ops "$ops" --shapes real --seeds 1 --perf --no-isolate --kernels "kernels_ab/$m.json" \
           --json "$out/$step.json" > "$out/$step.txt" 2>&1
         grep -E "passed, .* failed|^FAIL" "$out/$step.txt"; sed -n '/^perf/,$p' "$out/$step.txt" | cut -c1-240 ;;
+    permtable) ./moeoracle compare --ops moe_permute_fuse,permute_gate_up,permute_down_scatter --shapes real --seeds 1 \
+          --perf --no-isolate --json "$out/permtable.json" > "$out/permtable.txt" 2>&1
+        grep -E "passed, .* failed|^FAIL" "$out/permtable.txt"; sed -n '/^perf/,$p' "$out/permtable.txt" | cut -c1-300 ;;
+    fvecseeds) for set in "remainders 1000" "real 100"; do
+          OUT=$out DEADLINE=${DEADLINE:-150} CHUNK=${CHUNK:-10} ./gpu_seeds.sh "fvec${set%% *}" $set \
+            --kernels kernels_ab/permute_fvec_alone.json --ops permute_gate_up,moe_permute_fuse --no-isolate
+        done ;;
     permseeds) OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=${CHUNK:-50} ./gpu_seeds.sh permrem remainders 1000 \
           --kernels kernels_ab/permute.json --ops moe_permute_fuse,permute_gate_up,permute_down_scatter --no-isolate ;;
     lvpseeds) [ -d lvp ] || { mkdir lvp && tar -C lvp -xJf lvp.tar.xz; }
