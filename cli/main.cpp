@@ -84,8 +84,9 @@ int main(int argc, char** argv) {
   compare->add_option("--shard", co.shard, "I/N: run every N-th case from the I-th (also GTEST_SHARD_INDEX/TOTAL_SHARDS)");
   compare->add_option("--subgroup", co.subgroup, "Only this subgroup size (default: every size the device offers)");
   compare->add_flag("--perf", co.perf,
-                    "GPU time per case: cold (caches flushed) and warm medians of 5-25 runs in one submission, GB/s "
-                    "and % of the device's copy bandwidth (docs/benchmarks.md)");
+                    "GPU time per case: cold (caches flushed) and warm medians of 5-25 runs in one submission, the "
+                    "stream figure (back to back over copies of the inputs, as a decode runs it), GB/s and % of the "
+                    "device's copy bandwidth (docs/benchmarks.md)");
   compare->add_option("--json", co.json, "Write a JSON report");
   compare->add_option("--junit", co.junit, "Write a JUnit XML report");
   compare->add_option("--html", co.html, "Write a self-contained HTML report");

@@ -15,7 +15,8 @@
 #                same for matvec_q4, matvec_q8 (q8tune.json: matvec_q8 at other R / U / WG)
 #   tune_q2q8.json  the bundled matvec_q2 and matvec_q8 at other R, U and WG (`let`s only: tune.py)
 # and, for the permute-fuse chain (moe_permute_fuse = permute_gate_up -> permute_down_scatter):
-#   permute.json       the bundled stage kernels alone (their seed records); permute_glsl.json
+#   permute.json       the bundled stage kernels alone (their seed records); permute_decode.json
+#                      permute_gate_up_decode and down_scatter (the one-token records); permute_glsl.json
 #                      the same from their GLSL (moeoracle mutate --kernels)
 #   permute_ab.json    the bundled stage kernels and the variants (permute_gate_up_vec.comp, 16-byte
 #                      loads; permute_down_scatter_word.comp, the bundled one until 2026-11-27): each
@@ -150,13 +151,13 @@ EOF2
 # The permute-fuse chain (issue 13). Bundled: permute_gate_up one word per lane (the 16-byte
 # variant, permute_gate_up_vec.comp, was slower on the H100) and permute_down_scatter with 16-byte
 # loads (its word kernel: permute_down_scatter_word.comp). The JSON is edited with python3.
-for k in permute_gate_up permute_down_scatter; do compile "$shaders/$k.comp" "$here/$k.spv"; done
+for k in permute_gate_up permute_gate_up_decode permute_down_scatter; do compile "$shaders/$k.comp" "$here/$k.spv"; done
 for k in permute_gate_up_vec permute_gate_up_fvec permute_down_scatter_word; do compile "$here/$k.comp" "$here/$k.spv"; done
 python3 - "$shaders" "$here" <<'EOF'
 import json, sys
 shaders, here = sys.argv[1], sys.argv[2]
-bundled = [json.load(open(f"{shaders}/{k}.json")) for k in ("permute_gate_up", "permute_down_scatter")]
-gate_up, down = bundled
+bundled = [json.load(open(f"{shaders}/{k}.json")) for k in ("permute_gate_up", "permute_gate_up_decode", "permute_down_scatter")]
+gate_up, down = bundled[0], bundled[2]
 others = [json.load(open(f"{here}/{k}.json")) for k in ("permute_gate_up_vec", "permute_down_scatter_word")]
 def write(name, title, kernels, sequences=None):
     m = {"name": title, "version": 1, "kernels": kernels}
@@ -174,6 +175,8 @@ vec_k, vec_seq = chain("vec", [others[0], down])         # both stages with 16-b
 fvec = json.load(open(f"{here}/permute_gate_up_fvec.json"))
 fvec_k, fvec_seq = chain("fvec", [fvec, down])          # gate_up factored per quad (for decode)
 write("permute.json", "the bundled permute stage kernels alone", bundled)
+write("permute_decode.json", "permute_gate_up_decode and the bundled down_scatter: its records (one token)",
+      [bundled[1], down])
 # The same from their GLSL (moeoracle mutate needs the source): compiled at load by shaderc.
 src = []
 for e in bundled:

@@ -277,6 +277,16 @@ std::vector<OpCase> cases_of(Which which, bool rem, bool real, uint64_t seed) {
     // workgroup's rows past inter must be skipped; the chain's down projection needs inter % 64
     // == 0, so this one is permute_gate_up's alone (a mutant `i > inter` survived without it).
     if (which == Which::GateUp) add("remainder rows", 3, 3, 8, 8, 128, 67, 4, seed + 14);
+    // Decode (one token: permute_gate_up_decode) at 2 and 8 bits, and at inter 70 and 67 (2 and 1
+    // rows per workgroup there) for permute_gate_up alone.
+    if (which != Which::DownScatter) {
+      add("remainder decode", 1, 3, 8, 8, 256, 192, 2, seed + 15);
+      add("remainder decode", 1, 3, 8, 8, 192, 128, 8, seed + 16);
+    }
+    if (which == Which::GateUp) {
+      add("remainder rows decode", 1, 2, 8, 8, 128, 70, 4, seed + 17);
+      add("remainder rows decode", 1, 2, 8, 8, 128, 67, 4, seed + 18);
+    }
   }
   if (real) {
     // spec/ops.md §12.2: A3B 256 experts top-8, d 2048 I 512; A17B 512 experts top-10, d 4096

@@ -41,7 +41,9 @@
 #          batches; --shapes perf has none of this op), one seed, --perf
 #   permfvec  the bundled chain and permute_gate_up against permute_gate_up_fvec (factored per quad)
 #          and its chain (bench/kernels_ab/permute_fvec.json), real shapes, one seed, --perf
-#   permtable  the bundled permute chain and its stages, real shapes, one seed, --perf
+#   permtable  the bundled permute chains and their stages, real shapes, one seed, --perf
+#   decseeds  permute_gate_up_decode and its chain (one token; kernels_ab/permute_decode.json):
+#          remainder seeds 1..1000 and real seeds 1..100
 #   fvecseeds  permute_gate_up_fvec and its chain (kernels_ab/permute_fvec_alone.json): remainder
 #          seeds 1..1000 and real seeds 1..100
 #   permtune  the permute stages' R / U variants (bench/kernels_ab/permute_tune.json), real shapes
@@ -227,6 +229,10 @@ for k, v in tot.items(): print(f"16 processes: {k}: {len(v)} x, sum {sum(v):.0f}
     permtable) ./moeoracle compare --ops moe_permute_fuse,permute_gate_up,permute_down_scatter --shapes real --seeds 1 \
           --perf --no-isolate --json "$out/permtable.json" > "$out/permtable.txt" 2>&1
         grep -E "passed, .* failed|^FAIL" "$out/permtable.txt"; sed -n '/^perf/,$p' "$out/permtable.txt" | cut -c1-300 ;;
+    decseeds) for set in "remainders 1000" "real 100"; do
+          OUT=$out DEADLINE=${DEADLINE:-150} CHUNK=${CHUNK:-10} ./gpu_seeds.sh "dec${set%% *}" $set \
+            --kernels kernels_ab/permute_decode.json --ops permute_gate_up,moe_permute_fuse --no-isolate
+        done ;;
     fvecseeds) for set in "remainders 1000" "real 100"; do
           OUT=$out DEADLINE=${DEADLINE:-150} CHUNK=${CHUNK:-10} ./gpu_seeds.sh "fvec${set%% *}" $set \
             --kernels kernels_ab/permute_fvec_alone.json --ops permute_gate_up,moe_permute_fuse --no-isolate

@@ -1,5 +1,5 @@
-// The permute group's kernels (permute_gate_up, permute_down_scatter, and the moe_permute_fuse
-// chain permute_gate_up -> permute_down_scatter) on the default Vulkan device (lavapipe in CI):
+// The permute group's kernels (permute_gate_up, permute_gate_up_decode, permute_down_scatter, and
+// the moe_permute_fuse chains through them) on the default Vulkan device (lavapipe in CI):
 // they pass every case at every subgroup size over a few seeds, and each planted bug
 // (tests/vulkan/data/planted_permute*.json) is caught by the per-element bound on the cases
 // where it is wrong.
@@ -28,7 +28,9 @@ bool failed_by_element(const CaseResult& r, const std::string& name) {
 TEST(permute_compare, BundledKernelsPassAtEverySubgroupSize) {
   if (!have_device()) GTEST_SKIP() << "no Vulkan device";
   expect_bundled_pass("moe_permute_fuse,permute_gate_up,permute_down_scatter",
-                      {"permute_gate_up", "permute_down_scatter", "permute_gate_up -> permute_down_scatter"}, 30);
+                      {"permute_gate_up", "permute_gate_up_decode", "permute_down_scatter",
+                       "permute_gate_up -> permute_down_scatter", "permute_gate_up_decode -> permute_down_scatter"},
+                      30);
 }
 
 TEST(permute_compare, PlantedBugsAreCaught) {
