@@ -25,6 +25,9 @@
 #   permute_fvec.json  the bundled stages, permute_gate_up_fvec.comp (vec, factored per quad: meant
 #                      for decode) and the chain fvec -> bundled down_scatter; permute_fvec_alone.json
 #                      the variant and its chain alone (their seed records)
+#   permute_dfact.json the bundled stages, permute_down_scatter_fact.comp (factored per quad) and the
+#                      decode chain permute_gate_up_decode -> it; permute_dfact_alone.json the variant
+#                      and that chain alone (their seed records)
 #   permute_tune.json  permute_gate_up_vec and the bundled down_scatter with other R / U lets
 # Usage: bash bench/kernels_ab/build.sh   (from anywhere)
 set -euo pipefail
@@ -152,7 +155,7 @@ EOF2
 # variant, permute_gate_up_vec.comp, was slower on the H100) and permute_down_scatter with 16-byte
 # loads (its word kernel: permute_down_scatter_word.comp). The JSON is edited with python3.
 for k in permute_gate_up permute_gate_up_decode permute_down_scatter; do compile "$shaders/$k.comp" "$here/$k.spv"; done
-for k in permute_gate_up_vec permute_gate_up_fvec permute_down_scatter_word; do compile "$here/$k.comp" "$here/$k.spv"; done
+for k in permute_gate_up_vec permute_gate_up_fvec permute_down_scatter_word permute_down_scatter_fact; do compile "$here/$k.comp" "$here/$k.spv"; done
 python3 - "$shaders" "$here" <<'EOF'
 import json, sys
 shaders, here = sys.argv[1], sys.argv[2]
@@ -188,6 +191,11 @@ write("permute_ab.json", "permute stages: bundled, 16-byte gate_up, word down_sc
       bundled + others + word_k + vec_k, [word_seq, vec_seq])
 write("permute_fvec.json", "permute stages: bundled, gate_up factored (fvec), its chain",
       bundled + [fvec] + fvec_k, [fvec_seq])
+dfact = json.load(open(f"{here}/permute_down_scatter_fact.json"))
+dfact_k, dfact_seq = chain("dfact", [bundled[1], dfact])  # decode gate_up -> factored down_scatter
+write("permute_dfact.json", "permute stages: bundled, down_scatter factored (dfact), its decode chain",
+      bundled + [dfact] + dfact_k, [dfact_seq])
+write("permute_dfact_alone.json", "permute_down_scatter_fact alone and its decode chain", [dfact] + dfact_k, [dfact_seq])
 write("permute_fvec_alone.json", "permute_gate_up_fvec alone and its chain", [fvec] + fvec_k, [fvec_seq])
 # Variants: the 16-byte gate_up's R at decode (a tile of one token; tiles of more tokens keep its
 # rule) and U; down_scatter's R and U (P = the lanes a row's quads need at U quads per lane).

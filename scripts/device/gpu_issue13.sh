@@ -46,6 +46,9 @@
 #          remainder seeds 1..1000 and real seeds 1..100
 #   fvecseeds  permute_gate_up_fvec and its chain (kernels_ab/permute_fvec_alone.json): remainder
 #          seeds 1..1000 and real seeds 1..100
+#   permdfact  the bundled chains and permute_down_scatter against permute_down_scatter_fact (factored
+#          per quad) and the decode chain through it (bench/kernels_ab/permute_dfact.json), real
+#          shapes, one seed, --perf
 #   permtune  the permute stages' R / U variants (bench/kernels_ab/permute_tune.json), real shapes
 #   permseeds the bundled permute stages alone (kernels_ab/permute.json): remainder seeds 1..1000
 #   q2fact the bundled (factored) matvec_q2 and the per-term one (kernels_ab/q2ab.json) at the
@@ -220,7 +223,8 @@ for k, v in tot.items(): print(f"16 processes: {k}: {len(v)} x, sum {sum(v):.0f}
         grep -E "passed, .* failed|^FAIL" "$out/$step.txt"; sed -n '/^perf/,$p' "$out/$step.txt" | cut -c1-240
         OUT=$out DEADLINE=${DEADLINE:-150} CHUNK=${CHUNK:-25} WORKERS=${WORKERS:-8} ./gpu_seeds.sh ${step}rem remainders \
           "${NSEEDS:-300}" --kernels kernels_ab/$alone --ops matvec_q --no-isolate ;;
-    permab|permtune|permfvec) m=permute_ab; ops=moe_permute_fuse,permute_gate_up,permute_down_scatter
+    permab|permtune|permfvec|permdfact) m=permute_ab; ops=moe_permute_fuse,permute_gate_up,permute_down_scatter
+        [ "$step" = permdfact ] && m=permute_dfact ops=moe_permute_fuse,permute_down_scatter
         [ "$step" = permtune ] && m=permute_tune ops=permute_gate_up,permute_down_scatter
         [ "$step" = permfvec ] && m=permute_fvec ops=moe_permute_fuse,permute_gate_up
         ./moeoracle compare --ops "$ops" --shapes real --seeds 1 --perf --no-isolate --kernels "kernels_ab/$m.json" \
