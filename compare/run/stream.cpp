@@ -1,5 +1,7 @@
 #include "compare/run/stream.h"
 
+#include "compare/run/driver.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -24,11 +26,6 @@ std::map<vk::Buffer*, std::pair<uint64_t, uint64_t>> bound_extents(const std::ve
       if (!fresh) it->second = {std::min(it->second.first, b.offset), std::max(it->second.second, end)};
     }
   return extents;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace
@@ -80,7 +77,7 @@ StreamTiming time_stream(vk::Context& ctx, const std::vector<vk::Dispatch>& seq,
   if (rr.warm_ms.size() != batches) return StreamTiming{};  // no timestamps
   std::vector<double> per(rr.warm_ms);
   for (double& ms : per) ms /= st.copies;
-  st.ms = median(per);
+  st.ms = median_of(per);
   st.lo = *std::min_element(per.begin(), per.end());
   st.hi = *std::max_element(per.begin(), per.end());
   return st;

@@ -26,7 +26,7 @@
 // skipped; rows past the end are not stored.
 // Not the one-logic-operation form of matvec_q2 (x scaled by 16^-p, one mask a code): on the H100
 // (2026-11-28, one process) it was 1.10x slower at the A3B lm_head and 1.05x at in_proj_qkv, where
-// the H200 had shown 0.99-1.04x (docs/benchmarks.md); it is bench/kernels_ab/lop.py's 4-bit variant.
+// the H200 had shown 0.99-1.04x (docs/benchmarks.md); that form is bench/kernels_ab/matvec_q4_lop.comp.
 // Workgroup: WG (spec id 10) = enough lanes for a row's quads in one step, at least R, at most 64 U.
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_EXT_control_flow_attributes : require
