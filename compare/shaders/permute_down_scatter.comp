@@ -16,19 +16,19 @@
 // chunk of G listed rows slot s takes listed row c + s, its lanes stride over that row's quads of
 // the R down rows, U quads per lane per step (spec id 3), and keep one partial dot per down row;
 // (4) the partials go through shared memory, a slot's P summed in a fixed order into
-// dots[row][listed] by one lane per (down row, slot) (P >= 4 >= R: R G <= WG); (5) lane r < R
+// dots[row][listed] by one lane per (down row, slot) (R <= P, the manifest: R G <= WG); (5) lane r < R
 // accumulates fma(weights[row], dot, acc) over the listed rows in ascending order, and alone reads
 // and writes its out element.
 // Why: a down row is short (inter * BITS / 8 bytes: 256 at A3B's inter 512), so a subgroup per row
 // left its lanes a word or two each and its K rows one after another; here a lane loads 16 bytes of
 // weights with one scale and bias, every load of a step (R U quads, their scales and biases) before
-// any arithmetic, and the token's K rows at once: the manifest picks U = the quads per lane that
-// fit k rows into one chunk (at most 4) and P = the lanes a row's quads need at U per lane, at
-// least 4 and at most WG / 2 (A3B decode: U 1, P 16, G 8 = K; A17B: U 3, P 11, G 11 >= K 10; inter
-// 8256: U 4, P 64, two steps; inter 64, K 64: P 4, two chunks). A lane's act (4 XPW vec4 per quad)
-// serves R down rows. No int->float conversion (code() as permute_gate_up.comp); each term is
-// fma(q, s, b) * act, the reference's. Loads past a row's end are clamped (last quad) and their
-// terms skipped. No subgroup operations: any subgroup size.
+// any arithmetic, and G of the token's rows at once. The manifest: U 1, P = a row's quads (at least
+// 4, at most WG / 2), R 8 where P >= 8 and 8 divides hidden (A3B decode: P 16, G 8 = K; A17B: P 32,
+// G 4, three chunks of K 10). A lane's act (4 XPW vec4 per quad) serves R down rows: R 8 reads act
+// half as often as R 4; on the H100 1.15-1.17x the old R 4 / U 1-3 at A17B T 3 and A3B T 16, 1.02x
+// at the decodes; U 2-4 and R 16 / 32 slower (docs/benchmarks.md). No int->float conversion
+// (code() as permute_gate_up.comp); each term is fma(q, s, b) * act, the reference's. Loads past
+// a row's end are clamped (last quad) and their terms skipped. No subgroup operations: any subgroup size.
 // Workgroup: WG = min(128, invocations the device allows at the subgroup size), spec id 10.
 #extension GL_EXT_control_flow_attributes : require
 layout(local_size_x = 128, local_size_x_id = 10) in;
