@@ -25,6 +25,9 @@
 #   permute_fvec.json  the bundled stages, permute_gate_up_fvec.comp (vec, factored per quad: meant
 #                      for decode) and the chain fvec -> bundled down_scatter; permute_fvec_alone.json
 #                      the variant and its chain alone (their seed records)
+#   permute_lat.json   the bundled stages, permute_down_scatter_lat.comp (bucket offsets in shared memory,
+#                      weights and out loaded early) and the decode chain through it; permute_lat_alone.json
+#                      the variant and that chain alone (their seed records)
 #   permute_dfact.json the bundled stages, permute_down_scatter_fact.comp (factored per quad) and the
 #                      decode chain permute_gate_up_decode -> it; permute_dfact_alone.json the variant
 #                      and that chain alone (their seed records)
@@ -155,7 +158,8 @@ EOF2
 # variant, permute_gate_up_vec.comp, was slower on the H100) and permute_down_scatter with 16-byte
 # loads (its word kernel: permute_down_scatter_word.comp). The JSON is edited with python3.
 for k in permute_gate_up permute_gate_up_decode permute_down_scatter; do compile "$shaders/$k.comp" "$here/$k.spv"; done
-for k in permute_gate_up_vec permute_gate_up_fvec permute_down_scatter_word permute_down_scatter_fact; do compile "$here/$k.comp" "$here/$k.spv"; done
+for k in permute_gate_up_vec permute_gate_up_fvec permute_down_scatter_word permute_down_scatter_fact \
+         permute_down_scatter_lat; do compile "$here/$k.comp" "$here/$k.spv"; done
 python3 - "$shaders" "$here" <<'EOF'
 import json, sys
 shaders, here = sys.argv[1], sys.argv[2]
@@ -196,6 +200,11 @@ dfact_k, dfact_seq = chain("dfact", [bundled[1], dfact])  # decode gate_up -> fa
 write("permute_dfact.json", "permute stages: bundled, down_scatter factored (dfact), its decode chain",
       bundled + [dfact] + dfact_k, [dfact_seq])
 write("permute_dfact_alone.json", "permute_down_scatter_fact alone and its decode chain", [dfact] + dfact_k, [dfact_seq])
+lat = json.load(open(f"{here}/permute_down_scatter_lat.json"))
+lat_k, lat_seq = chain("lat", [bundled[1], lat])  # decode gate_up -> down_scatter with fewer latencies
+write("permute_lat.json", "permute stages: bundled, down_scatter with fewer serial latencies (lat), its decode chain",
+      bundled + [lat] + lat_k, [lat_seq])
+write("permute_lat_alone.json", "permute_down_scatter_lat alone and its decode chain", [lat] + lat_k, [lat_seq])
 write("permute_fvec_alone.json", "permute_gate_up_fvec alone and its chain", [fvec] + fvec_k, [fvec_seq])
 # Variants: the 16-byte gate_up's R at decode (a tile of one token; tiles of more tokens keep its
 # rule) and U; down_scatter's R and U (P = the lanes a row's quads need at U quads per lane).

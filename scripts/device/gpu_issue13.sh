@@ -49,7 +49,13 @@
 #   permdfact  the bundled chains and permute_down_scatter against permute_down_scatter_fact (factored
 #          per quad) and the decode chain through it (bench/kernels_ab/permute_dfact.json), real
 #          shapes, one seed, --perf
+#   permlat  the bundled chains and permute_down_scatter against permute_down_scatter_lat (fewer memory
+#          latencies in a row) and the decode chain through it (bench/kernels_ab/permute_lat.json), real
+#          shapes, one seed, --perf
 #   permtune  the permute stages' R / U variants (bench/kernels_ab/permute_tune.json), real shapes
+#   permdectune  the decode chain's stages (the bundled permute_gate_up_decode and permute_down_scatter)
+#          at other R / U / WG (bench/kernels_ab/permute_decode_tune.json, permute_decode_tune.py),
+#          real shapes, one seed, --perf
 #   permseeds the bundled permute stages alone (kernels_ab/permute.json): remainder seeds 1..1000
 #   q2fact the bundled (factored) matvec_q2 and the per-term one (kernels_ab/q2ab.json) at the
 #          timing shapes, --perf, one process; then the bundled one's remainder seeds 1..NSEEDS
@@ -223,7 +229,9 @@ for k, v in tot.items(): print(f"16 processes: {k}: {len(v)} x, sum {sum(v):.0f}
         grep -E "passed, .* failed|^FAIL" "$out/$step.txt"; sed -n '/^perf/,$p' "$out/$step.txt" | cut -c1-240
         OUT=$out DEADLINE=${DEADLINE:-150} CHUNK=${CHUNK:-25} WORKERS=${WORKERS:-8} ./gpu_seeds.sh ${step}rem remainders \
           "${NSEEDS:-300}" --kernels kernels_ab/$alone --ops matvec_q --no-isolate ;;
-    permab|permtune|permfvec|permdfact) m=permute_ab; ops=moe_permute_fuse,permute_gate_up,permute_down_scatter
+    permab|permtune|permfvec|permdfact|permdectune|permlat) m=permute_ab; ops=moe_permute_fuse,permute_gate_up,permute_down_scatter
+        [ "$step" = permlat ] && m=permute_lat ops=moe_permute_fuse,permute_down_scatter
+        [ "$step" = permdectune ] && m=permute_decode_tune ops=permute_gate_up,permute_down_scatter
         [ "$step" = permdfact ] && m=permute_dfact ops=moe_permute_fuse,permute_down_scatter
         [ "$step" = permtune ] && m=permute_tune ops=permute_gate_up,permute_down_scatter
         [ "$step" = permfvec ] && m=permute_fvec ops=moe_permute_fuse,permute_gate_up
