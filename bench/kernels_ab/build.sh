@@ -14,6 +14,7 @@
 #   q2ab.json    the bundled (factored) matvec_q2 and the per-term one; q4ab.json, q8ab.json the
 #                same for matvec_q4, matvec_q8 (q8tune.json: matvec_q8 at other R / U / WG)
 #   tune_q2q8.json  the bundled matvec_q2 and matvec_q8 at other R, U and WG (`let`s only: tune.py)
+#   permute_decode_tune.json  the decode chain's stages at other R, U and WG (permute_decode_tune.py)
 # and, for the permute-fuse chain (moe_permute_fuse = permute_gate_up -> permute_down_scatter):
 #   permute.json       the bundled stage kernels alone (their seed records); permute_decode.json
 #                      permute_gate_up_decode and down_scatter (the one-token records); permute_glsl.json
@@ -101,6 +102,8 @@ json.dump({"name": "matvec_q8: bundled and R / U / WG points", "version": 1, "ke
 EOF3
 manifest "matvec_q before issue 13 and current" "${before[@]}" "${current[@]}" >"$here/ab.json"
 python3 "$here/tune.py" "$here/tune_q2q8.json" "$shaders/matvec_q2.json" "$shaders/matvec_q8.json"
+python3 "$here/permute_decode_tune.py" "$here/permute_decode_tune.json" "$shaders/permute_gate_up_decode.json" \
+  "$shaders/permute_down_scatter.json" >/dev/null
 # q4q2tune.json: the bundled (factored) matvec_q4 and matvec_q2 at fewer rows per workgroup and
 # more quads per lane (R 2 and U 4 were matvec_q8's best, 2026-11-27 evening; R n as in q8tune).
 python3 - "$shaders/matvec_q4.json" "$shaders/matvec_q2.json" "$here/q4q2tune.json" <<'EOF4'
