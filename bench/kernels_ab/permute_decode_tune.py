@@ -7,12 +7,13 @@ the same cases in one process (gpu_issue13.sh permdectune).
 Usage: permute_decode_tune.py OUT.json compare/shaders/permute_gate_up_decode.json
                                        compare/shaders/permute_down_scatter.json
 
-gate/up: R in 2, 4, 8 times U in 1, 2 at the bundled lane cap (128) and at 64, and R 4 U 1 at 32
-and 256. down_scatter: R in 4, 8, 16, 32 times U in 1, 2, 3 (P, the lanes a listed row gets,
+gate/up: R in 2, 4, 8 times U in 1, 2 at lane caps 128 and 64 (bundled since 2026-11-28), and
+R 4 U 1 at 32 and 256. down_scatter: R in 4, 8, 16, 32 times U in 1, 2, 3 (P, the lanes a listed row gets,
 follows U by the bundled rule). The first H100 call (2026-11-28 05:05) had R 2 and U 4 too, never
 the fastest. Every variant keeps the bundled limits, so a point that does not fit a case is
 skipped, not run."""
 import json
+import re
 import sys
 
 
@@ -25,13 +26,14 @@ def variant(entry, name, lets):
 
 def gate_up(entry):
     wg = entry["let"]["WG"]
-    if not wg.startswith("min(min(128, "):
+    m = re.match(r"^min\(min\((\d+), ", wg)
+    if not m:
         sys.exit(f"permute_decode_tune.py: {entry['name']}: WG is not the bundled rule: {wg}")
 
     def capped(r, u, cap):
         name = f"gate_up_decode_R{r}_U{u}" + ("" if cap == 128 else f"_C{cap}")
         return variant(entry, name, {"R": str(r), "U": str(u),
-                                     "WG": wg.replace("min(min(128, ", f"min(min({cap}, ", 1)})
+                                     "WG": f"min(min({cap}, " + wg[m.end():]})
     return ([capped(r, u, cap) for cap in (128, 64) for r in (2, 4, 8) for u in (1, 2)] +
             [capped(4, 1, cap) for cap in (32, 256)])
 
