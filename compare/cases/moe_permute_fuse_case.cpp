@@ -295,6 +295,9 @@ std::vector<OpCase> cases_of(Which which, bool rem, bool real, uint64_t seed) {
     add("A3B experts", 16, 8, 256, 16, 2048, 512, 4, seed + 21);
     add("A17B experts", 3, 10, 512, 16, 4096, 1024, 4, seed + 22);
     add("A17B experts", 1, 10, 512, 512, 4096, 1024, 4, seed + 23);
+    // Cogito-V2 / DeepSeek-V3 decode (spec/ops.md §1: 256 experts top-8, d 7168, I 2048): rows of 64
+    // quads, where the down stage takes a row in P 64 lanes and four chunks of two rows.
+    add("DeepSeek-V3 experts", 1, 8, 256, 256, 7168, 2048, 4, seed + 24);
   }
   return out;
 }
