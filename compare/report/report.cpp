@@ -242,11 +242,6 @@ struct PerfAgg {
   }
 };
 
-double median_sorted(std::vector<double>& v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 void write_perf_legend(std::ostream& os, bool flush_read, double copy_gbs, double fma_gflops, bool same, bool stream) {
   os << "\nperf: per case, the median of 5-25 runs in one submission, each cold run after a cache flush (a "
      << (flush_read ? "read" : "fill")
@@ -265,6 +260,11 @@ void write_perf_legend(std::ostream& os, bool flush_read, double copy_gbs, doubl
 }
 
 }  // namespace
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
 
 void write_perf(std::ostream& os, std::span<const CaseResult> cases, bool flush_read, double copy_gbs, double fma_gflops,
                 const std::map<double, SameSizeCopy>& same_copy) {
@@ -292,12 +292,12 @@ void write_perf(std::ostream& os, std::span<const CaseResult> cases, bool flush_
   };
   for (const std::string& key : order) {
     PerfAgg& a = by[key];
-    const double ms = median_sorted(a.ms);
+    const double ms = median_of(a.ms);
     os << "  " << key << "  " << (a.warm.empty() ? "" : "cold ") << rate(ms, a.bytes, 0);
     if (!a.warm.empty())
-      os << " [" << num(a.lo, 4) << ", " << num(a.hi, 4) << "]  warm " << rate(median_sorted(a.warm), a.bytes, 1);
+      os << " [" << num(a.lo, 4) << ", " << num(a.hi, 4) << "]  warm " << rate(median_of(a.warm), a.bytes, 1);
     if (!a.stream.empty()) {
-      os << "  stream " << rate(median_sorted(a.stream), a.bytes, 2) << " [" << num(a.stream_lo, 4) << ", "
+      os << "  stream " << rate(median_of(a.stream), a.bytes, 2) << " [" << num(a.stream_lo, 4) << ", "
          << num(a.stream_hi, 4) << "] K " << a.stream_copies;
       if (!a.stream_cold) os << " (partly warm)";
     }
@@ -318,6 +318,7 @@ void write_json(std::ostream& os, std::span<const CaseResult> cases) {
   for (const CaseResult& c : cases) {
     nlohmann::json outs = nlohmann::json::array();
     for (const Verdict& v : c.outputs) outs.push_back(verdict_json(v));
+    const auto stream_ms = [&](double v) { return c.timing.stream > 0 ? jnum(v) : nlohmann::json(nullptr); };
     arr.push_back({{"op", c.op},
                    {"kernel", c.kernel},
                    {"manifest", c.manifest},
@@ -338,9 +339,9 @@ void write_json(std::ostream& os, std::span<const CaseResult> cases) {
                                                                   {"warm_median_ms", jnum(c.timing.warm)},
                                                                   {"warm_min_ms", jnum(c.timing.warm_lo)},
                                                                   {"warm_max_ms", jnum(c.timing.warm_hi)},
-                                                                  {"stream_median_ms", c.timing.stream > 0 ? jnum(c.timing.stream) : nlohmann::json(nullptr)},
-                                                                  {"stream_min_ms", c.timing.stream > 0 ? jnum(c.timing.stream_lo) : nlohmann::json(nullptr)},
-                                                                  {"stream_max_ms", c.timing.stream > 0 ? jnum(c.timing.stream_hi) : nlohmann::json(nullptr)},
+                                                                  {"stream_median_ms", stream_ms(c.timing.stream)},
+                                                                  {"stream_min_ms", stream_ms(c.timing.stream_lo)},
+                                                                  {"stream_max_ms", stream_ms(c.timing.stream_hi)},
                                                                   {"stream_copies", c.timing.stream_copies},
                                                                   {"stream_cold", c.timing.stream_cold}}},
                    {"bytes", c.bytes},

@@ -92,6 +92,9 @@ std::string case_line(const CaseResult& c);
 // per case byte count, the cold and stream times of a copy kernel moving as many bytes (empty:
 // not measured). flush_read: the cold runs followed a read of the flush buffer (else a fill).
 // Where cases have the stream figure (CaseResult::Timing::stream) a line gains "stream ...".
+// The median of a non-empty list (the upper one of an even count), as --perf reports its figures.
+double median_of(std::vector<double> v);
+
 struct SameSizeCopy {
   double cold = 0, stream = 0;  // ms; 0: not measured
 };

@@ -64,9 +64,6 @@ Verdict decide_output(const OutputSpec& spec, const HostTensor& t, const std::ve
 // median) and r.timing, or returns what went wrong.
 std::string time_repeats(vk::Context& ctx, const std::vector<vk::Dispatch>& seq, uint64_t timeout_ms, CaseResult& r);
 
-// The median of a non-empty list (the upper one of an even count), as --perf reports its figures.
-double median_of(std::vector<double> v);
-
 // The cold runs' cache flush: a read of the scratch buffer (default) or, with MOE_PERF_FLUSH=fill,
 // a fill of it (the method before 2026-11-27 afternoon; docs/benchmarks.md, "The cold flush").
 bool flush_by_read();

@@ -469,8 +469,6 @@ bool stream_wanted() {
   return !(e && std::string(e) == "0");
 }
 
-
-
 // Uninitialised shared memory made visible (a kernel reading shared memory it never wrote: a
 // loop bound one past its partial sums, a missing initialisation). Its contents are undefined,
 // and on a fresh device they are often zeros that hide the defect. On a GPU this dispatch, run
@@ -513,11 +511,6 @@ bool flush_by_read() {
 void poison_fresh_memory() {
   // glibc: every malloc'ed block starts as bytes 0xFE (-1.7e38 as a float, a huge index).
   mallopt(M_PERTURB, 1);
-}
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 // --perf: after everything was decided (a kernel updating state in place advances it; nothing is

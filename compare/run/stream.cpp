@@ -1,6 +1,6 @@
 #include "compare/run/stream.h"
 
-#include "compare/run/driver.h"
+#include "compare/report/report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -30,10 +30,15 @@ std::map<vk::Buffer*, std::pair<uint64_t, uint64_t>> bound_extents(const std::ve
 
 }  // namespace
 
+uint64_t bound_bytes(const std::vector<vk::Dispatch>& seq) {
+  uint64_t bytes = 0;
+  for (const auto& [buf, ext] : bound_extents(seq)) bytes += ext.second - ext.first;
+  return bytes;
+}
+
 Rotation rotate(vk::Context& ctx, const std::vector<vk::Dispatch>& seq, uint32_t k) {
   const auto extents = bound_extents(seq);
   Rotation rot;
-  for (const auto& [buf, ext] : extents) rot.bytes += ext.second - ext.first;
   rot.copies.reserve(extents.size() * (std::max(k, 1u) - 1));  // no reallocation: `stream` points in
   std::map<vk::Buffer*, size_t> first_copy;                   // index of a buffer's copy 1 in `copies`
   std::vector<uint8_t> host;
@@ -63,8 +68,7 @@ Rotation rotate(vk::Context& ctx, const std::vector<vk::Dispatch>& seq, uint32_t
 
 StreamTiming time_stream(vk::Context& ctx, const std::vector<vk::Dispatch>& seq, double once_ms, uint64_t span,
                          uint32_t warmup, uint64_t timeout_ms) {
-  uint64_t bytes = 0;
-  for (const auto& [buf, ext] : bound_extents(seq)) bytes += ext.second - ext.first;
+  const uint64_t bytes = bound_bytes(seq);
   StreamTiming st;
   st.copies = stream_copies(bytes, span, once_ms);
   st.cold = uint64_t(st.copies) * bytes >= span;

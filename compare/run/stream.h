@@ -15,6 +15,9 @@ struct StreamTiming {
   bool cold = false;                 // K copies span the flush size: no copy's inputs left in cache
 };
 
+// The bytes of the buffer ranges `seq` binds (each buffer's [first offset, last end)): one copy.
+uint64_t bound_bytes(const std::vector<vk::Dispatch>& seq);
+
 // How many copies a stream rotates through: enough that the K - 1 others (`bytes` each) evict a
 // copy's inputs before its next turn (`span`, the cold flush's size) and at most 64; fewer where
 // K runs of `once_ms` would exceed 20 ms (a slow device, lavapipe). At least 1.
@@ -26,7 +29,6 @@ uint32_t stream_copies(uint64_t bytes, uint64_t span, double once_ms);
 struct Rotation {
   std::vector<vk::Buffer> copies;
   std::vector<vk::Dispatch> stream;
-  uint64_t bytes = 0;  // bytes of the ranges one copy binds
 };
 Rotation rotate(vk::Context& ctx, const std::vector<vk::Dispatch>& seq, uint32_t k);
 
