@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -113,6 +114,17 @@ int sync_dir(int dir_fd) { return ::fsync(dir_fd) == 0 || errno == EINVAL || err
 
 }  // namespace
 
+void kill_point(const char* point) noexcept {
+  const char* env = std::getenv("MOE_TEST_KILL_AT");
+  if (!env || !*env) return;
+  const std::string spec = env;
+  const size_t colon = spec.find(':');
+  if (spec.compare(0, colon, point) != 0) return;
+  const long nth = colon == std::string::npos ? 1 : std::strtol(spec.c_str() + colon + 1, nullptr, 10);
+  static std::atomic<long> hits{0};
+  if (++hits == nth) ::raise(SIGKILL);
+}
+
 std::string unique_tag() {
   static std::atomic<uint64_t> counter{0};
   uint32_t r = 0;
@@ -159,6 +171,7 @@ AtomicFile::AtomicFile(std::string path, std::string what, Durability d)
   if (anonymous_temporaries()) open_anonymous();
   if (fd_ < 0) open_named();
   if (exists) ::fchmod(fd_, st.st_mode & 07777);  // a replaced file keeps its permissions
+  kill_point("opened");
 }
 
 void AtomicFile::open_anonymous() {
@@ -206,6 +219,7 @@ void AtomicFile::commit() {
     done_ = true;
     return;
   }
+  kill_point("written");
   if (durable && ::fsync(fd_) != 0) fail("flushing it to disk (fsync)", errno);
   if (anonymous_) {  // give the finished file a name: only now can a kill leave it behind
     const std::string proc = "/proc/self/fd/" + std::to_string(fd_);
@@ -221,9 +235,11 @@ void AtomicFile::commit() {
   const int rc = ::close(fd_);  // some filesystems (NFS) report write errors only here
   fd_ = -1;
   if (rc != 0) fail("closing it", errno);
+  kill_point("named");
   if (::renameat(dir_fd_, tmp_name_.c_str(), dir_fd_, base_.c_str()) != 0) fail("renaming it into place", errno);
   tmp_name_.clear();
   done_ = true;
+  kill_point("renamed");
   if (durable)
     if (const int e = sync_dir(dir_fd_)) {
       renamed_ = true;
@@ -325,6 +341,7 @@ StagingDir::StagingDir(std::string target, std::string what) : target_(std::move
 
 void StagingDir::publish() {
   MOE_CHECK(!published_, target_ << ": " << what_ << " published twice");
+  kill_point("staged");
   // Each file was fsynced with its directory by AtomicFile: one rename makes the tree visible.
   // RENAME_NOREPLACE: an existing directory, even an empty one (someone's working directory),
   // is never replaced.
@@ -347,6 +364,7 @@ void StagingDir::publish() {
     dir_fail(target_, what_, "renaming " + staging_ + " into place", errno);
   }
   published_ = true;
+  kill_point("published");
   ::close(lock_fd_), ::close(parent_fd_);
   lock_fd_ = parent_fd_ = -1;
 }

@@ -100,6 +100,19 @@ class StagingDir {
   bool published_ = false;
 };
 
+// Fault injection for the tests of this file: with MOE_TEST_KILL_AT=<point>[:<n>] in its
+// environment, a process kills itself with SIGKILL the n-th time (default: the first) a writer
+// reaches <point>, so every outcome of a kill is produced at a known step rather than by a timed
+// kill that may land anywhere. The points, in a write's order:
+//   opened     AtomicFile: the temporary exists (anonymous or named), nothing written
+//   written    AtomicFile::commit: every byte written, nothing synced or linked
+//   named      AtomicFile::commit: the finished temporary has its name, just before the rename
+//   renamed    AtomicFile::commit: the new file is in place, its directory not yet synced
+//   staged     StagingDir::publish: every file of the tree written, before the tree's rename
+//   published  StagingDir::publish: the tree is in place (or merged)
+// Without the variable a point costs one getenv.
+void kill_point(const char* point) noexcept;
+
 // "<pid>.<8 hex digits>", different on every call (also across threads and forks): for private
 // scratch folders that two runs, or two threads of one process, must not share.
 std::string unique_tag();

@@ -1,6 +1,6 @@
-// Files appear whole or not at all (oracle/atomic_file.h): a writer killed with SIGKILL at random
-// moments leaves the old file or the new one, byte for byte, and at most one temporary (which the
-// next writer removes); two writers of one path leave one of the two and a reader never sees a
+// Files appear whole or not at all (oracle/atomic_file.h): a writer killed with SIGKILL at any step
+// (forced at each step by the MOE_TEST_KILL_AT hook, and at random moments) leaves the old file or
+// the new one, byte for byte, and at most one temporary (which the next writer removes); two writers of one path leave one of the two and a reader never sees a
 // mix; a full disk is an error naming the file, with the old file intact and no temporary left;
 // a fixture directory appears whole or not at all.
 #include <fcntl.h>
@@ -109,67 +109,112 @@ std::map<std::string, std::string> tree(const fs::path& dir) {
   return out;
 }
 
-struct KillStats {
-  int kills = 0, left_temporary = 0, saw[2] = {0, 0};
-  double write_ms = 0;
-};
-
-// A child rewrites a 24 MB dump again and again, alternating two versions, and is killed at a
-// random moment (seeded) within twice the time one write takes; `kills` times.
-KillStats kill_dump_writers(const TempDir& d, int kills, uint32_t seed) {
-  constexpr size_t kBytes = size_t(24) << 20;
-  const std::string path = d / "dump.safetensors";
-  std::string want[2];
-  for (int v = 1; v >= 0; --v) write_version(path, v, kBytes), want[v] = read_file(path);
-  KillStats s;
-  const auto t0 = Clock::now();
-  write_version(path, 0, kBytes);
-  s.write_ms = ms_since(t0);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> delay(0, 2 * s.write_ms);
-  for (int k = 0; k < kills; ++k) {
-    const pid_t pid = start_child([&] {
-      for (int j = k;; ++j) write_version(path, j % 2, kBytes);
-    });
-    kill_after(pid, delay(rng));
-    const std::string got = read_file(path);
-    const int v = got == want[0] ? 0 : got == want[1] ? 1 : -1;
-    EXPECT_NE(v, -1) << "kill " << k << ": " << path << " is neither version (" << got.size() << " bytes)";
-    if (v >= 0) ++s.saw[v];
-    const std::vector<std::string> tmp = temporaries(d.dir);
-    EXPECT_LE(tmp.size(), 1u) << "kill " << k << ": temporaries accumulate: " << tmp.size();
-    s.left_temporary += !tmp.empty();
-    ++s.kills;
-  }
-  write_version(path, 0, kBytes);  // the next writer removes what the last kill left
-  EXPECT_TRUE(temporaries(d.dir).empty()) << "a stale temporary survived the next write";
-  return s;
+// The invariants after any kill: `path` holds one of the two versions whole, and at most one
+// temporary is left in its directory. Returns the version (or -1, having failed the test).
+int check_after_kill(const TempDir& d, const std::string& path, const std::string (&want)[2], const std::string& what) {
+  const std::string got = read_file(path);
+  const int v = got == want[0] ? 0 : got == want[1] ? 1 : -1;
+  EXPECT_NE(v, -1) << what << ": " << path << " is neither version (" << got.size() << " bytes)";
+  EXPECT_LE(temporaries(d.dir).size(), 1u) << what << ": temporaries accumulate";
+  return v;
 }
 
-TEST(atomic_file, SigkillLeavesTheOldOrTheNewFile) {
+// Writes both versions of a `bytes`-byte dump at `path` (v0 last) and returns their bytes.
+void two_versions(const std::string& path, size_t bytes, std::string (&want)[2]) {
+  for (int v = 1; v >= 0; --v) write_version(path, v, bytes), want[v] = read_file(path);
+}
+
+// A kill at each step of a write, forced by the MOE_TEST_KILL_AT hook (oracle/atomic_file.h): the
+// old file stays until the rename, the new one is there from it on, and exactly the steps that hold
+// a named temporary leave one behind, which the next writer removes. No timing is involved: each
+// outcome is produced at its step on every run.
+TEST(atomic_file, SigkillAtEachStepLeavesTheOldOrTheNewFile) {
+  struct Step {
+    const char* point;
+    int version;                     // the file after the kill: 0 old, 1 new
+    size_t anonymous_tmp, named_tmp;  // temporaries left, with O_TMPFILE and with named ones
+  };
+  const Step steps[] = {{"opened", 0, 0, 1}, {"written", 0, 0, 1}, {"named", 0, 1, 1}, {"renamed", 1, 0, 0}};
   for (const bool named : {false, true}) {
     TemporaryMode mode(named);
     TempDir d;
-    const KillStats s = kill_dump_writers(d, 24, named ? 20261126 : 1126);
-    std::printf("%s temporaries: one write %.0f ms; %d kills, %d left a temporary, file was v0 %d times, v1 %d\n",
-                named ? "named" : "anonymous (O_TMPFILE)", s.write_ms, s.kills, s.left_temporary, s.saw[0],
-                s.saw[1]);
-    // Writes completed between kills (both versions seen), and kills landed mid-write.
-    EXPECT_GT(s.saw[0], 0);
-    EXPECT_GT(s.saw[1], 0);
-    if (named) {
-      EXPECT_GT(s.left_temporary, 0) << "no kill landed while a named temporary existed";
+    const std::string path = d / "dump.safetensors";
+    std::string want[2];
+    two_versions(path, size_t(1) << 20, want);
+    for (const Step& st : steps) {
+      const std::string what = std::string(named ? "named" : "anonymous") + " temporaries, killed at " + st.point;
+      write_version(path, 0, size_t(1) << 20);
+      const pid_t pid = start_child([&] {
+        ::setenv("MOE_TEST_KILL_AT", st.point, 1);
+        write_version(path, 1, size_t(1) << 20);
+      });
+      int status = 0;
+      ::waitpid(pid, &status, 0);
+      ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << what << ": the writer was not killed, status "
+                                                                      << status;
+      EXPECT_EQ(check_after_kill(d, path, want, what), st.version) << what;
+      EXPECT_EQ(temporaries(d.dir).size(), named ? st.named_tmp : st.anonymous_tmp) << what;
     }
+    write_version(path, 0, size_t(1) << 20);  // the next writer removes what the last kill left
+    EXPECT_TRUE(temporaries(d.dir).empty()) << "a stale temporary survived the next write";
+  }
+  // The n-th time a point is reached: the second of two writes dies before its rename.
+  TempDir d;
+  const std::string path = d / "dump.safetensors";
+  std::string want[2];
+  two_versions(path, 4096, want);
+  const pid_t pid = start_child([&] {
+    ::setenv("MOE_TEST_KILL_AT", "named:2", 1);
+    write_version(path, 1, 4096);
+    write_version(path, 0, 4096);
+  });
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "status " << status;
+  EXPECT_EQ(check_after_kill(d, path, want, "named:2"), 1);
+}
+
+// A child rewrites a 24 MB dump again and again, alternating two versions, and is killed at a
+// random moment (seeded) within twice the time one write takes. Where the kill lands depends on the
+// machine's load, so only the invariants are checked (each step's outcome is the test above's).
+TEST(atomic_file, SigkillAtRandomMomentsKeepsTheInvariants) {
+  constexpr size_t kBytes = size_t(24) << 20;
+  for (const bool named : {false, true}) {
+    TemporaryMode mode(named);
+    TempDir d;
+    const std::string path = d / "dump.safetensors";
+    std::string want[2];
+    two_versions(path, kBytes, want);
+    const auto t0 = Clock::now();
+    write_version(path, 0, kBytes);
+    const double write_ms = ms_since(t0);
+    std::mt19937 rng(named ? 20261126 : 1126);
+    std::uniform_real_distribution<double> delay(0, 2 * write_ms);
+    int saw[2] = {0, 0};
+    for (int k = 0; k < 12; ++k) {
+      const pid_t pid = start_child([&] {
+        for (int j = k;; ++j) write_version(path, j % 2, kBytes);
+      });
+      kill_after(pid, delay(rng));
+      const int v = check_after_kill(d, path, want, "kill " + std::to_string(k));
+      if (v >= 0) ++saw[v];
+    }
+    write_version(path, 0, kBytes);
+    EXPECT_TRUE(temporaries(d.dir).empty()) << "a stale temporary survived the next write";
+    std::printf("%s temporaries: one write %.0f ms; 12 kills, file was v0 %d times, v1 %d\n",
+                named ? "named" : "anonymous (O_TMPFILE)", write_ms, saw[0], saw[1]);
   }
 }
 
 // `moeoracle fixture --preset tiny --format moeflux --seed 3 --out OUT` in a child process (a fresh
-// one: the fixture generator uses OpenMP, whose thread pool a forked child cannot use).
-pid_t start_fixture_cli(const std::string& out) {
+// one: the fixture generator uses OpenMP, whose thread pool a forked child cannot use), killed at
+// `kill_at` (MOE_TEST_KILL_AT) if that is not empty.
+pid_t start_fixture_cli(const std::string& out, const char* kill_at = "") {
   const pid_t pid = ::fork();
   if (pid == 0) {
     const int null = ::open("/dev/null", O_WRONLY);
     ::dup2(null, 1), ::dup2(null, 2);
+    if (*kill_at) ::setenv("MOE_TEST_KILL_AT", kill_at, 1);
     ::execl(MOE_CLI, MOE_CLI, "fixture", "--preset", "tiny", "--format", "moeflux", "--seed", "3", "--out",
             out.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
@@ -177,44 +222,81 @@ pid_t start_fixture_cli(const std::string& out) {
   return pid;
 }
 
-TEST(atomic_file, SigkillLeavesNoFixtureOrAWholeOne) {
-  TempDir ref, d;
-  const auto t0 = Clock::now();
+// The invariants after a fixture writer ended or was killed: the directory is absent or whole (and
+// present when the writer finished), and at most one temporary is left beside it. Returns whether
+// the directory is there.
+bool check_fixture_after(const TempDir& d, const std::string& out, const std::map<std::string, std::string>& want,
+                         int status, const std::string& what) {
+  const bool finished = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  EXPECT_TRUE(finished || (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)) << what << ": status " << status;
+  EXPECT_LE(temporaries(d.dir).size(), 1u) << what;
+  if (!fs::exists(out)) {
+    EXPECT_FALSE(finished) << what << ": the writer finished, but " << out << " is missing";
+    return false;
+  }
+  EXPECT_TRUE(tree(out) == want) << what << ": " << out << " exists but is not the whole fixture";
+  return true;
+}
+
+// The fixture's tree as a fresh run writes it.
+std::map<std::string, std::string> fixture_tree(const TempDir& ref) {
   int status = 0;
   ::waitpid(start_fixture_cli(ref / "m"), &status, 0);
-  const double write_ms = ms_since(t0);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << MOE_CLI << " fixture: status " << status;
-  const std::map<std::string, std::string> want = tree(ref.dir / "m");
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << MOE_CLI << " fixture: status " << status;
+  return tree(ref.dir / "m");
+}
+
+// Kills at the steps of a directory write (MOE_TEST_KILL_AT): before the tree's rename nothing is
+// there but the staging tree, from it on the whole directory; the next writer removes the stale tree.
+TEST(atomic_file, SigkillAtEachStepLeavesNoFixtureOrAWholeOne) {
+  TempDir ref, d;
+  const std::map<std::string, std::string> want = fixture_tree(ref);
   ASSERT_EQ(want.size(), 6u);  // model_weights.{bin,json}, packed_experts/layer_0{0..3}.bin
-  std::mt19937 rng(5);
-  std::uniform_real_distribution<double> delay(0, write_ms);
-  int whole = 0, absent = 0;
-  for (int k = 0; k < 12; ++k) {
+  struct Step {
+    const char* point;
+    bool whole;
+  };
+  // The moeflux fixture is staged with an intermediate MLX fixture inside its tree (oracle/synth.cpp),
+  // a staging directory of its own: the second "staged" / "published" are the fixture's.
+  // "renamed:3": the third file is in the staging tree.
+  for (const Step st :
+       {Step{"opened", false}, Step{"renamed:3", false}, Step{"staged:2", false}, Step{"published:2", true}}) {
     const std::string out = d / "m";
     fs::remove_all(out);
-    const pid_t pid = start_fixture_cli(out);
-    const double ms = k % 4 == 3 ? 3 * write_ms : delay(rng);  // every 4th after the run has ended
-    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, &status, 0);
-    const bool finished = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    EXPECT_TRUE(finished || (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)) << "kill " << k << ": " << status;
-    if (fs::exists(out)) {
-      EXPECT_TRUE(tree(out) == want) << "kill " << k << ": " << out << " exists but is not the whole fixture";
-      ++whole;
-    } else {
-      EXPECT_FALSE(finished) << "kill " << k << ": the writer finished, but " << out << " is missing";
-      ++absent;
-    }
-    EXPECT_LE(temporaries(d.dir).size(), 1u) << "kill " << k;
+    int status = 0;
+    ::waitpid(start_fixture_cli(out, st.point), &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << st.point << ": status " << status;
+    EXPECT_EQ(check_fixture_after(d, out, want, status, st.point), st.whole) << st.point;
+    EXPECT_EQ(temporaries(d.dir).size(), st.whole ? 0u : 1u) << st.point;
   }
-  std::printf("moeflux fixture: one run %.0f ms; 12 kills: %d left the whole directory, %d none\n", write_ms, whole,
-              absent);
-  EXPECT_GT(absent, 0);
-  EXPECT_GT(whole, 0);
   write_synthetic(synthetic_preset("tiny"), 3, d / "m2", "moeflux");  // removes the stale tree
   EXPECT_TRUE(temporaries(d.dir).empty());
   EXPECT_TRUE(tree(d.dir / "m2") == want);
+}
+
+// Kills at random moments (seeded; every 4th after the run has ended): only the invariants, since
+// where a timed kill lands depends on the load.
+TEST(atomic_file, SigkillAtRandomMomentsLeavesNoFixtureOrAWholeOne) {
+  TempDir ref, d;
+  const auto t0 = Clock::now();
+  const std::map<std::string, std::string> want = fixture_tree(ref);
+  const double write_ms = ms_since(t0);
+  ASSERT_EQ(want.size(), 6u);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> delay(0, write_ms);
+  int whole = 0;
+  for (int k = 0; k < 8; ++k) {
+    const std::string out = d / "m";
+    fs::remove_all(out);
+    const pid_t pid = start_fixture_cli(out);
+    const double ms = k % 4 == 3 ? 3 * write_ms : delay(rng);
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    whole += check_fixture_after(d, out, want, status, "kill " + std::to_string(k));
+  }
+  std::printf("moeflux fixture: one run %.0f ms; 8 kills: %d left the whole directory\n", write_ms, whole);
 }
 
 // Two writers of one path (threads, or processes) write their own version 8 times each while a
