@@ -43,7 +43,7 @@ int run_worker(const CompareOptions& opt, const WorkerTask& task);
 // one; 0 (leave it alone) for a single worker or when the user set OMP_NUM_THREADS (`user`
 // non-null). Why: a worker builds its cases' f64 truth with OpenMP, and N workers each starting
 // a thread per core spin against one another: on a 16-core machine 16 workers built a seed's
-// cases in 9 s instead of 0.06 s (docs/device-runs.md, 2026-11-27 23:22).
+// cases in 9 s instead of 0.06 s (records/device-runs.md, 2026-11-27 23:22).
 int worker_omp_threads(int jobs, unsigned cores, const char* user);
 
 }  // namespace moe::compare
