@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # Issue 13 on the GPU machine, from devbin/ (bin.tar.xz with moeoracle, lib/, kernels_ab/):
+# kernels_ab/ holds what bench/kernels_ab/build.sh and tiles.sh write: the manifests and SPIR-V of
+# the bundled kernels at other lets and of the A/B variants, which are compiled from
+# records/kernels_ab/ where they lost their A/B (its README says what refuted each).
 #   ab     the matvec_q kernels before and after in one process (bench/kernels_ab/ab.json), real
 #          shapes, SEEDS seeds (default 2), batched --perf
 #   table  every op's real shapes, one seed, --perf, JSON report (the docs' H100 table)
@@ -29,7 +32,7 @@
 #          the bundled matvec_q2 (one LOP) and its two-LOP form (matvec_q2_fact.comp)
 #          (kernels_ab/q4lop.json: matvec_q4_lop.comp), timing shapes, one process
 #   q4small  the bundled matvec_q4 and its SPIR-V at 32- and 64-lane workgroups (kernels_ab/q4small.json)
-#   sxab   the bundled matvec_q{2,4,8} and their shared-x variants (kernels_ab/sx.json, sx.py) at the
+#   sxab   the bundled matvec_q{2,4,8} and their shared-x variants (kernels_ab/sx.json, records/kernels_ab/sx.py) at the
 #          timing shapes, --perf, one process
 #   stats  what the driver made of the bundled matvec_q / matvec_bf16 kernels at the timing shapes
 #          (pipeline_stats: registers, spills; the spec constants their manifests give at subgroup 32)
@@ -62,7 +65,7 @@
 #          (default 300; kernels_ab/q2.json)
 #   q4fact the same for matvec_q4 (factored since 2026-11-27) and its per-term variant
 #          (kernels_ab/q4ab.json; seeds of kernels_ab/q4.json)
-#   lop    the bundled matvec_q8 and its one-LOP-a-code variant (kernels_ab/lop.json, lop.py; matvec_q2
+#   lop    the bundled matvec_q8 and its one-LOP-a-code variant (kernels_ab/lop.json, records/kernels_ab/lop.py; matvec_q2
 #          and q4 are bundled in that form): the driver's register counts and code sizes at the
 #          timing shapes' spec points, then the timing shapes, --perf, one process
 #   seedtrace  where a seed record's time goes on this machine: the bundled matvec_q8's remainder

@@ -1,11 +1,11 @@
 #version 450
-// permute_down_scatter_fact, an A/B variant (bench/kernels_ab, not bundled, not yet timed): the
-// bundled permute_down_scatter with matvec_q4's factored sums. Per quad and listed row, sum q act
-// and sum act, then s * sum(q act) + b * sum(act) per down row: 3 instructions a code where the
-// per-term fma(q, s, b) * act takes 4. Unlike permute_gate_up's tiles, every listed row's dot is
-// its own here, so the form holds at any token count. Why try it: at the A17B decode the bundled
-// down_scatter is ~0.023 ms of the chain's ~0.050 (H200, with permute_gate_up_decode), and the
-// same change made the gate/up stage 1.37x (docs/benchmarks.md).
+// permute_down_scatter_lat, an A/B variant (records/kernels_ab, not bundled): the bundled
+// permute_down_scatter with fewer memory latencies one after another. The bundled kernel waits for
+// token_idx, then for log2(B) bucket_offsets loads of a binary search one after another, and at
+// the end for weights[r] and out: after a cache flush each a DRAM round trip, ~5 in a row before
+// and after a ~23 us kernel (H100, A17B decode). Here bucket_offsets (B <= 1024, the manifest) go
+// to shared memory with loads issued beside token_idx's, weights[r] is loaded as the row is
+// listed, and out before the list: one round trip before the weights' loads, none after.
 // permute_down_scatter (stage 2 of moe_permute_fuse, compare/run/chains.h):
 //   out[t][i] = out_in[t][i] + sum over t's rows r (ascending r) of weights[r] * (down_b[i] . act[r])
 // b = the bucket owning r. out is in/out: pre-seeded by the caller (zeros or the residual).
@@ -23,19 +23,19 @@
 // chunk of G listed rows slot s takes listed row c + s, its lanes stride over that row's quads of
 // the R down rows, U quads per lane per step (spec id 3), and keep one partial dot per down row;
 // (4) the partials go through shared memory, a slot's P summed in a fixed order into
-// dots[row][listed] by one lane per (down row, slot) (P >= 4 >= R: R G <= WG); (5) lane r < R
+// dots[row][listed] by one lane per (down row, slot) (R <= P, the manifest: R G <= WG); (5) lane r < R
 // accumulates fma(weights[row], dot, acc) over the listed rows in ascending order, and alone reads
 // and writes its out element.
 // Why: a down row is short (inter * BITS / 8 bytes: 256 at A3B's inter 512), so a subgroup per row
 // left its lanes a word or two each and its K rows one after another; here a lane loads 16 bytes of
 // weights with one scale and bias, every load of a step (R U quads, their scales and biases) before
-// any arithmetic, and the token's K rows at once: the manifest picks U = the quads per lane that
-// fit k rows into one chunk (at most 4) and P = the lanes a row's quads need at U per lane, at
-// least 4 and at most WG / 2 (A3B decode: U 1, P 16, G 8 = K; A17B: U 3, P 11, G 11 >= K 10; inter
-// 8256: U 4, P 64, two steps; inter 64, K 64: P 4, two chunks). A lane's act (4 XPW vec4 per quad)
-// serves R down rows. No int->float conversion (code() as permute_gate_up.comp); each term is
-// fma(q, s, b) * act, the reference's. Loads past a row's end are clamped (last quad) and their
-// terms skipped. No subgroup operations: any subgroup size.
+// any arithmetic, and G of the token's rows at once. The manifest: U 1, P = a row's quads (at least
+// 4, at most WG / 2), R 8 where P >= 8 and 8 divides hidden (A3B decode: P 16, G 8 = K; A17B: P 32,
+// G 4, three chunks of K 10). A lane's act (4 XPW vec4 per quad) serves R down rows: R 8 reads act
+// half as often as R 4; on the H100 1.15-1.17x the old R 4 / U 1-3 at A17B T 3 and A3B T 16, 1.02x
+// at the decodes; U 2-4 and R 16 / 32 slower (docs/benchmarks.md). No int->float conversion
+// (code() as permute_gate_up.comp); each term is fma(q, s, b) * act, the reference's. Loads past
+// a row's end are clamped (last quad) and their terms skipped. No subgroup operations: any subgroup size.
 // Workgroup: WG = min(128, invocations the device allows at the subgroup size), spec id 10.
 #extension GL_EXT_control_flow_attributes : require
 layout(local_size_x = 128, local_size_x_id = 10) in;
@@ -67,6 +67,9 @@ shared uint sorted_r[MAX_K];  // ... ascending
 shared uint sorted_b[MAX_K];  // ... and their buckets
 shared float part[R * WG];    // [down row][lane]: a chunk's partial dots
 shared float dots[R * DS];    // [down row][listed row]
+const uint SB = 1024u;         // bucket offsets held in shared memory: buckets <= SB (the manifest)
+shared uint offs[SB];
+shared float sorted_w[MAX_K];  // the listed rows' weights, ascending as sorted_r
 
 float bf16_at(uint word, uint i) { return uintBitsToFloat((i & 1u) == 0u ? word << 16 : word & 0xFFFF0000u); }
 // Code n (0 .. CPW - 1) of word w as an exact float (permute_gate_up.comp).
@@ -80,6 +83,7 @@ float code(uint w, uint n) {
 uint list_rows(uint l, uint t) {
   if (l == 0u) found_n = 0u;
   barrier();
+  for (uint b = l; b < pc.buckets; b += WG) offs[b] = bucket_offsets[b];  // issued beside token_idx's
   for (uint r = l; r < pc.rows; r += WG)
     if (uint(token_idx[r]) == t) {
       const uint n = atomicAdd(found_n, 1u);
@@ -89,15 +93,16 @@ uint list_rows(uint l, uint t) {
   const uint n = min(found_n, MAX_K);
   if (l < n) {  // WG >= k >= n (the manifest)
     const uint r = found[l];
+    const float w = weights[r];  // in flight during the rank and the search
     uint rank = 0u;
     for (uint j = 0u; j < n; ++j) rank += found[j] < r ? 1u : 0u;
-    uint b = 0u;  // the bucket of r: the last b with bucket_offsets[b] <= r (binary search)
+    uint b = 0u;  // the bucket of r: the last b with offs[b] <= r (binary search in shared memory)
     uint hi = pc.buckets;
     while (b + 1u < hi) {
       const uint mid = (b + hi) / 2u;
-      if (bucket_offsets[mid] <= r) b = mid; else hi = mid;
+      if (offs[mid] <= r) b = mid; else hi = mid;
     }
-    sorted_r[rank] = r, sorted_b[rank] = b;
+    sorted_r[rank] = r, sorted_b[rank] = b, sorted_w[rank] = w;
   }
   barrier();
   return n;
@@ -105,6 +110,8 @@ uint list_rows(uint l, uint t) {
 
 void main() {
   const uint l = gl_LocalInvocationID.x, t = gl_WorkGroupID.y;
+  const uint o = t * pc.hidden + gl_WorkGroupID.x * R + min(l, R - 1u);
+  const float out_in = out_[o];  // in flight during the list; lanes >= R read lane R - 1's, unused
   const uint n = list_rows(l, t);
   const uint quads = pc.inter / CPQ, groups = pc.inter / pc.group_size, qpg = pc.group_size / CPQ;
   const uint i0 = gl_WorkGroupID.x * R, slot = l / P, lane = l % P;
@@ -128,19 +135,15 @@ void main() {
         [[unroll]] for (uint u = 0u; u < U; ++u) {
           const uint j = base + u * P + lane;
           if (j >= quads) break;
-          float sq[R];  // sum of q act over quad j, per down row
-          [[unroll]] for (uint r = 0u; r < R; ++r) sq[r] = 0.0;
-          vec4 sx4 = vec4(0.0);  // sum of act over quad j, in 4 lanes
           [[unroll]] for (uint k = 0u; k < 4u; ++k) {  // word k of the quad: act vec4s j CPW + k XPW ..
             [[unroll]] for (uint v = 0u; v < XPW; ++v) {
               const vec4 x = act4[ai + j * CPW + k * XPW + v];
-              sx4 += x;
-              [[unroll]] for (uint r = 0u; r < R; ++r)
-                [[unroll]] for (uint e = 0u; e < 4u; ++e) sq[r] = fma(code(w[u * R + r][k], 4u * v + e), x[e], sq[r]);
+              [[unroll]] for (uint r = 0u; r < R; ++r) {
+                const uint i = u * R + r;
+                [[unroll]] for (uint e = 0u; e < 4u; ++e) a[r] += fma(code(w[i][k], 4u * v + e), s[i], bb[i]) * x[e];
+              }
             }
           }
-          const float sx = (sx4.x + sx4.y) + (sx4.z + sx4.w);
-          [[unroll]] for (uint r = 0u; r < R; ++r) a[r] += fma(s[u * R + r], sq[r], bb[u * R + r] * sx);
         }
       }
     }
@@ -156,7 +159,7 @@ void main() {
   }
   if (l < R) {  // WG >= R (the manifest)
     float acc = 0.0;
-    for (uint m = 0u; m < n; ++m) acc = fma(weights[sorted_r[m]], dots[l * DS + m], acc);
-    out_[t * pc.hidden + i0 + l] += acc;
+    for (uint m = 0u; m < n; ++m) acc = fma(sorted_w[m], dots[l * DS + m], acc);
+    out_[o] = out_in + acc;
   }
 }

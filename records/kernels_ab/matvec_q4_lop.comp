@@ -1,11 +1,11 @@
 #version 450
-// bench/kernels_ab: the bundled matvec_q4 of 2026-11-27 23:36 .. 2026-11-28 (7cec97e): one logic operation a
+// records/kernels_ab: the bundled matvec_q4 of 2026-11-27 23:36 .. 2026-11-28 (7cec97e): one logic operation a
 // code. Not kept: slower than the two-operation form on the H100 (docs/benchmarks.md).
 // matvec_q (4-bit, MLX affine, group 64): y[r] = sum_c (q[r][c] * s[r][c/64] + b[r][c/64]) * x[c],
 // evaluated factored per 32 codes j (a quad, half a group): sum_j s * (sum_{c in j} q x) + b * (sum_{c in j} x).
 // Shape contract: w [rows, cols/8] uint (8 codes per word, low bits first), scales and biases
 // [rows, cols/64] bf16 (two per uint), x [cols] f32, y [rows] f32; cols % 64 == 0.
-// Why factored (as matvec_q2): the per-term form fma(q, s, b) * x (bench/kernels_ab/matvec_q4_term.comp,
+// Why factored (as matvec_q2): the per-term form fma(q, s, b) * x (records/kernels_ab/matvec_q4_term.comp,
 // bundled until 2026-11-27) costs 4 instructions per code and row (mask-or, the FADD that makes q
 // exact, the dequantising FFMA, the accumulating FFMA); this one 3 (mask-or, FADD, FFMA into sum q x),
 // the sum of x once per quad for all R rows, and s * sq + b * sx per quad and row: on the H100 the

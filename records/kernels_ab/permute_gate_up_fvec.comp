@@ -1,5 +1,5 @@
 #version 450
-// permute_gate_up_fvec, an A/B variant (bench/kernels_ab, not bundled): permute_gate_up_vec with
+// permute_gate_up_fvec, an A/B variant (records/kernels_ab, not bundled): permute_gate_up_vec with
 // matvec_q4's factored sums. Per quad (CPQ codes, inside one group) and token: sum q x and sum x,
 // then s * sum(q x) + b * sum(x) per row: an FFMA a code and token where the per-term form takes
 // the dequantising FFMA and an FFMA a token; at decode (one token a bucket) 3 instructions a code

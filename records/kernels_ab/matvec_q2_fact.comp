@@ -1,5 +1,5 @@
 #version 450
-// bench/kernels_ab: the bundled matvec_q2 until 7cec97e (2026-11-27): factored, two logic operations a code.
+// records/kernels_ab: the bundled matvec_q2 until 7cec97e (2026-11-27): factored, two logic operations a code.
 // matvec_q (2-bit, MLX affine): y[r] = sum_c (q[r][c] * s[r][c/G] + b[r][c/G]) * x[c], evaluated
 // factored per 64 codes j (within one group): sum_j s * (sum_{c in j} q x) + b * (sum_{c in j} x).
 // Shape contract: w [rows, cols/16] uint (16 codes per word, code n at bits 2n..2n+1, low bits
@@ -7,7 +7,7 @@
 // x [cols] f32, y [rows] f32; G = group_size a multiple of 64 dividing cols (64 in every
 // checkpoint: the A17B 2-bit experts), so cols % 64 == 0 and a row is whole uvec4s.
 // Why factored: at 2 bits the H100 is bound by instructions per byte (docs/benchmarks.md). The
-// per-term form fma(q, s, b) * x (bench/kernels_ab/matvec_q2_term.comp, bundled until 2026-11-27)
+// per-term form fma(q, s, b) * x (records/kernels_ab/matvec_q2_term.comp, bundled until 2026-11-27)
 // costs 4 per code and row (mask-or, the FADD that makes q exact, the dequantising FFMA, the
 // accumulating FFMA); this one 3 (mask-or, FADD, FFMA into sum q x), the sum of x once per 64
 // codes for all R rows, and s * sq + b * sx per 64 codes and row: 1.2x at the lm_heads. The

@@ -20,7 +20,7 @@ V = {2: 16, 4: 8, 8: 4}
 
 def variant_source(src, bits):
     v = V[bits]
-    head = ("// A/B variant of the bundled matvec_q%d, written by bench/kernels_ab/sx.py: x staged per step in\n"
+    head = ("// A/B variant of the bundled matvec_q%d, written by records/kernels_ab/sx.py: x staged per step in\n"
             "// shared memory (see sx.py).\n" % bits)
     src = src.replace("#version 450\n", "#version 450\n" + head, 1)
     decl = "shared float part[R * WG];  // [row][subgroup]"

@@ -49,7 +49,7 @@ def variant(src, bits):
     anchor = "float bf16_at("
     helpers = FIELD.replace("BITS", str(bits)).replace("MASK", str(MASK[bits])) + HELPERS[bits] + "\n"
     src = src.replace(anchor, helpers + anchor, 1)
-    head = ("// A/B VARIANT written by bench/kernels_ab/lop.py from the bundled matvec_q%d: one logic operation\n"
+    head = ("// A/B VARIANT written by records/kernels_ab/lop.py from the bundled matvec_q%d: one logic operation\n"
             "// with one constant a code (lop.py says why).\n" % bits)
     return src.replace("#version 450\n", "#version 450\n" + head, 1)
 
