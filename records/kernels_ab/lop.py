@@ -3,7 +3,7 @@
 matvec_q8 with each code made by ONE logic operation with ONE constant.
 
 matvec_q2 and matvec_q4 are bundled in this form since 2026-11-27 (H200: 1.00-1.20x at 2 bits,
-0.99-1.04x at 4; docs/benchmarks.md); at 8 bits it gained nothing (1.00x at every timing shape), so
+0.99-1.04x at 4; records/benchmarks-history.md); at 8 bits it gained nothing (1.00x at every timing shape), so
 matvec_q8 keeps the two-operation form and this variant stays an A/B. The text below is the
 reasoning as it was written for all three (the 2- and 4-bit forms are now the bundled sources).
 

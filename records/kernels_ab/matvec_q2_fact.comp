@@ -6,7 +6,7 @@
 // first), scales and biases [rows, cols/G] bf16 (two per uint, element 0 in the low half),
 // x [cols] f32, y [rows] f32; G = group_size a multiple of 64 dividing cols (64 in every
 // checkpoint: the A17B 2-bit experts), so cols % 64 == 0 and a row is whole uvec4s.
-// Why factored: at 2 bits the H100 is bound by instructions per byte (docs/benchmarks.md). The
+// Why factored: at 2 bits the H100 is bound by instructions per byte (records/benchmarks-history.md). The
 // per-term form fma(q, s, b) * x (records/kernels_ab/matvec_q2_term.comp, bundled until 2026-11-27)
 // costs 4 per code and row (mask-or, the FADD that makes q exact, the dequantising FFMA, the
 // accumulating FFMA); this one 3 (mask-or, FADD, FFMA into sum q x), the sum of x once per 64
@@ -19,7 +19,7 @@
 // group at G = 64), U quads per lane per step (spec id 1; lane t: quads base + u*WG + t).
 // Why quads: a lane loads 16 bytes of a row at once and one scale and bias per 64 codes, a
 // quarter of the loads and of the scale extractions per weight of a word-per-lane kernel (at 2
-// bits instructions per byte, not memory, bound it: docs/benchmarks.md); the weight, scale and
+// bits instructions per byte, not memory, bound it: records/benchmarks-history.md); the weight, scale and
 // bias loads of a step are all issued before any arithmetic; a lane's x (16 vec4 per quad, read
 // word by word) serves R rows. Per row a subgroupAdd, then the subgroups' partials summed in
 // shared memory: any subgroup size. G = 32 (allowed by the word-per-lane kernel) is not: a quad

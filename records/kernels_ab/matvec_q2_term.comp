@@ -11,7 +11,7 @@
 // group at G = 64), U quads per lane per step (spec id 1; lane t: quads base + u*WG + t).
 // Why quads: a lane loads 16 bytes of a row at once and one scale and bias per 64 codes, a
 // quarter of the loads and of the scale extractions per weight of a word-per-lane kernel (at 2
-// bits instructions per byte, not memory, bound it: docs/benchmarks.md); the weight, scale and
+// bits instructions per byte, not memory, bound it: records/benchmarks-history.md); the weight, scale and
 // bias loads of a step are all issued before any arithmetic; a lane's x (16 vec4 per quad, read
 // word by word) serves R rows. Per row a subgroupAdd, then the subgroups' partials summed in
 // shared memory: any subgroup size. G = 32 (allowed by the word-per-lane kernel) is not: a quad

@@ -1,6 +1,6 @@
 #version 450
 // records/kernels_ab: the bundled matvec_q4 of 2026-11-27 23:36 .. 2026-11-28 (7cec97e): one logic operation a
-// code. Not kept: slower than the two-operation form on the H100 (docs/benchmarks.md).
+// code. Not kept: slower than the two-operation form on the H100 (records/benchmarks-history.md).
 // matvec_q (4-bit, MLX affine, group 64): y[r] = sum_c (q[r][c] * s[r][c/64] + b[r][c/64]) * x[c],
 // evaluated factored per 32 codes j (a quad, half a group): sum_j s * (sum_{c in j} q x) + b * (sum_{c in j} x).
 // Shape contract: w [rows, cols/8] uint (8 codes per word, low bits first), scales and biases
@@ -9,7 +9,7 @@
 // bundled until 2026-11-27) costs 4 instructions per code and row (mask-or, the FADD that makes q
 // exact, the dequantising FFMA, the accumulating FFMA); this one 3 (mask-or, FADD, FFMA into sum q x),
 // the sum of x once per quad for all R rows, and s * sq + b * sx per quad and row: on the H100 the
-// A17B lm_head 71.3 -> 82.4 % of copy, A3B 63.7 -> 69.9 % (docs/benchmarks.md). The result is another
+// A17B lm_head 71.3 -> 82.4 % of copy, A3B 63.7 -> 69.9 % (records/benchmarks-history.md). The result is another
 // rounding of the same sum, inside matvec_q's bound (compare/cases/matvec_q_case.cpp: gamma_{cols+1}
 // sum|t x|; this form's own worst case is about (34 + cols/32) u (|s| sum|q x| + |b| sum|x|)), which
 // the seed records test.
@@ -18,7 +18,7 @@
 // base + u*WG + t); the manifest picks R from rows, U and WG from rows and cols.
 // Why: a lane loads 16 bytes of a row at once, with one scale and bias per 32 codes, so the
 // loads and the scale extraction per weight are a quarter of a word-per-lane kernel's (on the
-// H100 1.25x faster at the lm_heads: docs/benchmarks.md); a lane's x (8 vec4 per quad) serves R
+// H100 1.25x faster at the lm_heads: records/benchmarks-history.md); a lane's x (8 vec4 per quad) serves R
 // rows; every load of a step is issued before any arithmetic; a row spread over the whole
 // workgroup keeps ceil(rows / R) workgroups busy even with few rows. Per row a subgroupAdd, then
 // the subgroups' partials summed in shared memory: any subgroup size.
@@ -29,7 +29,7 @@
 // sum rounds as with float(q) x. As MLX's own qmv does (it divides x by 16, 256, ... per
 // position). Why: the former form, (h & mask << 4p) | exponent_p, needs two constants and
 // a Hopper LOP3 takes one; on the H200 (2026-11-27) this one is 0.99-1.04x at 4 bits and
-// 1.00-1.20x at 2 bits (docs/benchmarks.md). Domain: |x| >= 2^-114 or 0; below that
+// 1.00-1.20x at 2 bits (records/benchmarks-history.md). Domain: |x| >= 2^-114 or 0; below that
 // x 2^-4p is subnormal and a driver that flushes it loses the term (activations never are).
 // Loads past the end are clamped (last row, last quad) and their sums
 // skipped; rows past the end are not stored.

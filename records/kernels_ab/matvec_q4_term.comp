@@ -9,7 +9,7 @@
 // lane t: quads base + u*WG + t); the manifest picks R from rows, U and WG from rows and cols.
 // Why: a lane loads 16 bytes of a row at once, with one scale and bias per 32 codes, so the
 // loads and the scale extraction per weight are a quarter of a word-per-lane kernel's (on the
-// H100 1.25x faster at the lm_heads: docs/benchmarks.md); a lane's x (8 vec4 per quad) serves R
+// H100 1.25x faster at the lm_heads: records/benchmarks-history.md); a lane's x (8 vec4 per quad) serves R
 // rows; every load of a step is issued before any arithmetic; a row spread over the whole
 // workgroup keeps ceil(rows / R) workgroups busy even with few rows. Per row a subgroupAdd, then
 // the subgroups' partials summed in shared memory: any subgroup size.

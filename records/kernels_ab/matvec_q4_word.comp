@@ -1,6 +1,6 @@
 #version 450
 // matvec_q (4-bit, MLX affine, group 64), an A/B variant (not bundled): the bundled kernel of
-// 2026-11-25..27, before the bundled one took 16-byte loads (docs/benchmarks.md, 2026-11-27).
+// 2026-11-25..27, before the bundled one took 16-byte loads (records/benchmarks-history.md, 2026-11-27).
 // Shape contract: w [rows, cols/8] uint (8 codes per word, low bits first), scales and biases
 // [rows, cols/64] bf16 (two per uint), x [cols] f32, y [rows] f32; cols % 64 == 0.
 // A workgroup takes R consecutive rows (spec id 0) and all its WG lanes stride over those rows'

@@ -1,6 +1,6 @@
 #version 450
 // matvec_q (8-bit, MLX affine), an A/B variant (not bundled): the bundled kernel of
-// 2026-11-25..27, before the bundled one took 16-byte loads (docs/benchmarks.md, issue 13).
+// 2026-11-25..27, before the bundled one took 16-byte loads (records/benchmarks-history.md, issue 13).
 // y[r] = sum_c (q[r][c] * s[r][c/G] + b[r][c/G]) * x[c].
 // Shape contract: w [rows, cols/4] uint (4 codes per word, byte n at bits 8n..8n+7, low byte
 // first), scales and biases [rows, cols/G] bf16 (two per uint, element 0 in the low half),

@@ -5,7 +5,7 @@
 // per-term fma(q, s, b) * act takes 4. Unlike permute_gate_up's tiles, every listed row's dot is
 // its own here, so the form holds at any token count. Why try it: at the A17B decode the bundled
 // down_scatter is ~0.023 ms of the chain's ~0.050 (H200, with permute_gate_up_decode), and the
-// same change made the gate/up stage 1.37x (docs/benchmarks.md).
+// same change made the gate/up stage 1.37x (records/benchmarks-history.md).
 // permute_down_scatter (stage 2 of moe_permute_fuse, compare/run/chains.h):
 //   out[t][i] = out_in[t][i] + sum over t's rows r (ascending r) of weights[r] * (down_b[i] . act[r])
 // b = the bucket owning r. out is in/out: pre-seeded by the caller (zeros or the residual).

@@ -1,6 +1,6 @@
 #version 450
 // permute_down_scatter_word, an A/B variant (not bundled): the bundled kernel until 2026-11-27, one
-// word of weights per lane (docs/benchmarks.md, issue 13; the bundled one loads 16 bytes).
+// word of weights per lane (records/benchmarks-history.md, issue 13; the bundled one loads 16 bytes).
 // permute_down_scatter (stage 2 of moe_permute_fuse, compare/run/chains.h):
 //   out[t][i] = out_in[t][i] + sum over t's rows r (ascending r) of weights[r] * (down_b[i] . act[r])
 // b = the bucket owning r. out is in/out: pre-seeded by the caller (zeros or the residual).

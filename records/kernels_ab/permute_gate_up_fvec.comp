@@ -8,7 +8,7 @@
 // 1.36x the bundled kernel at the A17B decode, 1.17x at A3B, the chain 1.21x / 1.10x; 2.4-2.8x
 // slower with tiles of 3-16 tokens. Not bundled yet: restricted to one token (the split it needs),
 // 36 of its 314 lavapipe mutants survive, most in the tile machinery a one-token kernel would not
-// have, the rest case gaps at one token (2- and 8-bit, U = 2) (docs/benchmarks.md).
+// have, the rest case gaps at one token (2- and 8-bit, U = 2) (records/benchmarks-history.md).
 // permute_gate_up (stage 1 of moe_permute_fuse, compare/run/chains.h): for every routed row r,
 //   act[r][i] = silu(g) * u,  g = gate_b[i] . x[token_idx[r]],  u = up_b[i] . x[token_idx[r]],
 // b = the bucket owning r, silu(g) = g / (1 + exp(-g)); act stored in f32.

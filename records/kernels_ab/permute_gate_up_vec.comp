@@ -1,6 +1,6 @@
 #version 450
 // permute_gate_up_vec, an A/B variant (not bundled): 16-byte weight loads, slower than the bundled
-// word-per-lane kernel on the H100 at every shape and tile tried (docs/benchmarks.md, issue 13).
+// word-per-lane kernel on the H100 at every shape and tile tried (records/benchmarks-history.md, issue 13).
 // permute_gate_up (stage 1 of moe_permute_fuse, compare/run/chains.h): for every routed row r,
 //   act[r][i] = silu(g) * u,  g = gate_b[i] . x[token_idx[r]],  u = up_b[i] . x[token_idx[r]],
 // b = the bucket owning r, silu(g) = g / (1 + exp(-g)); act stored in f32.
