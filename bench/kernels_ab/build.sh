@@ -127,7 +127,7 @@ kernels = points(sys.argv[1], "q4", [(2, 2), (2, 4), (4, 2), (4, 4), (3, 4), (2,
 kernels += points(sys.argv[2], "q2", [(2, 2), (2, 4), (4, 2), (4, 4), (2, 1), (4, 1), (8, 4), (2, 8)])
 json.dump({"name": "matvec_q4 / q2: bundled and R / U points", "version": 1, "kernels": kernels}, open(sys.argv[3], "w"), indent=1)
 EOF4
-# Two A/B variants of matvec_q4 that both lost on the H100 (docs/benchmarks.md), each with the
+# Two A/B variants of matvec_q4 that both lost on the H100 (records/kernels_ab/README.md), each with the
 # bundled entry first: q4pf.json, matvec_q4_pf.comp (the next step's loads issued before this step's
 # arithmetic) at the bundled rule, at 2 and 4 steps per lane (a half / a quarter of the lanes per
 # row) and at U = 1 with 4 steps; q4pg.json, matvec_q4_pg.comp (a persistent grid of at most G

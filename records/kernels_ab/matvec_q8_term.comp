@@ -1,7 +1,7 @@
 #version 450
 // matvec_q (8-bit, MLX affine): y[r] = sum_c (q[r][c] * s[r][c/G] + b[r][c/G]) * x[c].
 // The per-term matvec_q8, bundled until 2026-11-27 (compare/shaders/matvec_q8.comp is now factored
-// per quad); kept for A/B timing (records/kernels_ab/q8ab.json).
+// per quad); kept for A/B timing (bench/kernels_ab/q8ab.json, written by bench/kernels_ab/build.sh).
 // Shape contract: w [rows, cols/4] uint (4 codes per word, byte n at bits 8n..8n+7, low byte
 // first), scales and biases [rows, cols/G] bf16 (two per uint, element 0 in the low half),
 // x [cols] f32, y [rows] f32; G = group_size a multiple of 16 dividing cols (64 in every
