@@ -4,7 +4,8 @@
 // ports (vpermps is cheap on Intel, 2.2x slower than the shift/mask/convert form on a Zen 3).
 // Every loop is unrolled (shift counts become immediates, accumulators stay in registers), as
 // in the fast tier. Throughput in G weights/s; GB/s of packed codes + bf16 scales and biases = G weights/s x
-// (bits / 8 + 4 / 64). Issue 12's ceiling argument (docs/benchmarks.md, "Zen 3") rests on these.
+// (bits / 8 + 4 / 64). Issue 12's ceiling argument rests on these (records/benchmarks-history.md, "Why the targets
+// cannot be met on this core").
 //   ./build/bench/avx2_inner_loops
 #include <benchmark/benchmark.h>
 #include <immintrin.h>

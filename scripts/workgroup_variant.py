@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A copy of the bundled manifest whose device-sized workgroups take another "most the device
 allows", to check the kernels at workgroup sizes no device gives them, e.g. one subgroup or a
-non-power of two (docs/compare-runs.md, "Subgroup sizes 4/8/16 on lavapipe").
+non-power of two (records/compare-runs.md, "Subgroup sizes 4/8/16 on lavapipe").
 
 Usage: scripts/workgroup_variant.py OUT_DIR EXPRESSION [BUILD_DIR]
        e.g. scripts/workgroup_variant.py /tmp/wg3 "3 * subgroup_size"

@@ -2,8 +2,8 @@
 """Writes matvec_q4's A/B manifests and its diagnostics from the bundled source and entry (issue 13),
 so they track the bundled kernel instead of being copies of it.
 
-Diagnostics (not kernels: wrong results by design, timed all the same; docs/benchmarks.md,
-"matvec_q4 taken apart"), each the bundled matvec_q4 with one thing taken out:
+Diagnostics (not kernels: wrong results by design, timed all the same;
+records/benchmarks-history.md, "matvec_q4 taken apart"), each the bundled matvec_q4 with one thing taken out:
   matvec_q4_memonly   its code arithmetic (one FFMA a word, every load kept)
   matvec_q4_alu       its weight / scale / bias loads (codes made from the row and quad)
   matvec_q4_nox       its x reads

@@ -9,9 +9,9 @@ Usage: permute_decode_tune.py OUT.json compare/shaders/permute_gate_up_decode.js
 
 gate/up: R in 2, 4, 8 times U in 1, 2 at lane caps 128 and 64 (bundled since 2026-11-28), and
 R 4 U 1 at 32 and 256. down_scatter: R in 4, 8, 16, 32 times U in 1, 2, 3 (P, the lanes a listed row gets,
-follows U by the bundled rule). The first H100 call (2026-11-28 05:05) had R 2 and U 4 too, never
-the fastest. Every variant keeps the bundled limits, so a point that does not fit a case is
-skipped, not run."""
+follows U by the bundled rule). A first version also had R 2 and U 4, never the fastest
+(records/device-runs.md, 2026-11-28 05:05). Every variant keeps the bundled limits, so a point that
+does not fit a case is skipped, not run."""
 import json
 import re
 import sys

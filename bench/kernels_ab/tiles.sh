@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A/B timing of matmul_q (issue 13): compiles the bundled matmul_q{2,4,8} (register-tiled: R rows
-# x TT tokens per workgroup) and the previous matmul_q4 (bench/kernels_ab/matmul_q4_word.comp) to
+# x TT tokens per workgroup) and the previous matmul_q4 (records/kernels_ab/matmul_q4_word.comp) to
 # SPIR-V here, and writes three manifests next to them:
 #   matmul.json       the bundled matmul_q kernels alone (their seed records)
 #   matmul_ab.json    the previous matmul_q4, then the bundled one: every case on both, one process
@@ -11,14 +11,15 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 shaders=$here/../../compare/shaders
+lost=$here/../../records/kernels_ab  # the variants that lost their A/B
 for b in 2 4 8; do glslc --target-env=vulkan1.2 -O "$shaders/matmul_q$b.comp" -o "$here/matmul_q$b.spv"; done
-glslc --target-env=vulkan1.2 -O "$here/matmul_q4_word.comp" -o "$here/matmul_q4_word.spv"
+glslc --target-env=vulkan1.2 -O "$lost/matmul_q4_word.comp" -o "$here/matmul_q4_word.spv"
 glslc --target-env=vulkan1.2 -O "$shaders/matvec_q4.comp" -o "$here/matvec_q4.spv"
-python3 - "$here" "$shaders" <<'PY'
+python3 - "$here" "$shaders" "$lost" <<'PY'
 import copy, json, sys
-here, shaders = sys.argv[1], sys.argv[2]
+here, shaders, lost = sys.argv[1], sys.argv[2], sys.argv[3]
 bundled = [json.load(open(f"{shaders}/matmul_q{b}.json")) for b in (4, 8, 2)]
-word = json.load(open(f"{here}/matmul_q4_word.json"))
+word = json.load(open(f"{lost}/matmul_q4_word.json"))
 def write(name, title, kernels):
     json.dump({"name": title, "version": 1, "kernels": kernels}, open(f"{here}/{name}", "w"), indent=1)
 write("matmul.json", "the bundled matmul_q kernels alone", bundled)

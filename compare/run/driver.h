@@ -65,7 +65,7 @@ Verdict decide_output(const OutputSpec& spec, const HostTensor& t, const std::ve
 std::string time_repeats(vk::Context& ctx, const std::vector<vk::Dispatch>& seq, uint64_t timeout_ms, CaseResult& r);
 
 // The cold runs' cache flush: a read of the scratch buffer (default) or, with MOE_PERF_FLUSH=fill,
-// a fill of it (the method before 2026-11-27 afternoon; docs/benchmarks.md, "The cold flush").
+// a fill of it (the earlier method; records/benchmarks-history.md, "The cold flush").
 bool flush_by_read();
 
 // From now on every malloc'ed block of this process starts as bytes 0xFE instead of whatever

@@ -42,8 +42,8 @@ int run_worker(const CompareOptions& opt, const WorkerTask& task);
 // The OpenMP thread count each of `jobs` concurrent workers gets: the cores shared out, at least
 // one; 0 (leave it alone) for a single worker or when the user set OMP_NUM_THREADS (`user`
 // non-null). Why: a worker builds its cases' f64 truth with OpenMP, and N workers each starting
-// a thread per core spin against one another: on a 16-core machine 16 workers built a seed's
-// cases in 9 s instead of 0.06 s (docs/device-runs.md, 2026-11-27 23:22).
+// a thread per core spin against one another (records/benchmarks-history.md, "Why the seed records
+// were slow"; records/device-runs.md, 2026-11-27 23:22).
 int worker_omp_threads(int jobs, unsigned cores, const char* user);
 
 }  // namespace moe::compare

@@ -432,7 +432,7 @@ uint64_t flush_bytes(const vk::DeviceInfo& info) {
 
 // Untimed fills of the flush buffer before the timed runs (vk::Repeat::warmup), ~300 ms of them on
 // a GPU: an H100 idle for the seconds the host spends on a case's truth drops to 345 MHz, and 100 ms
-// of fills did not bring a matvec back to its working speed where 300 ms did (docs/benchmarks.md,
+// of fills did not bring a matvec back to its working speed where 300 ms did (records/benchmarks-history.md,
 // "Timing method"). The first batch of a process uses 3000 fills (300 ms at 3 TB/s) and measures
 // them; later ones use as many as last took 300 ms. None on a CPU driver. MOE_PERF_WARMUP=N fixes N.
 double g_fill_ms = 0;  // one warm-up fill, as last measured in this process
@@ -523,7 +523,7 @@ void poison_fresh_memory() {
 // method before 2026-11-25, kept to compare the two): its median goes to gpu_ms.
 std::string time_repeats(vk::Context& ctx, const std::vector<vk::Dispatch>& seq, uint64_t timeout_ms, CaseResult& r) {
   // The kernels as engines run them: no instrumentation (MOE_PERF_POISON=1 keeps the poisoned
-  // locals of the correctness runs, to measure what they cost: docs/benchmarks.md).
+  // locals of the correctness runs, to measure what they cost: records/device-runs.md, 2026-11-25 04:43).
   std::vector<vk::Dispatch> bare = seq;
   const bool poison = std::getenv("MOE_PERF_POISON") && std::string(std::getenv("MOE_PERF_POISON")) == "1";
   for (vk::Dispatch& d : bare) d.check_access = false, d.poison_locals = poison;

@@ -1,7 +1,7 @@
 #pragma once
 // --perf's stream figure: a case's dispatches as a decode runs them, back to back behind barriers,
-// each copy reading its own inputs, timed around the whole batch (docs/benchmarks.md, "The stream
-// figure").
+// each copy reading its own inputs, timed around the whole batch (docs/benchmarks.md, "What the
+// figures mean").
 #include <cstdint>
 #include <vector>
 

@@ -2,7 +2,7 @@
 // MOE_TRACE_TIMES=1: the host's wall time of each seed's case building (inputs and the f64 truth)
 // and of each case's phases (layout and allocation, uploads, the device run, the decision) on
 // stderr. Why: a seed record on the H100 costs ~50 ms a case whatever the number of worker
-// processes (docs/device-runs.md), ten times a lavapipe case here; this says which phase it is.
+// processes (records/device-runs.md), ten times a lavapipe case here; this says which phase it is.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>

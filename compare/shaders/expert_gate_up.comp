@@ -33,8 +33,8 @@ layout(push_constant) uniform Push { uint inter; uint hidden; uint tokens; uint 
 // Code n of word w as an exact float without an int->float conversion (a quarter of the FP32
 // rate on NVIDIA): masked in place within its 16-bit half and or-ed with the exponent of
 // 2^(23 - BITS p), the float 2^(23 - BITS p) + q exactly; minus that power of two, float(q)
-// exactly, so every term is as with float(q). On the H200 (2026-11-27) 1.3-1.4x for one expert at
-// T = 1 (docs/benchmarks.md).
+// exactly, so every term is as with float(q). Faster for one expert at T = 1, where the conversion
+// counts (records/benchmarks-history.md, "One logic operation a code").
 float code(uint w, uint n) {
   const uint half_codes = 16u / BITS, h = n < half_codes ? w : w >> 16, p = n % half_codes;
   const uint e = (150u - BITS * p) << 23;

@@ -9,8 +9,8 @@
 // Why this register tile: a lane dequantises each of its R words once and uses it for TT tokens,
 // and loads each x value once for its R rows, so per multiply-add it moves 4/R bytes of x and
 // 1/(4 TT) bytes of weights through L1; the previous kernel (one row per subgroup) loaded x once
-// per row, which bound it by L1 at T >= 2 (docs/benchmarks.md). Lanes read x 64 bytes apart
-// (16 codes per word): a warp's vec4 load of x is 16 lines, each used whole by the 4 loads.
+// per row, which bound it by L1 at T >= 2 (records/benchmarks-history.md, "matmul_q: a register tile").
+// Lanes read x 64 bytes apart (16 codes per word): a warp's vec4 load of x is 16 lines, each used whole by the 4 loads.
 // No int->float conversion (quarter rate on NVIDIA): code p of a 16-bit half h, masked in place
 // and or-ed with the exponent of 2^(23-2p), is the float 2^(23-2p) + q exactly; minus 2^(23-2p)
 // it is float(q) exactly. Each term is fma(q, s, b) * x, the reference's. Rows and tokens past

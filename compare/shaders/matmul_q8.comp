@@ -10,8 +10,8 @@
 // Why this register tile: a lane dequantises each of its R words once and uses it for TT tokens,
 // and loads each x value once for its R rows, so per multiply-add it moves 4/R bytes of x and
 // 1/TT bytes of weights through L1; the previous kernel (one row per subgroup) loaded x once
-// per row, which bound it by L1 at T >= 2 (docs/benchmarks.md). Lanes read x 16 bytes apart
-// (4 codes per word): a warp's vec4 load of x is 4 whole lines.
+// per row, which bound it by L1 at T >= 2 (records/benchmarks-history.md, "matmul_q: a register tile").
+// Lanes read x 16 bytes apart (4 codes per word): a warp's vec4 load of x is 4 whole lines.
 // No int->float conversion (quarter rate on NVIDIA): byte p of a 16-bit half h, masked in place
 // and or-ed with the exponent of 2^(23-8p), is the float 2^(23-8p) + q exactly; minus 2^(23-8p)
 // it is float(q) exactly. Each term is fma(q, s, b) * x, the reference's. Rows and tokens past

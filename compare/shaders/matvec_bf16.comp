@@ -11,10 +11,10 @@
 // - cols % 8 == 0 (every real shape): a row is whole uvec4s (8 bf16, 16-byte aligned), read
 //   through an alias of binding 0; a lane takes octets base + u*WG + t (U per step, spec id 1)
 //   of R rows, every load of a step issued before any arithmetic, and a lane's x (2 vec4 per
-//   octet) serves R rows. Why: the element-per-lane kernel (bundled until 2026-11-27) keeps one
+//   octet) serves R rows. Why: an element per lane (records/kernels_ab/matvec_bf16_before.comp) keeps one
 //   64-byte load per subgroup in flight per iteration, too few bytes in flight for HBM at
-//   row counts that fill the GPU only once (A17B o_proj 4096 x 8192: 61 % of copy on the
-//   H100, docs/benchmarks.md).
+//   row counts that fill the GPU only once (A17B o_proj 4096 x 8192: records/kernels_ab/README.md,
+//   records/benchmarks-history.md, "matvec_bf16 with 16-byte loads").
 // - otherwise: a lane takes elements t, t + WG, ... of the R rows, one bf16 per load.
 // Loads past the last row are clamped to it and not stored; octets past the row are clamped
 // (in bounds) and their terms skipped.

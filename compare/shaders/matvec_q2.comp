@@ -5,11 +5,11 @@
 // first), scales and biases [rows, cols/G] bf16 (two per uint, element 0 in the low half),
 // x [cols] f32, y [rows] f32; G = group_size a multiple of 64 dividing cols (64 in every
 // checkpoint: the A17B 2-bit experts), so cols % 64 == 0 and a row is whole uvec4s.
-// Why factored: at 2 bits the H100 is bound by instructions per byte (docs/benchmarks.md). The
-// per-term form fma(q, s, b) * x (bench/kernels_ab/matvec_q2_term.comp, bundled until 2026-11-27)
+// Why factored: at 2 bits the kernel is bound by instructions per byte ("matvec_q2 factored per group",
+// records/benchmarks-history.md). The per-term form fma(q, s, b) * x (records/kernels_ab/matvec_q2_term.comp)
 // costs 4 per code and row (mask-or, the FADD that makes q exact, the dequantising FFMA, the
 // accumulating FFMA); this one 3 (mask-or, FADD, FFMA into sum q x), the sum of x once per 64
-// codes for all R rows, and s * sq + b * sx per 64 codes and row: 1.2x at the lm_heads. The
+// codes for all R rows, and s * sq + b * sx per 64 codes and row. The
 // result is another rounding of the same sum, inside matvec_q's bound for the shapes checked
 // (compare/cases/matvec_q_case.cpp: gamma_{cols+1} sum|t x|; this form's own worst case is
 // about (66 + cols/64) u (|s| sum|q x| + |b| sum|x|)), which the seed records test.
@@ -18,7 +18,7 @@
 // group at G = 64), U quads per lane per step (spec id 1; lane t: quads base + u*WG + t).
 // Why quads: a lane loads 16 bytes of a row at once and one scale and bias per 64 codes, a
 // quarter of the loads and of the scale extractions per weight of a word-per-lane kernel (at 2
-// bits instructions per byte, not memory, bound it: docs/benchmarks.md); the weight, scale and
+// bits instructions per byte, not memory, bound it: records/kernels_ab/README.md); the weight, scale and
 // bias loads of a step are all issued before any arithmetic; a lane's x (16 vec4 per quad, read
 // word by word) serves R rows. Per row a subgroupAdd, then the subgroups' partials summed in
 // shared memory: any subgroup size. G = 32 (allowed by the word-per-lane kernel) is not: a quad
@@ -29,8 +29,8 @@
 // x is scaled by 2^-2p once per quad for all R rows, so each product is q x exactly and every
 // sum rounds as with float(q) x. As MLX's own qmv does (it divides x by 16, 256, ... per
 // position). Why: the former form, (h & mask << 2p) | exponent_p, needs two constants and
-// a Hopper LOP3 takes one; on the H200 (2026-11-27) this one is 0.99-1.04x at 4 bits and
-// 1.00-1.20x at 2 bits (docs/benchmarks.md). Domain: |x| >= 2^-112 or 0; below that
+// a Hopper LOP3 takes one; at 2 bits this one is faster at three of the four timing shapes and
+// equal at the fourth (records/kernels_ab/README.md, matvec_q2_fact). Domain: |x| >= 2^-112 or 0; below that
 // x 2^-2p is subnormal and a driver that flushes it loses the term (activations never are).
 // Loads past the end are clamped (last row, last quad) and their sums
 // skipped; rows past the end are not stored.

@@ -3,11 +3,11 @@
 // evaluated factored per 32 codes j (a quad, half a group): sum_j s * (sum_{c in j} q x) + b * (sum_{c in j} x).
 // Shape contract: w [rows, cols/8] uint (8 codes per word, low bits first), scales and biases
 // [rows, cols/64] bf16 (two per uint), x [cols] f32, y [rows] f32; cols % 64 == 0.
-// Why factored (as matvec_q2): the per-term form fma(q, s, b) * x (bench/kernels_ab/matvec_q4_term.comp,
-// bundled until 2026-11-27) costs 4 instructions per code and row (mask-or, the FADD that makes q
+// Why factored (as matvec_q2): the per-term form fma(q, s, b) * x (records/kernels_ab/matvec_q4_term.comp)
+// costs 4 instructions per code and row (mask-or, the FADD that makes q
 // exact, the dequantising FFMA, the accumulating FFMA); this one 3 (mask-or, FADD, FFMA into sum q x),
-// the sum of x once per quad for all R rows, and s * sq + b * sx per quad and row: on the H100 the
-// A17B lm_head 71.3 -> 82.4 % of copy, A3B 63.7 -> 69.9 % (docs/benchmarks.md). The result is another
+// the sum of x once per quad for all R rows, and s * sq + b * sx per quad and row, faster at the
+// lm_heads (records/benchmarks-history.md, "matvec_q2 factored per group"). The result is another
 // rounding of the same sum, inside matvec_q's bound (compare/cases/matvec_q_case.cpp: gamma_{cols+1}
 // sum|t x|; this form's own worst case is about (34 + cols/32) u (|s| sum|q x| + |b| sum|x|)), which
 // the seed records test.
@@ -15,8 +15,8 @@
 // quads together (a quad: 4 words, 32 codes), U quads per lane per step (spec id 1; lane t: quads
 // base + u*WG + t); the manifest picks R from rows, U and WG from rows and cols.
 // Why: a lane loads 16 bytes of a row at once, with one scale and bias per 32 codes, so the
-// loads and the scale extraction per weight are a quarter of a word-per-lane kernel's (on the
-// H100 1.25x faster at the lm_heads: docs/benchmarks.md); a lane's x (8 vec4 per quad) serves R
+// loads and the scale extraction per weight are a quarter of a word-per-lane kernel's (faster at
+// every timing shape: records/kernels_ab/README.md); a lane's x (8 vec4 per quad) serves R
 // rows; every load of a step is issued before any arithmetic; a row spread over the whole
 // workgroup keeps ceil(rows / R) workgroups busy even with few rows. Per row a subgroupAdd, then
 // the subgroups' partials summed in shared memory: any subgroup size.
@@ -24,9 +24,9 @@
 // and or-ed with the exponent of 2^(23-4p), is the float 2^(23-4p) + q exactly; minus 2^(23-4p)
 // it is float(q) exactly. Loads past the end are clamped (last row, last quad) and their sums
 // skipped; rows past the end are not stored.
-// Not the one-logic-operation form of matvec_q2 (x scaled by 16^-p, one mask a code): on the H100
-// (2026-11-28, one process) it was 1.10x slower at the A3B lm_head and 1.05x at in_proj_qkv, where
-// the H200 had shown 0.99-1.04x (docs/benchmarks.md); that form is bench/kernels_ab/matvec_q4_lop.comp.
+// Not the one-logic-operation form of matvec_q2 (x scaled by 16^-p, one mask a code): at 4 bits it
+// saved nothing on the H200 and was slower on the H100, the issue's device (that form and its
+// figures: records/kernels_ab/matvec_q4_lop.comp, records/kernels_ab/README.md).
 // Workgroup: WG (spec id 10) = enough lanes for a row's quads in one step, at least R, at most 64 U.
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_EXT_control_flow_attributes : require

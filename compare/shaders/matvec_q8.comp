@@ -7,10 +7,10 @@
 // checkpoint: A3B mlp.gate [256, 2048], shared_expert_gate [1, 2048]), so cols % 16 == 0 and a
 // row is whole uvec4s.
 // Why factored (as matvec_q4 and matvec_q2): the per-term form fma(q, s, b) * x
-// (bench/kernels_ab/matvec_q8_term.comp, bundled until 2026-11-27) costs 4 instructions per code
+// (records/kernels_ab/matvec_q8_term.comp) costs 4 instructions per code
 // and row (mask-or, the FADD that makes q exact, the dequantising FFMA, the accumulating FFMA);
 // this one 3 (mask-or, FADD, FFMA into sum q x), the sum of x once per quad for all R rows, and
-// s * sq + b * sx per quad and row (docs/benchmarks.md, "matvec_q8 factored"). The result is
+// s * sq + b * sx per quad and row (records/benchmarks-history.md, "matvec_q8 factored"). The result is
 // another rounding of the same sum, inside matvec_q's bound (compare/cases/matvec_q_case.cpp:
 // gamma_{cols+1} sum|t x|; this form's own worst case is about (18 + cols/16) u (|s| sum|q x| +
 // |b| sum|x|)), which the seed records test.
@@ -29,7 +29,7 @@
 // end are clamped (last row, last quad) and their sums skipped; rows past the end are not stored.
 // Workgroup: WG (spec id 10) = enough lanes for a row's quads in one step, at least R, at most 128.
 // The manifest's R (2, or 4 at 8192 columns and more) and U (4) are the fastest of 22 points on
-// the H100 at the four timing shapes (docs/benchmarks.md, "matvec_q8 factored"); R grows where a
+// the H100 at the four timing shapes (records/benchmarks-history.md, "matvec_q8 factored"); R grows where a
 // device's workgroup count limit (65535 on many) cannot hold ceil(rows / R), e.g. the lm_heads.
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_EXT_control_flow_attributes : require

@@ -25,8 +25,8 @@
 // any arithmetic, and G of the token's rows at once. The manifest: U 1, P = a row's quads (at least
 // 4, at most WG / 2), R 8 where P >= 8 and 8 divides hidden (A3B decode: P 16, G 8 = K; A17B: P 32,
 // G 4, three chunks of K 10). A lane's act (4 XPW vec4 per quad) serves R down rows: R 8 reads act
-// half as often as R 4; on the H100 1.15-1.17x the old R 4 / U 1-3 at A17B T 3 and A3B T 16, 1.02x
-// at the decodes; U 2-4 and R 16 / 32 slower (docs/benchmarks.md). No int->float conversion
+// half as often as R 4; R 16 / 32 leave too few workgroups and U 2-4 were slower ("The decode chain
+// retuned" in records/benchmarks-history.md). No int->float conversion
 // (code() as permute_gate_up.comp); each term is fma(q, s, b) * act, the reference's. Loads past
 // a row's end are clamped (last quad) and their terms skipped. No subgroup operations: any subgroup size.
 // Workgroup: WG = min(128, invocations the device allows at the subgroup size), spec id 10.

@@ -41,8 +41,8 @@ layout(push_constant) uniform Push { uint inter; uint hidden; uint group_size; }
 // Code n of word w as an exact float without an int->float conversion (a quarter of the FP32
 // rate on NVIDIA): masked in place within its 16-bit half and or-ed with the exponent of
 // 2^(23 - BITS p), the float 2^(23 - BITS p) + q exactly; minus that power of two, float(q)
-// exactly, so every term is as with float(q). On the H200 (2026-11-27) 0.97-1.04x here (the
-// bucketed loads dominate), 1.3-1.4x in expert_gate_up at T = 1; one form for both (docs/benchmarks.md).
+// exactly, so every term is as with float(q). It gains little here (the bucketed loads dominate)
+// and much in expert_gate_up at T = 1; one form for both (records/benchmarks-history.md, "One logic operation a code").
 float code(uint w, uint n) {
   const uint half_codes = 16u / BITS, h = n < half_codes ? w : w >> 16, p = n % half_codes;
   const uint e = (150u - BITS * p) << 23;

@@ -21,17 +21,17 @@
 // arithmetic; rows spread over the workgroup keep B * inter / R workgroups busy.
 // Factored per quad as matvec_q4.comp: sum q x and sum x over the quad, then s * sum(q x) + b *
 // sum(x) per row (sum x serves the R rows of gate and up): 3 instructions a code (mask-or, the
-// FADD that makes q exact, the FFMA) where the per-term form of permute_gate_up.comp takes 4. On
-// the H200 (2026-11-28, as bench/kernels_ab/permute_gate_up_fvec.comp, which also takes tiles of
-// tokens) 1.36x that kernel at the A17B decode, 1.17x at A3B; with tiles of 3-16 tokens, which
-// extract each code again per token, 2.4-2.8x slower: hence one kernel per case (docs/benchmarks.md).
+// FADD that makes q exact, the FFMA) where the per-term form of permute_gate_up.comp takes 4. As
+// records/kernels_ab/permute_gate_up_fvec.comp, which also took tiles of tokens, it was faster at
+// the decodes and slower with tiles of 3-16 tokens, which extract each code again per token:
+// hence one kernel per case (records/kernels_ab/README.md, records/runs/2026-11-28-h200-permfvec.txt).
 // Another rounding of the same sum, inside the op's bound, which the seed records test.
 // No int->float conversion (quarter rate on NVIDIA): code p of a 16-bit half h, masked in place
 // and or-ed with the exponent of E = 2^(23-BITS*p), is the float E + q exactly; minus E it is
 // float(q) exactly. Loads past a row's end are clamped (last quad) and their sums skipped. Per row
 // of gate and of up a subgroupAdd, then the subgroups' partials summed in shared memory: any
 // subgroup size. g < -88: exp(-g) = +inf, silu = -0 (truth below 1e-36), never NaN.
-// Workgroup: WG (spec id 10) = a row's quads / U lanes, >= R, <= 64 (A17B decode: 1.04x 128, H100).
+// Workgroup: WG (spec id 10) = a row's quads / U lanes, >= R, <= 64: records/benchmarks-history.md.
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_EXT_control_flow_attributes : require
 layout(local_size_x = 128, local_size_x_id = 10) in;

@@ -140,12 +140,12 @@ struct Dispatch {
 // they fit). A kernel that updates state in place advances it once per copy.
 // `warmup` fills of the scratch buffer come first, untimed: a GPU idle before the submission runs
 // at idle clocks and takes tens of milliseconds of sustained work to reach its working clocks
-// (docs/benchmarks.md, "Timing method").
+// (docs/benchmarks.md, "What the figures mean").
 // With `flush_reader` (a kernel: binding 0 the scratch buffer as uvec4s, push constant its uvec4
 // count), each cold copy follows a dispatch of it instead of a fill: the scratch buffer is read,
 // not written, so the last-level cache then holds clean lines, as it does when a decode's weights
 // follow other weights; after a fill it holds dirty lines, whose write-back competes with the
-// copy's reads (docs/benchmarks.md, "The cold flush").
+// copy's reads (records/benchmarks-history.md, "The cold flush").
 struct Repeat {
   uint32_t cold = 0, warm = 0;
   uint64_t flush_bytes = 0;

@@ -69,7 +69,7 @@ const std::string& memory_override() {
 // coherent: upload and read-back are memcpy), host-cached and not device-local first (fast host
 // reads), then other non-local, then device-local. DeviceSpeed: device-local memory the host
 // does not map first: where engines keep weights, and on an H100 the only placement whose
-// timings do not depend on what the process did before (docs/benchmarks.md, "Timing method");
+// timings do not depend on what the process did before (docs/benchmarks.md, "What the figures mean");
 // the host reaches it through staging copies. Then device-local host-visible (BAR), then the
 // rest.
 int memory_rank(::vk::MemoryPropertyFlags f, int mode) {

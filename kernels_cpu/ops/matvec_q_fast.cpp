@@ -264,11 +264,11 @@ void rows_avx512(const QuantMatrix& W, const float* xt, float* y, int64_t r0) {
   // next block): its scales and biases now, its codes spread over this block's chunks, so that
   // the R short streams of a narrow row (1 KiB at 2048 4-bit columns) do not wait on the
   // hardware prefetcher. One block ahead is microseconds ahead, far more than memory latency.
-  // Measured on a 16-core Xeon (docs/benchmarks.md), 4096 and 2048 4-bit columns went from ~50
-  // to ~75 GB/s with it, while 8192 columns (4 KiB rows) were as fast or faster without it, so it
-  // was kept for rows shorter than a page; on the 2-core AMD EPYC (Zen 5) one thread of rows of
-  // 4 and 8 KiB went from 9-15 to 19-34 GB/s with it (8-bit 12288 x 4096: 13 -> 30 GB/s) and
-  // 128 KiB rows stayed put (14.1 / 14.9), so it is now on for every row length.
+  // It was first kept for rows shorter than a page (on a 16-core Xeon it made 1 and 2 KiB rows much
+  // faster and 4 KiB ones no faster); on a Zen 5 one thread at 4 and 8 KiB rows waited on memory
+  // without it and 128 KiB rows did not lose with it, so it is on for every row length (figures:
+  // records/benchmarks-history.md, "The 80 % target is not met" and "matvec_q: the next block
+  // prefetched at every row length"; "Notes moved from code comments").
   // Addresses stay inside the matrix (next_rows may be fewer than R, or none).
   const int64_t next_rows = std::clamp<int64_t>(W.rows - (r0 + R), 0, R);
   const char* next_w = reinterpret_cast<const char*>(W.w + (r0 + R) * wpr);  // at most one past the end

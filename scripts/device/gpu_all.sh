@@ -5,7 +5,7 @@
 #   gpu_all.sh model   the compare tests with their planted bugs, the model-level differential
 #                      (tiny fixture and the a3b-2layers real-shape preset, both modes)
 # Binaries: built here with -DMOE_NATIVE=OFF, stripped, carried as bin.tar.xz next to this script
-# with lib/libspirv-cross-c-shared.so.0 (see docs/device-runs.md).
+# with lib/libspirv-cross-c-shared.so.0 (see records/device-runs.md).
 cd "$(dirname "$0")"
 [ -f bin.tar.xz ] && tar -xJf bin.tar.xz
 export LD_LIBRARY_PATH=$PWD/lib

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `moeoracle mutate` of the foreign corpus' correct kernels on the GPU machine (docs/mutate/
+# `moeoracle mutate` of the foreign corpus' correct kernels on the GPU machine (records/mutate/
 # survivors-corpus.md lists them): every shape, one seed, each manifest in turn.
 # Binaries as for gpu_issue10.sh (devbin/bin.tar.xz). Writes $OUT/corpus-<manifest>.{txt,json}.
 # LIMIT (default 150 s per manifest) stops mutate (SIGTERM): it then reports what finished.

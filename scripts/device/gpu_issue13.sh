@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # Issue 13 on the GPU machine, from devbin/ (bin.tar.xz with moeoracle, lib/, kernels_ab/):
+# kernels_ab/ holds what bench/kernels_ab/build.sh and tiles.sh write: the manifests and SPIR-V of
+# the bundled kernels at other lets and of the A/B variants, which are compiled from
+# records/kernels_ab/ where they lost their A/B (its README says what refuted each).
 #   ab     the matvec_q kernels before and after in one process (bench/kernels_ab/ab.json), real
 #          shapes, SEEDS seeds (default 2), batched --perf
 #   table  every op's real shapes, one seed, --perf, JSON report (the docs' H100 table)
@@ -29,7 +32,7 @@
 #          the bundled matvec_q2 (one LOP) and its two-LOP form (matvec_q2_fact.comp)
 #          (kernels_ab/q4lop.json: matvec_q4_lop.comp), timing shapes, one process
 #   q4small  the bundled matvec_q4 and its SPIR-V at 32- and 64-lane workgroups (kernels_ab/q4small.json)
-#   sxab   the bundled matvec_q{2,4,8} and their shared-x variants (kernels_ab/sx.json, sx.py) at the
+#   sxab   the bundled matvec_q{2,4,8} and their shared-x variants (kernels_ab/sx.json, records/kernels_ab/sx.py) at the
 #          timing shapes, --perf, one process
 #   stats  what the driver made of the bundled matvec_q / matvec_bf16 kernels at the timing shapes
 #          (pipeline_stats: registers, spills; the spec constants their manifests give at subgroup 32)
@@ -60,10 +63,10 @@
 #   q2fact the bundled (factored) matvec_q2 and the per-term one (kernels_ab/q2ab.json) at the
 #          timing shapes, --perf, one process; then the bundled one's remainder seeds 1..NSEEDS
 #          (default 300; kernels_ab/q2.json)
-#   q4fact the same for matvec_q4 (factored since 2026-11-27) and its per-term variant
+#   q4fact the same for matvec_q4 (factored, bundled) and its per-term variant
 #          (kernels_ab/q4ab.json; seeds of kernels_ab/q4.json)
-#   lop    the bundled matvec_q8 and its one-LOP-a-code variant (kernels_ab/lop.json, lop.py; matvec_q2
-#          and q4 are bundled in that form): the driver's register counts and code sizes at the
+#   lop    the bundled matvec_q8 and its one-LOP-a-code variant (kernels_ab/lop.json, records/kernels_ab/lop.py; matvec_q2
+#          is bundled in that form): the driver's register counts and code sizes at the
 #          timing shapes' spec points, then the timing shapes, --perf, one process
 #   seedtrace  where a seed record's time goes on this machine: the bundled matvec_q8's remainder
 #          seeds with MOE_TRACE_TIMES=1, one process alone (3 seeds), then 16 at once (3 seeds each)
@@ -185,8 +188,9 @@ for step in "$@"; do
           --kernels kernels_ab/tune_q2q8.json --json "$out/tuneq2q8.json" > "$out/tuneq2q8.txt" 2>&1
         grep -E "passed, .* failed|^FAIL" "$out/tuneq2q8.txt"; sed -n '/^perf/,$p' "$out/tuneq2q8.txt" | cut -c1-240 ;;
     q2seeds|q4seeds|q8seeds) q=${step%seeds}
-        # Chunks of 10: a seed of a matvec manifest takes ~12 s of a worker while 16 share the H100
-        # (1.3 seeds/s in all), so a chunk of 50 outlives a 600 s call (2026-11-27, twice).
+        # Chunks of 10: a chunk of 50 seeds of a matvec manifest outlived a 600 s device call
+        # (records/device-runs.md, 2026-11-27 02:19; records/benchmarks-history.md, "Why the seed records
+        # were slow").
         OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=${CHUNK:-10} FIRST_SEED=${FIRST_SEED:-1} ./gpu_seeds.sh ${q}rem remainders "${NSEEDS:-1000}" --kernels kernels_ab/$q.json --no-isolate
         [ "${REAL:-1}" = 0 ] ||
         OUT=$out DEADLINE=${DEADLINE:-200} CHUNK=5 ./gpu_seeds.sh ${q}real real 100 --kernels kernels_ab/$q.json --no-isolate ;;

@@ -2,8 +2,8 @@
 # A/B timing of kernels on the GPU machine: the bundled kernels against another manifest (e.g. the
 # previous GLSL of a kernel under a new name), same binary, alternating A B A B, each run a fresh
 # `compare --perf` process over the same seeds, so both sides see the same case positions
-# (docs/benchmarks.md explains why positions matter on NVIDIA). Prints the perf lines and the
-# per-seed times of every case.
+# (records/benchmarks-history.md, "The first-use effect of 2026-11-22", says why positions mattered
+# on NVIDIA). Prints the perf lines and the per-seed times of every case.
 # Usage: gpu_perf_ab.sh OPS MANIFEST_B [SEEDS] [SHAPES]
 cd "$(dirname "$0")"
 [ -f bin.tar.xz ] && tar -xJf bin.tar.xz

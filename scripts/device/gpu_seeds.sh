@@ -2,10 +2,11 @@
 # Many seeds on the GPU machine. The seeds are cut into chunks of CHUNK (default 25) consecutive
 # seeds; WORKERS (default 16) `moeoracle compare` processes take chunks from a queue. Each gets
 # cores / WORKERS OpenMP threads (OMP_NUM_THREADS, unless set): 16 workers that each started 16
-# threads built a seed's cases (the f64 truth) in 9 s instead of 0.06 s, 1.3 seeds/s in all
-# instead of 11 (2026-11-27 23:22, docs/device-runs.md). A chunk is started only before DEADLINE
-# seconds (default 240) have passed, so a call's time limit never cuts a chunk in half: the summary
-# counts only whole chunks and names the seeds they covered. Keeps the summary, FAIL and WARN lines of each chunk.
+# threads spun against one another building the f64 truths, 8x slower in all (records/device-runs.md,
+# 2026-11-27 23:22; records/benchmarks-history.md, "Why the seed records were slow"). A chunk is
+# started only before DEADLINE seconds (default 240) have passed, so a call's time limit never cuts
+# a chunk in half: the summary counts only whole chunks and names the seeds they covered. Keeps the
+# summary, FAIL and WARN lines of each chunk.
 # Usage: gpu_seeds.sh NAME SHAPES SEEDS [compare args...]
 cd "$(dirname "$0")"
 name=$1 shapes=$2 seeds=$3; shift 3

@@ -2,8 +2,9 @@
 # Packs what the GPU machine's scripts run into devbin/ (carried with `run`'s carry: .gl and
 # devbin): bin.tar.xz with the moeoracle CLI built with -DMOE_NATIVE=OFF (no CPU-specific
 # instructions: the GPU machine's CPU differs from this one), the shared libraries Ubuntu 24.04
-# lacks (SPIR-V Cross, Highway), the A/B kernels of bench/kernels_ab (compiled by its build.sh)
-# and the scripts. Usage: scripts/device/pack.sh [BUILD_DIR] [EXTRA_BINARY...]
+# lacks (SPIR-V Cross, Highway), the A/B kernels of bench/kernels_ab (compiled by its build.sh and
+# tiles.sh; the variants that lost their A/B from records/kernels_ab) and the scripts.
+# Usage: scripts/device/pack.sh [BUILD_DIR] [EXTRA_BINARY...]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}; shift || true

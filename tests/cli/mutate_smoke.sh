@@ -2,7 +2,7 @@
 # CI's guard on the gate's strength: a fixed sample of mutants of the bundled kernels (the same
 # sample every run: --max-per-kernel with a fixed --sample-seed) on lavapipe at subgroup size 8,
 # remainder shapes, one seed. The kill rate of the sample must not fall below the rate recorded
-# for it (docs/compare-runs.md, "Mutation smoke"), less one mutant of slack (a mutant whose kill
+# for it (records/compare-runs.md, "Mutation smoke"), less one mutant of slack (a mutant whose kill
 # depends on thread timing, e.g. a dropped barrier, may go either way); the unmutated kernels must
 # pass (mutate exits 2 otherwise), and no equivalence claim built into the binary may be killed.
 # Usage: mutate_smoke.sh MOEORACLE. Exit 77 (skipped) without lavapipe.

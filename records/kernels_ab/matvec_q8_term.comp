@@ -1,0 +1,89 @@
+#version 450
+// matvec_q (8-bit, MLX affine): y[r] = sum_c (q[r][c] * s[r][c/G] + b[r][c/G]) * x[c].
+// The per-term matvec_q8, bundled until 2026-11-27 (compare/shaders/matvec_q8.comp is now factored
+// per quad); kept for A/B timing (bench/kernels_ab/q8ab.json, written by bench/kernels_ab/build.sh).
+// Shape contract: w [rows, cols/4] uint (4 codes per word, byte n at bits 8n..8n+7, low byte
+// first), scales and biases [rows, cols/G] bf16 (two per uint, element 0 in the low half),
+// x [cols] f32, y [rows] f32; G = group_size a multiple of 16 dividing cols (64 in every
+// checkpoint: A3B mlp.gate [256, 2048], shared_expert_gate [1, 2048]), so cols % 16 == 0 and a
+// row is whole uvec4s.
+// The work split of matvec_q4 (which says why): a workgroup takes R consecutive rows (spec id 0)
+// and its WG lanes stride over those rows' quads together (a quad: 4 words, 16 codes, a quarter
+// group at G = 64), U quads per lane per step (spec id 1; lane t: quads base + u*WG + t).
+// Why quads: a lane loads 16 bytes of a row at once and one scale and bias per 16 codes, a
+// quarter of the loads and of the scale extractions per weight of a word-per-lane kernel; the
+// weight, scale and bias loads of a step are all issued before any arithmetic; a lane's x (4
+// vec4 per quad, read word by word) serves R rows. Per row a subgroupAdd, then the subgroups'
+// partials summed in shared memory: any subgroup size. G = 4, 8 (allowed by the word-per-lane
+// kernel) are not: a quad would need several scales.
+// No int->float conversion (quarter rate on NVIDIA): byte p of a 16-bit half h, masked in place
+// and or-ed with the exponent of 2^(23-8p), is the float 2^(23-8p) + q exactly (q < 2^8 fits
+// the 23-bit significand above bit 8p); minus 2^(23-8p) it is float(q) exactly. Each term is
+// fma(q, s, b) * x, the reference's. Loads past the end are clamped (last row, last quad) and
+// their terms skipped; rows past the end are not stored.
+// Workgroup: WG (spec id 10) = enough lanes for a row's quads in one step, at least R, at most 128.
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_EXT_control_flow_attributes : require
+layout(local_size_x = 128, local_size_x_id = 10) in;
+layout(constant_id = 0) const uint R = 4;
+layout(constant_id = 1) const uint U = 1;
+const uint WG = gl_WorkGroupSize.x;
+layout(std430, set = 0, binding = 0) readonly buffer Wq { uvec4 wq[]; };  // cols % 16: whole uvec4s per row
+layout(std430, set = 0, binding = 1) readonly buffer S { uint scales[]; };
+layout(std430, set = 0, binding = 2) readonly buffer Bi { uint biases[]; };
+layout(std430, set = 0, binding = 3) readonly buffer X { vec4 x[]; };
+layout(std430, set = 0, binding = 4) writeonly buffer Y { float y[]; };
+// quads_per_group = G / 16 (the manifest): a quad's group is j / quads_per_group.
+layout(push_constant) uniform Push { uint rows; uint cols; uint quads_per_group; } pc;
+shared float part[R * WG];  // [row][subgroup]
+
+float bf16_at(uint word, uint i) { return uintBitsToFloat((i & 1u) == 0u ? word << 16 : word & 0xFFFF0000u); }
+// Code p (0..1) of the low 16 bits of h as an exact float.
+float code(uint h, uint p) {
+  const uint e = (150u - 8u * p) << 23;  // 2^(23-8p): code p's lowest bit weighs 1
+  return uintBitsToFloat((h & (255u << (8u * p))) | e) - uintBitsToFloat(e);
+}
+
+void main() {
+  const uint quads = pc.cols / 16u, groups = quads / pc.quads_per_group, t = gl_LocalInvocationID.x;
+  const uint row0 = gl_WorkGroupID.x * R;
+  float acc[R];
+  [[unroll]] for (uint r = 0u; r < R; ++r) acc[r] = 0.0;
+  for (uint base = 0u; base < quads; base += U * WG) {
+    uvec4 w[U * R];
+    float s[U * R];
+    float b[U * R];
+    [[unroll]] for (uint u = 0u; u < U; ++u) {
+      const uint j = min(base + u * WG + t, quads - 1u), gj = j / pc.quads_per_group;
+      [[unroll]] for (uint r = 0u; r < R; ++r) {
+        const uint row = min(row0 + r, pc.rows - 1u), g = row * groups + gj;
+        w[u * R + r] = wq[row * quads + j];
+        s[u * R + r] = bf16_at(scales[g >> 1], g);
+        b[u * R + r] = bf16_at(biases[g >> 1], g);
+      }
+    }
+    [[unroll]] for (uint u = 0u; u < U; ++u) {
+      const uint j = base + u * WG + t;
+      if (j >= quads) break;  // later u are further past the end
+      [[unroll]] for (uint k = 0u; k < 4u; ++k) {
+        const vec4 xk = x[4u * j + k];  // x of word k: codes 4k .. 4k+3 of quad j
+        [[unroll]] for (uint r = 0u; r < R; ++r) {
+          const uint wd = w[u * R + r][k], wh = wd >> 16;
+          const float sc = s[u * R + r], bi = b[u * R + r];
+          [[unroll]] for (uint p = 0u; p < 2u; ++p) acc[r] += fma(code(wd, p), sc, bi) * xk[p];
+          [[unroll]] for (uint p = 0u; p < 2u; ++p) acc[r] += fma(code(wh, p), sc, bi) * xk[2u + p];
+        }
+      }
+    }
+  }
+  [[unroll]] for (uint r = 0u; r < R; ++r) {
+    const float sum = subgroupAdd(acc[r]);
+    if (subgroupElect()) part[r * WG + gl_SubgroupID] = sum;
+  }
+  barrier();
+  if (t < R && row0 + t < pc.rows) {  // WG >= R (the manifest)
+    float sum = 0.0;
+    for (uint i = 0u; i < gl_NumSubgroups; ++i) sum += part[t * WG + i];
+    y[row0 + t] = sum;
+  }
+}
