@@ -226,7 +226,7 @@ void BM_matmul_q_fast(benchmark::State& state) {
   state.counters["threads"] = threads;
 }
 
-// Shapes (out x in, spec/ops.md §12.2): A17B in_proj_qkv 12288x4096, A17B o_proj 4096x8192,
+// Shapes (out x in, docs/ops/verification.md "Shapes to cover"): A17B in_proj_qkv 12288x4096, A17B o_proj 4096x8192,
 // A3B in_proj_qkv 8192x2048, A3B expert / k_proj 512x2048. Thread argument 0 = all threads.
 void shapes(benchmark::internal::Benchmark* b, bool threaded) {
   for (auto [r, c] : {std::pair{12288, 4096}, {4096, 8192}, {8192, 2048}, {512, 2048}}) {

@@ -215,7 +215,7 @@ ModelConfig preset_config(const std::string& name) {
     c.experts = big ? 512 : 256, c.experts_per_tok = big ? 10 : 8;
     c.moe_inter = big ? 1024 : 512, c.shared_inter = big ? 1024 : 512;
   } else if (name == "tiny") {
-    // The tiny golden model (reference-semantics.md §9): both layer kinds, 8 experts top-2.
+    // The tiny golden model (docs/ops/verification.md "Golden-fixture recipe"): both layer kinds, 8 experts top-2.
     c.hidden = 256, c.layers = 4, c.vocab = 512;
     c.attn_heads = 4, c.kv_heads = 2, c.head_dim = 64;
     c.lin_k_heads = 2, c.lin_v_heads = 4, c.lin_k_dim = 64, c.lin_v_dim = 64;

@@ -12,7 +12,7 @@ namespace moe {
 
 enum class Family { Qwen3_5Moe, Qwen3Next, DeepseekV3 };
 // Linear: Gated DeltaNet; Full: gated GQA attention (Qwen); Mla: DeepSeek-V3 Multi-head Latent
-// Attention (spec/ops.md §9.1).
+// Attention (docs/ops/mla.md "MLA attention").
 enum class LayerKind { Linear, Full, Mla };
 // Softmax: softmax -> top-k (Qwen, router_topk); NoauxTc: DeepSeek-V3 sigmoid + correction bias +
 // group-limited top-k (router_noaux), BF16 gate, ungated shared experts.

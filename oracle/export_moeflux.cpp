@@ -60,7 +60,8 @@ void export_moeflux(const std::string& src_dir, const std::string& out_dir, cons
 
 namespace {
 
-// Routed experts: blob e of MoE layer i at byte e * EXPERT_SIZE of packed/layer_NN.bin (§2.3);
+// Routed experts: blob e of MoE layer i at byte e * EXPERT_SIZE of packed/layer_NN.bin
+// (docs/ops/formats.md "Packed experts");
 // dense layers have no file.
 void write_packed_experts(const Model& model, const std::string& src_dir, const fs::path& packed, const std::string& what) {
   const ModelConfig& c = model.config();

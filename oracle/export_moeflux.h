@@ -1,4 +1,6 @@
-// Converts a loaded checkpoint to moeflux/flash-moe artifacts (spec/ops.md §2.1, §2.3), the way
+// Converts a loaded checkpoint to moeflux/flash-moe artifacts
+// (docs/ops/formats.md "model_weights.bin and model_weights.json", "Packed experts",
+// "Cogito artifact layout"), the way
 // extract_weights.py and repack_experts.py do: model_weights.bin holds every non-expert tensor
 // verbatim (sorted by name, each start padded to 64 bytes; a BF16 A_log widened to F32),
 // model_weights.json its manifest (offset, size, shape, dtype, bits for U32) plus the config

@@ -1,5 +1,5 @@
-// The whole forward (spec/ops.md §6-§9, reference-semantics.md §2), written once over the
-// op-backend interface and composed only of kernels_cpu ops:
+// The whole forward (docs/ops/forward.md "Decoder skeleton", "Per-token forward"), written once over
+// the op-backend interface and composed only of kernels_cpu ops:
 //   x = embed(tokens); per layer: h = x + Mixer(RMSNorm(x)); x = MoE-combine(h, RMSNorm(h));
 //   logits = lm_head(RMSNorm(x)).
 // T tokens at a time: prefill (T > 1, batched projections) or decode (T = 1). Linear attention,
@@ -28,14 +28,15 @@ class TapSink {
   virtual void put_i32(const std::string& name, std::span<const int32_t> data, int64_t rows, int64_t cols) = 0;
 };
 
-// Where the upstream implementations disagree, which one the forward follows.
+// Where the upstream implementations disagree, which one the forward follows
+// (docs/ops/norms.md "Linear-attention q/k norm").
 enum class QkNormEps {
-  Hf,      // HF l2norm: q / sqrt(sum q^2 + 1e-6) (reference-semantics.md §2.6(c)): the upstream truth
-  Engine,  // MLX and every engine: rms_norm(q, eps = 1e-6), i.e. 1e-6 * dk inside the sum (spec/ops.md §5.3)
+  Hf,      // HF l2norm: q / sqrt(sum q^2 + 1e-6): the upstream truth
+  Engine,  // MLX and every engine: rms_norm(q, eps = 1e-6), i.e. 1e-6 * dk inside the sum
 };
 
 struct ForwardOptions {
-  int64_t experts_per_tok = 0;  // 0: the model's own K; engines often run fewer (spec/ops.md §8.2)
+  int64_t experts_per_tok = 0;  // 0: the model's own K; engines often run fewer (docs/ops/moe.md "Which K")
   QkNormEps qk_norm_eps = QkNormEps::Hf;
 };
 

@@ -1,6 +1,6 @@
-// The DeepSeek-V3 / Cogito-V2 pieces of the one forward (forward.h): MLA attention (spec/ops.md
-// §9.1, reference-semantics.md §5.2; HF transformers 5.17 DeepseekV3Attention) and the noaux_tc
-// MoE block (§5.1; HF DeepseekV3MoE). Tap names are HF's module paths as the golden
+// The DeepSeek-V3 / Cogito-V2 pieces of the one forward (forward.h): MLA attention
+// (docs/ops/mla.md "MLA attention"; HF transformers 5.17 DeepseekV3Attention) and the noaux_tc
+// MoE block (docs/ops/moe.md "noaux_tc router"; HF DeepseekV3MoE). Tap names are HF's module paths as the golden
 // (fixtures/hf_golden/make_ds3_golden.py) records them.
 #include <algorithm>
 

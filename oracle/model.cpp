@@ -113,7 +113,7 @@ void Model::resolve() {
   const int64_t d = c.hidden;
 
   // Provenance of the norms: mlx-lm folds +1 into zero-centred norms; a raw HF layout (conv1d
-  // stored [C, 1, K]) has not (reference-semantics.md §3.1).
+  // stored [C, 1, K]) has not (docs/ops/formats.md "MLX sanitize").
   for (int64_t i = 0; i < c.layers; ++i) {
     if (c.layer_kinds[size_t(i)] != LayerKind::Linear) continue;
     const TensorInfo& conv = t.get(layer_prefix(i) + "linear_attn.conv1d.weight");

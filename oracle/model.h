@@ -1,7 +1,7 @@
 // A loaded model: the config and every weight resolved, shape-checked and ready for the forward.
 // Quantized matrices are views into the mapped files (no copy), except Qwen3-Next's fused
 // in_proj_qkvz / in_proj_ba, whose per-key-head groups are de-interleaved at load into the
-// contiguous q|k|v, z, b, a layout (reference-semantics.md §2.6(a)). Small weights (norms, conv,
+// contiguous q|k|v, z, b, a layout (docs/ops/linear-attention.md "Input projections"). Small weights (norms, conv,
 // A_log, dt_bias) are widened to f32 (exact for bf16).
 #pragma once
 #include <memory>

@@ -21,19 +21,19 @@ bool has_rows(LayerKind k) { return k != LayerKind::Linear; }
 
 std::vector<uint32_t> header_words(const ModelConfig& c, int version, const std::string& src) {
   const bool mla = has_mla(c);
-  // MLA rows exist only in v2 (spec/ops.md §2.8; the Rust reader rejects v1 for MLA variants).
+  // MLA rows exist only in v2 (docs/ops/formats.md "MFLX snapshot"; the Rust reader rejects v1 for MLA variants).
   MOE_CHECK(!mla || version == 2, src << ": version " << version
                                       << " cannot hold MLA layers (DeepSeek-V3): only version 2 has header words 8-9");
   const uint32_t conv_bytes = uint32_t((c.conv_kernel - 1) * c.conv_dim() * 4);
   const uint32_t ssm_bytes = uint32_t(c.lin_v_heads * c.lin_v_dim * c.lin_k_dim * 4);
   // FULL_ATTN_INTERVAL of the header: the spacing of full-attention layers (4 for every Qwen variant).
   uint32_t interval = 0;
-  // Every MLA layer is a full-attention layer: interval 1 for DeepSeek-V3 (spec/ops.md §1).
+  // Every MLA layer is a full-attention layer: interval 1 for DeepSeek-V3 (docs/ops/models.md "Shape constants").
   for (size_t i = 0; i < c.layer_kinds.size(); ++i)
     if (has_rows(c.layer_kinds[i])) { interval = uint32_t(i + 1); break; }
   // MLA: NUM_KV_HEADS = num_key_value_heads (= the query heads; 128 in Cogito) and HEAD_DIM =
-  // qk_nope + qk_rope (192), as spec/ops.md §1's Cogito column gives them and MFR's Cogito variant
-  // writes them (variants.rs: num_kv_heads 128, head_dim 192, full_attn_interval 1, no linear
+  // qk_nope + qk_rope (192), as docs/ops/models.md "Shape constants" (Cogito's column) gives them and
+  // MFR's Cogito variant writes them (variants.rs: num_kv_heads 128, head_dim 192, full_attn_interval 1, no linear
   // heads, so words 6-7 are 0); no engine reads them for MLA (words 8-9 size the rows).
   const uint32_t head_dim = uint32_t(mla ? c.mla.qk_nope_dim + c.mla.qk_rope_dim : c.head_dim);
   std::vector<uint32_t> h{kMflxMagic, uint32_t(version), uint32_t(c.layers), interval, uint32_t(c.kv_heads),
@@ -155,7 +155,7 @@ void snapshot_load(const std::vector<uint8_t>& bytes, const ModelConfig& c, Mode
       std::memcpy(l.ssm.data(), bytes.data() + off, l.ssm.size() * 4), off += l.ssm.size() * 4;
     }
   }
-  fresh.pos = max_len;  // positions and KV length coincide (spec/ops.md §6 step 6)
+  fresh.pos = max_len;  // positions and KV length coincide (docs/ops/attention.md "Full-attention layer" step 6)
   state = std::move(fresh);
 }
 

@@ -1,4 +1,4 @@
-// MFLX engine-state snapshots (spec/ops.md §2.8): little-endian u32 header (v1: 8 words, written
+// MFLX engine-state snapshots (docs/ops/formats.md "MFLX snapshot"): little-endian u32 header (v1: 8 words, written
 // by the C engine; v2: 10 words, the Rust port), then per layer in order the KV rows
 // (i32 len, len*Hkv*D f32 K rows post k_norm and RoPE, the same of V), the MLA rows (v2 only:
 // i32 len, len*kv_lora f32 latent rows post kv_a_layernorm, len*qk_rope f32 rope-K rows post

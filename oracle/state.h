@@ -1,7 +1,7 @@
 // Everything a forward carries from one token to the next: per full-attention layer a KV cache
 // (rows [0, len) valid), per MLA layer the latent and rope-key rows, per linear-attention layer the conv state (raw in_proj_qkv outputs of
 // the last K-1 tokens, slot 0 oldest) and the delta-net state [Hv, dv, dk]. Positions advance with
-// every token; the MFLX snapshot (spec/ops.md §2.8) saves and restores exactly this.
+// every token; the MFLX snapshot (docs/ops/formats.md "MFLX snapshot") saves and restores exactly this.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -14,7 +14,7 @@ struct LayerState {
   // full attention
   std::vector<float> k_cache, v_cache;  // [capacity, Hkv, D]
   int64_t len = 0;                      // rows [0, len) valid (full attention and MLA)
-  // MLA (DeepSeek-V3): what engines cache and MFLX v2 snapshots store (spec/ops.md §2.8)
+  // MLA (DeepSeek-V3): what engines cache and MFLX v2 snapshots store (docs/ops/formats.md "MFLX snapshot")
   std::vector<float> latent;            // [capacity, kv_lora_rank], post kv_a_layernorm
   std::vector<float> kpe;               // [capacity, qk_rope_head_dim], post RoPE
   // linear attention

@@ -25,7 +25,7 @@ std::vector<std::string> synthetic_preset_names() {
 
 namespace {
 
-// DeepSeek-V3 config.json fields: Cogito-V2-Preview-671B's (spec/ops.md §1) with `layers` layers
+// DeepSeek-V3 config.json fields: Cogito-V2-Preview-671B's (docs/ops/models.md "Shape constants") with `layers` layers
 // (the first `dense` dense), or the tiny golden model's shape (fixtures/golden/deepseek_v3_tiny).
 nlohmann::json deepseek_config_json(bool real, int64_t layers, int64_t dense) {
   nlohmann::json j = {{"model_type", "deepseek_v3"}, {"num_hidden_layers", layers}, {"first_k_dense_replace", dense},

@@ -1,8 +1,9 @@
 // Every tensor of a checkpoint by its sanitized name ("model.layers.0.mlp.gate.weight": the
 // "language_model." prefix stripped), from either model source:
 //  - an MLX checkpoint directory: config.json + model*.safetensors (+ model.safetensors.index.json);
-//  - moeflux/flash-moe artifacts: model_weights.json + model_weights.bin (spec/ops.md §2.1), the
-//    routed experts in packed_experts/layer_NN.bin (§2.3), either flat in one directory (the Qwen
+//  - moeflux/flash-moe artifacts: model_weights.json + model_weights.bin, the routed experts in
+//    packed_experts/layer_NN.bin (docs/ops/formats.md "model_weights.bin and model_weights.json",
+//    "Packed experts", "Cogito artifact layout"), either flat in one directory (the Qwen
 //    artifacts) or as convert_cogito_v2.py lays out DeepSeek-V3 / Cogito: <parent>/artifacts/
 //    (the manifest and blob), <parent>/root/packed_experts/ (+ layout.json), <parent>/mlx/
 //    (config.json). The parent or its artifacts/ directory may be given.

@@ -128,7 +128,7 @@ std::vector<OpCase> argmax_cases(bool rem, bool real, uint64_t seed) {
     out.push_back(argmax_case("vocab 248320 decode", 1, 248320, seed));
     out.push_back(argmax_case("vocab 248320 4 rows", 4, 248320, seed + 1));
     out.push_back(argmax_case("vocab 248320 16 rows", 16, 248320, seed + 2));
-    // Qwen3-Next's vocabulary (spec §1: its config's value), decode.
+    // Qwen3-Next's vocabulary (docs/ops/models.md "HF config fields": its config's value), decode.
     out.push_back(argmax_case("Qwen3-Next vocab 151936 decode T 1", 1, 151936, seed + 3));
   }
   return out;

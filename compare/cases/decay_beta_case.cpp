@@ -43,7 +43,7 @@ struct Inputs {
 //     rounding to f32 u g; the smallest normal for g flushed or subnormal (P > 87.3):
 //     dg <= g (dP + (7 + 4P)u) + 2^-126.
 //   Where fl(a + dt_bias) >= 88 the engines' exp(u) overflows (past 88.72) and their g is
-//     exp(-inf) = 0 whatever A is: spec §3 and §12.3 define that, so there g_true is added to
+//     exp(-inf) = 0 whatever A is: docs/ops/verification.md "Edge cases" defines that, so there g_true is added to
 //     the allowance (0 passes; the stable form is accurate there and passes anyway). With
 //     realistic A >= 1 the truth is < e^-88 and nothing changes; the overflow case uses tiny A.
 //   beta = 1 / (1 + exp(-b)): exp (6 + 4|b|)u damped by E / (1 + E) = 1 - beta, 1 + E (u), the

@@ -16,7 +16,7 @@ namespace {
 // q, k per head L2-normalised (|k| = 1, |q| = 1/sqrt(dk): qk_norm), v ~ N(0, 1), g ~ U(0.9, 1),
 // beta ~ U(0.3, 0.7), initial state 0.01 U(-1, 1) (mid-sequence). special_gates: each (token,
 // head) instead draws one of g = 0 (hard reset), beta = 0, beta = 1, g = 0 with beta = 1,
-// g = 1 with beta = 0 (identity), or the realistic gates (spec §12.2).
+// g = 1 with beta = 0 (identity), or the realistic gates (docs/ops/verification.md "Stateful ops").
 struct Inputs {
   DeltaNetParams p;
   std::vector<float> q, k, v, g, beta, state0;
@@ -257,7 +257,7 @@ std::vector<OpCase> delta_net_cases(bool rem, bool real, uint64_t seed) {
     out.push_back(decode_case("remainder dk 520, dv 259, r 2, 3 steps", params(3, 1, 2, 520, 259), seed + 8, false));
   }
   if (real) {
-    // A17B: Hk 16, Hv 64; A3B: Hk 16, Hv 32; dk = dv = 128 (spec §1).
+    // A17B: Hk 16, Hv 64; A3B: Hk 16, Hv 32; dk = dv = 128 (docs/ops/models.md "Shape constants").
     out.push_back(decode_case("A17B 16 decode steps", params(16, 16, 64, 128, 128), seed + 10, false));
     out.push_back(decode_case("A3B 16 decode steps", params(16, 16, 32, 128, 128), seed + 11, false));
     out.push_back(decode_case("A17B 8 decode steps, g=0 / beta 0,1", params(8, 16, 64, 128, 128), seed + 12, true));

@@ -146,7 +146,8 @@ std::vector<OpCase> expert_gate_up_cases(bool rem, bool real, uint64_t seed) {
     add("remainder", 1, 8256, 3, 8, seed + 13);
   }
   if (real) {
-    // Routed and shared experts have the same shapes (spec/ops.md §12.2): A17B [1024, 4096], A3B [512, 2048].
+    // Routed and shared experts have the same shapes (docs/ops/verification.md "Shapes to cover"): A17B
+    // [1024, 4096], A3B [512, 2048].
     add("A17B expert", 1, 4096, 1024, 4, seed + 20);
     add("A17B expert", 16, 4096, 1024, 4, seed + 21);
     add("A17B expert (requantised)", 1, 4096, 1024, 2, seed + 22);

@@ -18,7 +18,8 @@ namespace moe::compare {
 // exact in f64; the sum has f64 rounding only) and mag[r] = sum_c (|q s| + |b|) |v[c]|, the
 // magnitude the f32 error bounds scale with. Why |q s| + |b| and not |q s + b|: engines evaluate
 // a term either as the reference's fma(q, s, b) * x (one rounding of the weight, u |W x|) or
-// as fma(q, s * x, b * x) (spec/ops.md §13.10: s*x and b*x round separately, u (|q s x| + |b x|),
+// as fma(q, s * x, b * x) (docs/ops/verification.md "Matvec rounding, CPU versus GPU": s*x and b*x
+// round separately, u (|q s x| + |b x|),
 // which is not covered by u |W x| where q s and b cancel). Both are correct implementations of
 // the op; the bound covers both. Declared in act_model.h for the expert cases.
 void quant_rows(const QuantMatrix& m, const double* v, double* exact, double* mag) {

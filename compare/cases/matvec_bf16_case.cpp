@@ -94,7 +94,7 @@ std::vector<OpCase> matvec_bf16_cases(bool rem, bool real, uint64_t seed) {
       for (int64_t cols : {8, 136, 17})
         out.push_back(matvec_bf16_case("remainder " + std::to_string(rows) + "x" + std::to_string(cols), rows, cols,
                                        seed + uint64_t(rows * 10007 + cols)));
-  // The only bf16 matvec of the supported models (spec §4.4); A17B and A3B quantize every
+  // The only bf16 matvec of the supported models (docs/ops/quantized.md "BF16 matvec"); A17B and A3B quantize every
   // projection (matvec_q, matmul_q).
   if (real) out.push_back(matvec_bf16_case("DeepSeek-V3 router gate", 256, 7168, seed));
   return out;

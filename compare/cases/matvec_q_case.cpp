@@ -112,9 +112,10 @@ std::vector<OpCase> matvec_q_cases(bool rem, bool real, uint64_t seed) {
     for (int bits : {8, 2})
       out.push_back(matvec_q_case(("remainder G=256 " + std::to_string(bits) + "-bit").c_str(), 3, 768, bits,
                                   seed + 2500 + uint64_t(bits), 256));
-    // Past the shared-memory input caches engines size for the shapes they expect (spec §12.2:
-    // in = 8192 is the VK staging limit): 8192 + one group (an odd group count), 16384 + one
-    // group, and at G = 32 8192 + one group of 32 (257 groups). Few rows, so cheap.
+    // Past the shared-memory input caches engines size for the shapes they expect
+    // (docs/ops/verification.md "Shapes to cover": in = 8192 is the VK staging limit): 8192 + one
+    // group (an odd group count), 16384 + one group, and at G = 32 8192 + one group of 32 (257
+    // groups). Few rows, so cheap.
     for (int bits : {4, 8, 2}) {
       const std::string b = " " + std::to_string(bits) + "-bit";
       out.push_back(matvec_q_case(("remainder rows 3 cols 8256" + b).c_str(), 3, 8256, bits, seed + 3000 + uint64_t(bits)));

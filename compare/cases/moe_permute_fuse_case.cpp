@@ -289,13 +289,14 @@ std::vector<OpCase> cases_of(Which which, bool rem, bool real, uint64_t seed) {
     }
   }
   if (real) {
-    // spec/ops.md §12.2: A3B 256 experts top-8, d 2048 I 512; A17B 512 experts top-10, d 4096
-    // I 1024. At most 16 distinct experts (the packed buffers within lavapipe's 128 MiB).
+    // docs/ops/models.md "Shape constants": A3B 256 experts top-8, d 2048 I 512; A17B 512 experts
+    // top-10, d 4096 I 1024. At most 16 distinct experts (the packed buffers within lavapipe's 128 MiB).
     add("A3B experts", 1, 8, 256, 256, 2048, 512, 4, seed + 20);
     add("A3B experts", 16, 8, 256, 16, 2048, 512, 4, seed + 21);
     add("A17B experts", 3, 10, 512, 16, 4096, 1024, 4, seed + 22);
     add("A17B experts", 1, 10, 512, 512, 4096, 1024, 4, seed + 23);
-    // Cogito-V2 / DeepSeek-V3 decode (spec/ops.md §1: 256 experts top-8, d 7168, I 2048): rows of 64
+    // Cogito-V2 / DeepSeek-V3 decode (docs/ops/models.md "Shape constants": 256 experts top-8, d 7168,
+    // I 2048): rows of 64
     // quads, where the down stage takes a row in P 64 lanes and four chunks of two rows.
     add("DeepSeek-V3 experts", 1, 8, 256, 256, 7168, 2048, 4, seed + 24);
   }

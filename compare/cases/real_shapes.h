@@ -1,6 +1,7 @@
 // The quantized projections of Qwen3.5-397B-A17B and Qwen3.6-35B-A3B at their real shapes
-// (spec/ops.md §1, §2.2, §12.2; out x in), one entry per distinct (rows, cols, bits) of each
-// model. The matvec and matmul cases run every entry at T = 1 (decode): an engine's decode
+// (docs/ops/models.md "Shape constants", docs/ops/formats.md "Tensor catalog",
+// docs/ops/verification.md "Shapes to cover"; out x in), one entry per distinct (rows, cols, bits)
+// of each model. The matvec and matmul cases run every entry at T = 1 (decode): an engine's decode
 // kernel hard-wired to one model's widths (cols 4096, or its row count) meets the other
 // model's here. Left out: lm_head [248320, d] (0.25-0.5 GB at 4 bits, beyond lavapipe's
 // 128 MiB storage buffers); embedding_case.cpp covers the real vocabulary's addressing.

@@ -174,7 +174,7 @@ std::vector<OpCase> rope_yarn_cases(bool rem, bool real, uint64_t seed) {
   }
   if (real) {
     // Cogito-V2 / DeepSeek-V3: q_pe of 128 heads and the shared k_pe, HF's interleaved pairs;
-    // q_pe on MFR's half-split layout (its kernel's pairing, spec §13 #15).
+    // q_pe on MFR's half-split layout (its kernel's pairing, docs/ops/verification.md "MFR YaRN pairing").
     const std::vector<int64_t> pos = decode_positions(seed);
     out.push_back(rope_yarn_case("Cogito q_pe (128 heads)", cogito(int64_t(pos.size()), 128, true), pos, seed));
     out.push_back(rope_yarn_case("Cogito k_pe (1 head)", cogito(int64_t(pos.size()), 1, true), pos, seed + 1));

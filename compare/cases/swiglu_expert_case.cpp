@@ -96,7 +96,8 @@ std::vector<OpCase> swiglu_expert_cases(bool rem, bool real, uint64_t seed) {
     add("remainder", 1, 128, 8256, 4, seed + 9);
   }
   if (real) {
-    // Routed and shared experts share their shapes (spec/ops.md §12.2): A17B d 4096 I 1024, A3B d 2048 I 512.
+    // Routed and shared experts share their shapes (docs/ops/verification.md "Shapes to cover"): A17B d 4096
+    // I 1024, A3B d 2048 I 512.
     add("A17B expert", 1, 4096, 1024, 4, seed + 20);
     add("A17B expert", 16, 4096, 1024, 4, seed + 21);
     add("A3B expert", 1, 2048, 512, 4, seed + 22);

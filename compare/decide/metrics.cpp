@@ -528,7 +528,8 @@ Verdict decide_indices(const OutputSpec& spec, std::span<const int32_t> truth, s
         if (!in[e] && !(s - b <= hi)) hi = s - b, hi_e = e;
       }
       // Exact ties (equal f64 scores: bit-identical inputs, or values every f32 formula also
-      // rounds alike) go to the lowest index in every engine (spec ops.md 8.1, 12.2), and a
+      // rounds alike) go to the lowest index in every engine (docs/ops/moe.md "Softmax router",
+      // docs/ops/verification.md "Routing ties"), and a
       // kernel computes equal scores for them, so no rounding can excuse the other choice.
       size_t tie_in = experts, tie_out = experts;
       for (size_t e = 0; e < experts && tie_in == experts; ++e)

@@ -1,6 +1,6 @@
 #version 450
 // mla_attention: DeepSeek-V3 / Cogito-V2 Multi-head Latent Attention core in MFR's absorbed form
-// (spec/ops.md §9.1; kernels_cpu/ops/mla_attention.h has the math and HF's naive form, the truth),
+// (docs/ops/mla.md "Absorbed form"; kernels_cpu/ops/mla_attention.h has the math and HF's naive form, the truth),
 // with the cache append fused in. For token t (position past + t, causal) and head h:
 //   q'[c] = sum_d q_nope[d] W_kb,h[d][c]                       (c < L, d < Dn)
 //   s[p]  = (q' . lat_p + q_pe . kpe_p) * scale                 (p <= past + t)

@@ -56,7 +56,7 @@ std::vector<CheckResult> argmax_check(uint64_t seed, CheckScope scope) {
     }
   }
   if (scope_has_real(scope)) {
-    // Vocabulary 248320 (Qwen3.5-397B-A17B and Qwen3.6-35B-A3B, spec/ops.md §1).
+    // Vocabulary 248320 (Qwen3.5-397B-A17B and Qwen3.6-35B-A3B, docs/ops/models.md "Shape constants").
     out.push_back(run_case("greedy token, vocab 248320", {1, 248320}, Data::Logits, seed));
     out.push_back(run_case("4 tokens, vocab 248320, ties", {4, 248320}, Data::Ties, seed + 1));
     out.push_back(run_case("4 tokens, vocab 248320, NaN", {4, 248320}, Data::NanRows, seed + 2));

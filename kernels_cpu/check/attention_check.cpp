@@ -171,7 +171,8 @@ std::vector<CheckResult> attention_check(uint64_t seed, CheckScope scope) {
         add("A3B (H16 Hkv2 D256)" + at, 16, 2, 256, past, T);
       }
     }
-    // kv_len 8191, the last length the Metal GPU path takes (spec/ops.md §6, §12.2); 8192 above.
+    // kv_len 8191, the last length the Metal GPU path takes (docs/ops/attention.md "GPU attention paths",
+    // docs/ops/verification.md "Attention lengths and positions"); 8192 above.
     add("A17B (H32 Hkv2 D256) kv_len 8191", 32, 2, 256, 8190, 1);
   }
   return out;

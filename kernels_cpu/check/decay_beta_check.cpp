@@ -53,7 +53,7 @@ CheckResult run_case(const std::string& label, const DecayBetaParams& p, uint64_
   //   each, the truth's rounding u: dbeta <= 7u beta + kMinNormal32 (b < -88.7: the f32 E
   //   overflows and beta = 0 against a truth below 2.9e-39).
   // Softplus overflow (f32 tier only): where the engines' expf(fl(a + dt_bias)) is inf, their g
-  // is 0 by definition (spec §3, §12.3), however far that is from the truth (g_true =
+  // is 0 by definition (docs/ops/verification.md "Edge cases"), however far that is from the truth (g_true =
   // exp(-A ud) can be near 1 for tiny A). There the f32 tier is held to that defined value,
   // exactly (bound 0), not to the truth; the fast tier is held to the truth everywhere.
   std::vector<double> gb(n), bb(n);

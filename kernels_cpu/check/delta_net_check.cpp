@@ -136,7 +136,7 @@ std::vector<CheckResult> delta_net_check(uint64_t seed, CheckScope scope) {
     out.push_back(run_case("remainder dk 67, dv 5, special gates", {8, 3, 3, 67, 5}, seed + 4, true));
   }
   if (scope_has_real(scope)) {
-    // A17B: Hk 16, Hv 64; A3B: Hk 16, Hv 32; dk = dv = 128 (spec §1).
+    // A17B: Hk 16, Hv 64; A3B: Hk 16, Hv 32; dk = dv = 128 (docs/ops/models.md "Shape constants").
     out.push_back(run_case("A17B 16 tokens", {16, 16, 64, 128, 128}, seed + 10, false));
     out.push_back(run_case("A17B 6 tokens, g=0 / beta 0,1", {6, 16, 64, 128, 128}, seed + 11, true));
     out.push_back(run_case("A3B 16 tokens", {16, 16, 32, 128, 128}, seed + 12, false));

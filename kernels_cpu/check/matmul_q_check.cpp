@@ -104,7 +104,8 @@ std::vector<CheckResult> matmul_q_check(uint64_t seed, CheckScope scope) {
     out.push_back(run_case("remainder G=128", {7, 33, 384, 4, 128}, seed + ++k, 64));
   }
   if (scope_has_real(scope)) {
-    // spec/ops.md §2.2 / §12.2 shapes with prefill token counts; large ones on row windows.
+    // docs/ops/verification.md "Shapes to cover" (docs/ops/formats.md "Tensor catalog") with prefill
+    // token counts; large ones on row windows.
     const Shape shapes[] = {
         {"A17B linear in_proj_qkv, T=64", 64, 12288, 4096, 4, 8},
         {"A17B o_proj/out_proj, T=7", 7, 4096, 8192, 4, 16},

@@ -103,7 +103,8 @@ std::vector<CheckResult> matvec_q_check(uint64_t seed, CheckScope scope) {
     }
   }
   if (scope_has_real(scope)) {
-    // spec/ops.md §2.2 and §12.2 (out x in). lm_head is [248320, d]: a block of 8192 rows.
+    // docs/ops/verification.md "Shapes to cover" (docs/ops/formats.md "Tensor catalog"; out x in).
+    // lm_head is [248320, d]: a block of 8192 rows.
     const Shape shapes[] = {
         {"A17B full q_proj", 16384, 4096, 4},
         {"A17B full k_proj/v_proj", 512, 4096, 4},

@@ -15,7 +15,7 @@ CheckResult run_case(const char* label, const MoeCombineParams& p, uint64_t seed
   const std::vector<float> e = rng.fork(2).normal_vec(T * K * d, 1.0);
   const std::vector<float> sh = rng.fork(3).normal_vec(T * d, 1.0);
   const std::vector<float> gamma = rng.fork(4).normal_vec(T, 2.0);
-  // Router weights: positive, renormalised to sum 1 per token (spec §8.1).
+  // Router weights: positive, renormalised to sum 1 per token (docs/ops/moe.md "Softmax router").
   std::vector<float> w = rng.fork(5).uniform_vec(T * K, 0.01f, 1.0f);
   for (int64_t t = 0; t < T; ++t) {
     float s = 0;

@@ -34,7 +34,7 @@ CheckResult run_case(const char* label, const RmsNormGatedParams& p, uint64_t se
   // Total: |y_true| (gamma_dv/2 + 3u + 4u + 3u + u) = |y_true| (gamma_dv/2 + 11u), plus the
   // smallest normal for results in the subnormal range.
   // Where z < -88.72 (= ln FLT_MAX, rounded down), expf(-z) overflows to +inf and the f32 forms
-  // return silu = -0 by design (spec/ops.md §12.3), while the truth keeps |silu| = |z| e^z
+  // return silu = -0 by design (docs/ops/verification.md "Edge cases"), while the truth keeps |silu| = |z| e^z
   // (< 3e-37): there the error is the whole |y_true|, and that is the bound (the x20 outliers
   // land there with probability ~5e-8 per element; the test VeryNegativeGate covers the path).
   const double rel = gamma_n(double(p.head_dim)) / 2 + 11 * kU32;

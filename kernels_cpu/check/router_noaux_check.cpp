@@ -211,7 +211,8 @@ std::vector<CheckResult> router_noaux_check(uint64_t seed, CheckScope scope) {
     }
   }
   if (scope_has_real(scope)) {
-    // DeepSeek-V3 / Cogito-V2 (spec/ops.md §1): E 256, K 8, n_group 8, topk_group 4, scale 2.5.
+    // DeepSeek-V3 / Cogito-V2 (docs/ops/models.md "Shape constants"): E 256, K 8, n_group 8, topk_group 4,
+    // scale 2.5.
     const RouterNoauxParams decode{1, 256, 8, 8, 4, 2.5f, true}, prefill{64, 256, 8, 8, 4, 2.5f, true};
     out.push_back(run_case("DeepSeek-V3 decode", decode, Data::Gaussian, seed));
     uint64_t s0 = seed + 1;

@@ -191,7 +191,8 @@ std::vector<CheckResult> router_topk_check(uint64_t seed, CheckScope scope) {
   }
   if (scope_has_real(scope)) {
     // Qwen3.5-397B-A17B: 512 experts, top-10; Qwen3.6-35B-A3B: 256 experts, top-8
-    // (spec/ops.md §1); the engines' K = 4 (§8.2). Decode (1 token) and a 64-token prefill.
+    // (docs/ops/models.md "Shape constants"); the engines' K = 4 (docs/ops/moe.md "Which K"). Decode
+    // (1 token) and a 64-token prefill.
     struct Shape {
       const char* label;
       int64_t E, K;

@@ -15,8 +15,9 @@ namespace moe {
 // f32 tier's column order (groups, words, values ascending = c ascending).
 //
 // 1. Projections g = Wg x, u = Wu x (n = d terms).
-//    f32 tier: its order is fixed (spec §4.2): t = fma(q, s, b) rounds once (u |t|, q*s is
-//    exact) and acc = fma(t, x, acc) once per step (u |acc_k|), so the running-error bound
+//    f32 tier: its order is fixed (docs/ops/quantized.md "Canonical CPU order"): t = fma(q, s, b)
+//    rounds once (u |t|, q*s is exact) and acc = fma(t, x, acc) once per step (u |acc_k|), so the
+//    running-error bound
 //    |dg| <= u R(Wg, x) holds; it is ~sqrt(d) tighter than gamma(d) |Wg|x on random data.
 //    Fast tier: matvec_q_fast computes the reference's terms fma(q, s, b) * x (one rounding of
 //    the weight, none of the product when fused) and sums them in its own order (lanes, rows,

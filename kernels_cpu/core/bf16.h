@@ -1,5 +1,5 @@
 // bfloat16 <-> float32. A bf16 value is stored as its raw 16-bit pattern (uint16_t): the
-// high half of the f32 with the same value (spec/ops.md §3).
+// high half of the f32 with the same value (docs/ops/README.md "Scalar helpers").
 #pragma once
 #include <bit>
 #include <cstdint>
@@ -20,7 +20,7 @@ inline bf16 f32_to_bf16_rne(float f) {
   return bf16(b >> 16);
 }
 
-// Truncation: keep the high 16 bits (the 2-bit expert requantiser, spec/ops.md §2.5).
+// Truncation: keep the high 16 bits (the 2-bit expert requantiser, docs/ops/formats.md "2-bit requantisation").
 // A NaN whose payload sits only in the low bits is kept a NaN.
 inline bf16 f32_to_bf16_trunc(float f) {
   uint32_t b = std::bit_cast<uint32_t>(f);

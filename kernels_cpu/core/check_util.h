@@ -55,7 +55,7 @@ struct CheckResult {
 };
 
 // Which shapes a check runs: remainder sizes (1, 31, 33, 67, 4099 ...), the real shapes of
-// Qwen3.5-397B-A17B and Qwen3.6-35B-A3B (spec/ops.md §12.2), or both.
+// Qwen3.5-397B-A17B and Qwen3.6-35B-A3B (docs/ops/verification.md "Shapes to cover"), or both.
 enum class CheckScope { Remainders, Real, All };
 inline bool scope_has_remainders(CheckScope s) { return s != CheckScope::Real; }
 inline bool scope_has_real(CheckScope s) { return s != CheckScope::Remainders; }

@@ -1,4 +1,4 @@
-// Packed expert blobs (spec/ops.md §2.3): one routed expert's three quantized projections in
+// Packed expert blobs (docs/ops/formats.md "Packed experts"): one routed expert's three quantized projections in
 // one contiguous byte range, as stored in packed_experts/layer_NN.bin (expert e at e * size).
 //
 // Shape contract (d = hidden, I = moe intermediate, G = 64, bits in {2, 4, 8}):

@@ -1,5 +1,5 @@
 // Scalar helpers shared by every tier, templated on the arithmetic type T (float = the
-// engines' f32 forms, double = the truth). Forms follow spec/ops.md §3: silu and sigmoid in
+// engines' f32 forms, double = the truth). Forms follow docs/ops/README.md "Scalar helpers": silu and sigmoid in
 // the division form the engines use, softplus as log(1 + exp(u)).
 #pragma once
 #include <cmath>

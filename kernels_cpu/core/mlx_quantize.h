@@ -8,7 +8,7 @@
 //     bits     2, 4 or 8; group_size a positive multiple of 32/bits dividing cols
 //     returns  QuantStorage [rows, cols] with w [rows, cols*bits/32] u32, scales/biases
 //              [rows, cols/group_size] bf16
-//   Follows MLX's CPU `quantize` (mlx/backend/cpu/quantized.cpp, reference-semantics.md §4)
+//   Follows MLX's CPU `quantize` (mlx/backend/cpu/quantized.cpp, docs/ops/formats.md "MLX affine quantization")
 //   operation for operation in f32, per group of group_size consecutive columns of a row:
 //     n = 2^bits - 1; s = max((max - min) / n, 1e-7)
 //     |min| > |max|: edge = min, s = +s   else: edge = max, s = -s   (the scale may be negative)
@@ -19,7 +19,7 @@
 //     So 0.0 decodes to exactly 0 only up to that rounding (within half a step at 2/4 bits).
 //   Packing: low bits first, value k of a word in bits [k*bits, (k+1)*bits).
 //
-//   requantize_2bit(w4)  (spec/ops.md §2.5, UP repack_experts_2bit.py)
+//   requantize_2bit(w4)  (docs/ops/formats.md "2-bit requantisation", UP repack_experts_2bit.py)
 //     w4       a valid 4-bit QuantMatrix [rows, cols] whose group_size is a multiple of 16
 //     returns  2-bit QuantStorage, same rows/cols/group_size. Per group, in f32:
 //              f = q*s + b (exact: q*s is exact, one rounding), S2 = (max f - min f) / 3,

@@ -1,4 +1,5 @@
-// MLX affine quantized matrices (spec/ops.md §4.1, spec/reference-semantics.md §4).
+// MLX affine quantized matrices (docs/ops/formats.md "MLX affine quantization",
+// docs/ops/quantized.md "Dequantisation").
 //
 // A logical W[rows, cols] with `bits` in {2, 4, 8} is three arrays:
 //   w       uint32 [rows, cols*bits/32]  element c of a row is bits [(c%vpw)*bits, ...) of word c/vpw,

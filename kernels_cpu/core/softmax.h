@@ -1,4 +1,4 @@
-// softmax_in_place: the softmax of spec/ops.md §3 as the engines compute it, shared by every
+// softmax_in_place: the softmax of docs/ops/README.md "Scalar helpers" as the engines compute it, shared by every
 // attention tier that follows their order (attention_ref, mla_attention_ref).
 // Shape contract: s[0, len), len >= 1, overwritten with the probabilities.
 // Order: m = s[0], then m = s[i] only if s[i] > m (strict: a NaN score never becomes the max, but

@@ -1,5 +1,5 @@
 // argmax: the first index of the maximum of each row: greedy token selection
-// (spec/ops.md §3 `argmax`, CPU-C / VK sampling).
+// (docs/ops/README.md "Scalar helpers" `argmax`, CPU-C / VK sampling).
 //
 // Shape contract:
 //   x   [rows, n] f32, row-major      rows = tokens, n = vocabulary (248320 for Qwen3.5/3.6)

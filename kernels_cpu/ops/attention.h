@@ -1,6 +1,6 @@
-// attention: gated GQA attention over a KV cache (spec/ops.md §6 steps 6-8 and §3 softmax,
-// reference-semantics.md §2.4; HF Qwen3_5MoeAttention / Qwen3NextAttention: causal SDPA with
-// repeat_kv, softmax in f32, then attn_out * sigmoid(gate)).
+// attention: gated GQA attention over a KV cache (docs/ops/attention.md "Full-attention layer" steps
+// 6-8 and the softmax of docs/ops/README.md "Scalar helpers"; HF Qwen3_5MoeAttention /
+// Qwen3NextAttention: causal SDPA with repeat_kv, softmax in f32, then attn_out * sigmoid(gate)).
 //
 // Shape contract (all f32, row-major, T = tokens, H = q_heads, Hkv = kv_heads, D = head_dim):
 //   q        [T, H, D]              query, already q_norm'ed and RoPE'd
@@ -22,7 +22,7 @@
 // T tokens equals T one-token calls (bit-exact per tier).
 //
 // f32 tier order (CPU-C cpu attention, bit-exact with it): dot = fma over d ascending from 0,
-// then * scale (scale = 1/sqrtf(D)); softmax §3: m = s[0], m = s[p] if s[p] > m (strict), e[p] =
+// then * scale (scale = 1/sqrtf(D)); softmax: m = s[0], m = s[p] if s[p] > m (strict), e[p] =
 // expf(s[p] - m) stored while sum += e[p] in p order, inv = 1/sum, P[p] = e[p] * inv;
 // o[d] = 0, then o[d] += P[p] * v[d] (not fused) for p ascending; o[d] * (1 / (1 + expf(-g))).
 // The truth (Acc = double) runs the same formulas in f64 with f64 exp.

@@ -133,7 +133,8 @@ void attention_ref(const AttentionParams& p, std::span<const float> q, std::span
         for (int64_t d = 0; d < D; ++d) qt[d * G + j] = Acc(qg[j * D + d]);
       // 2. Scores: fma over d ascending from 0, then times scale.
       scores(qt.data(), k_cache.data() + g * D, row, len, D, G, scale, dot.data(), s.data());
-      // 3. Softmax (spec §3): max by strict >, exp stored while summing in order, times 1/sum.
+      // 3. Softmax (docs/ops/README.md "Scalar helpers"): max by strict >, exp stored while summing in
+      // order, times 1/sum.
       for (int64_t j = 0; j < G; ++j) softmax_in_place(s.data() + j * len, len);
       // 4. Output: oh[d] += P[p] * v[d] (product rounded, then the add), p ascending.
       std::fill(acc.begin(), acc.end(), Acc(0));

@@ -1,5 +1,5 @@
 // conv1d_step: causal depthwise conv1d + SiLU over T tokens, carrying the last K-1 raw inputs
-// (spec/ops.md §7.1, reference-semantics.md §2.6(b); HF causal_conv1d_update / torch_causal_conv1d_update).
+// (docs/ops/linear-attention.md "Conv1d step"; HF causal_conv1d_update / torch_causal_conv1d_update).
 //
 // Shape contract (C = channels = 2*Hk*dk + Hv*dv, K = kernel, 4 in every Qwen model):
 //   x     [T, C] f32, row-major       raw in_proj_qkv outputs, one row per token
@@ -12,7 +12,7 @@
 // Per token t and channel c:
 //   acc = sum_{j<K-1} state[j][c] * w[c][j] + x[t][c] * w[c][K-1],   y[t][c] = silu(acc)
 //   then state[j] <- state[j+1] (j < K-2), state[K-2] <- x[t]     (exact data movement)
-// silu is the division form acc / (1 + exp(-acc)) of every engine (spec §3).
+// silu is the division form acc / (1 + exp(-acc)) of every engine (docs/ops/README.md "Scalar helpers").
 // f32 tier order (CPU-R, bit-exact with it): acc = fma(S0, w0, 0) -> fma(S1, w1, .) ->
 // fma(S2, w2, .) -> fma(x, w3, .); silu in f32 with expf. A T-token call equals T one-token
 // calls bit-for-bit in every tier (the state is raw inputs, no rounding is carried).

@@ -1,9 +1,11 @@
 // decay_beta: per-v-head decay g and write strength beta of the gated delta rule
-// (spec/ops.md §7.2 and §3, reference-semantics.md §2.6(d); HF Qwen3NextGatedDeltaNet.forward:
-// g = -A_log.exp() * softplus(a + dt_bias), beta = b.sigmoid(); the recurrence uses exp(g)).
+// (docs/ops/linear-attention.md "Decay and beta", docs/ops/README.md "Scalar helpers"; HF
+// Qwen3NextGatedDeltaNet.forward: g = -A_log.exp() * softplus(a + dt_bias), beta = b.sigmoid();
+// the recurrence uses exp(g)).
 //
 // Shape contract (T tokens, Hv = v_heads):
-//   a       [T, Hv] f32   in_proj_a output: feeds the DECAY (naming trap, spec §7.2)
+//   a       [T, Hv] f32   in_proj_a output: feeds the DECAY (the naming trap of
+//                         docs/ops/linear-attention.md "Decay and beta")
 //   b       [T, Hv] f32   in_proj_b output: feeds beta
 //   A_log   [Hv] f32
 //   dt_bias [Hv] f32      bf16 in checkpoints, widened exactly

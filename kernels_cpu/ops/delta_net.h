@@ -1,6 +1,6 @@
-// delta_net: the gated delta rule recurrence over T tokens, state in and out (spec/ops.md §7.3,
-// §7.4; reference-semantics.md §2.6(e)-(f); HF torch_recurrent_gated_delta_rule, mlx-lm
-// _gated_delta_step_ops).
+// delta_net: the gated delta rule recurrence over T tokens, state in and out
+// (docs/ops/linear-attention.md "Recurrence", "Prefill and state"; HF torch_recurrent_gated_delta_rule,
+// mlx-lm _gated_delta_step_ops).
 //
 // Shape contract (T tokens, Hk k-heads, Hv v-heads with Hv % Hk == 0, dk key_dim, dv value_dim):
 //   q     [T, Hk, dk] f32   already normalised and scaled (qk_norm: |q| = 1/sqrt(dk), |k| = 1)

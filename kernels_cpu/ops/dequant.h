@@ -1,5 +1,5 @@
-// dequant: MLX affine dequantization of a quantized matrix to f32 (spec/ops.md §4.1,
-// reference-semantics.md §4; MLX `affine_dequantize`, engines' embedding/expert dequant).
+// dequant: MLX affine dequantization of a quantized matrix to f32 (docs/ops/quantized.md "Dequantisation",
+// docs/ops/formats.md "MLX affine quantization"; MLX `affine_dequantize`, engines' embedding/expert dequant).
 //
 // Shape contract:
 //   W  QuantMatrix [rows, cols], bits 2/4/8, group_size G dividing cols (64 in every checkpoint);

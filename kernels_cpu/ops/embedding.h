@@ -1,4 +1,4 @@
-// embedding: token embeddings dequantised from a quantized table (spec/ops.md §9 step 1,
+// embedding: token embeddings dequantised from a quantized table (docs/ops/forward.md "Embedding",
 // `embed_lookup`; HF `embed_tokens`, no scaling).
 //
 // Shape contract:

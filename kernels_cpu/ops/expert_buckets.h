@@ -1,4 +1,4 @@
-// expert_buckets: CSR buckets of routed rows per expert (spec/ops.md §8.5, MFR
+// expert_buckets: CSR buckets of routed rows per expert (docs/ops/moe.md "Bucketed MoE", MFR
 // build_expert_buckets), the input of moe_permute_fuse.
 //
 // Shape contract:

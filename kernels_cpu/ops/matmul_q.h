@@ -1,5 +1,6 @@
-// matmul_q: quantized matrix product for T > 1 tokens (prefill), Y = X W^T (spec/ops.md §4;
-// §4.3 "n-token variants": per (row, token) the arithmetic of the single-token matvec).
+// matmul_q: quantized matrix product for T > 1 tokens (prefill), Y = X W^T
+// (docs/ops/quantized.md "Canonical CPU order", "Multi-token variants": per (row, token) the
+// arithmetic of the single-token matvec).
 //
 // Shape contract:
 //   W  QuantMatrix [rows, cols], bits 2/4/8, group_size G (64 in every checkpoint)

@@ -1,4 +1,4 @@
-// matvec_bf16: unquantised BF16 matrix-vector product y = W x (spec/ops.md §4.4; CPU-R
+// matvec_bf16: unquantised BF16 matrix-vector product y = W x (docs/ops/quantized.md "BF16 matvec"; CPU-R
 // `bf16_matvec_cpu`, Metal `bf16_matvec`). Used for the DeepSeek-V3 / Cogito router gate
 // [256, 7168], whose weight is stored unquantised.
 //

@@ -1,11 +1,11 @@
-// matvec_q: quantized matrix-vector product y = W x (spec/ops.md §4).
+// matvec_q: quantized matrix-vector product y = W x (docs/ops/quantized.md).
 //
 // Shape contract:
 //   W  QuantMatrix [rows, cols], bits 2/4/8, group_size G (64 in every checkpoint)
 //   x  [cols] f32
 //   y  [rows] f32 (must not alias x)
 //   y[r] = sum_c (q[r][c] * s[r][c/G] + b[r][c/G]) * x[c]
-// f32 tier order (spec/ops.md §4.2, CPU-C/CPU-R bit-exact): per row, groups ascending, words
+// f32 tier order (docs/ops/quantized.md "Canonical CPU order", CPU-C/CPU-R bit-exact): per row, groups ascending, words
 // ascending, values low bits first: t = fma(q, s, b) (exact: q*s is exact), acc = fma(t, x, acc).
 #pragma once
 #include <cstdint>

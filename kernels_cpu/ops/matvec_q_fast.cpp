@@ -1,7 +1,7 @@
 // matvec_q_fast: y = W x for MLX affine 2/4/8-bit W (shape contract in ops/matvec_q.h).
 //
 // Every term is the same value as in the reference: t = fma(q, s, b) (exact dequantised weight,
-// spec/ops.md §4.1) times x[c]; only the order of the sum differs (SIMD lanes, 2 partial sums per
+// docs/ops/quantized.md "Dequantisation") times x[c]; only the order of the sum differs (SIMD lanes, 2 partial sums per
 // row, a tree at the end), so the error is that of a dot product of `cols` terms in another
 // order, and NaN/Inf in x, scales or biases reach y exactly as in the reference.
 //

@@ -1,6 +1,6 @@
 // mla_attention: the core of DeepSeek-V3 / Cogito-V2 Multi-head Latent Attention, after the
 // projections, the norms and the RoPE (those are matvec_q / matmul_q, rmsnorm, rope_yarn) and
-// before o_proj (spec/ops.md §9.1, §2.8 (the MLA snapshot rows); reference-semantics.md §5.2;
+// before o_proj (docs/ops/mla.md "MLA attention", "Absorbed form"; docs/ops/formats.md "MFLX snapshot" (the MLA rows);
 // HF transformers models/deepseek_v3/modeling_deepseek_v3.py DeepseekV3Attention).
 //
 // Shape contract (all f32 row-major unless said; T = tokens, H = heads, Dn = nope_dim,
@@ -13,7 +13,7 @@
 //                                   the next Dv rows W_vb,h
 //   latent_cache  [capacity, L]     in/out: rows [0, past) hold earlier tokens; the op writes rows
 //   kpe_cache     [capacity, Dr]    [past, past + T) (exact copies of latent, k_pe) and no others:
-//                                   what engines cache and MFLX v2 snapshots store (§2.8)
+//                                   what engines cache and MFLX v2 snapshots store
 //   o             [T, H Dv]         out (the o_proj input), head-major: o[t][h Dv + e]
 //   Requirements: T >= 0 (T = 0 only appends nothing), H, Dn, Dr, Dv, L > 0, 0 <= past,
 //   past + T <= capacity, scale finite and >= 0. Inputs must not overlap the caches (the append
@@ -34,18 +34,19 @@
 //   double: q s has at most 16 significant bits, b is a bf16), k_nope and v expanded for every
 //   cache row [0, past + T) with f64 dots over c ascending, scores, softmax with f64 exp (same
 //   conventions as the f32 tier below), o summed over p ascending, rounded to f32 once at the end.
-//   f32 (Acc = float): MFR's absorbed ("folded") order of spec §9.1, one rounding per operation,
+//   f32 (Acc = float): MFR's absorbed ("folded") order (docs/ops/mla.md "Absorbed form"), one rounding per operation,
 //   no contraction except where std::fma is said. Per token t, per head h:
 //     1. q'[c] (c in [0, L)) = fma chain over d ascending from 0 of q_nope[d] * w_kb[d][c], where
-//        w = fma(code, s, b) in f32 is the dequantised weight (matvec_q's f32 form); spec §9.1 is
-//        silent on the order; this is one GPU invocation per c looping over the head's Dn rows,
+//        w = fma(code, s, b) in f32 is the dequantised weight (matvec_q's f32 form); no source
+//        fixes the order; this is one GPU invocation per c looping over the head's Dn rows,
 //        or a CPU axpy over rows d ascending (the same per-element order).
 //     2. score[p] = (one fma chain from 0 over c ascending of q'[c] lat_p[c], continued over j
 //        ascending of q_pe[j] kpe_p[j]) * scale: the dot of [q' | q_pe] with the cache row
 //        [lat | kpe] (576 wide in DeepSeek-V3), as engines that cache that row compute it
-//        (spec silent; this is the natural order).
-//     3. softmax as attention_ref's f32 tier (spec §3): m = s[0], m = s[p] if s[p] > m (strict),
-//        e[p] = expf(s[p] - m) stored while sum += e[p] in p order, inv = 1 / sum, P[p] = e[p] inv.
+//        (no source fixes it; this is the natural order).
+//     3. softmax as attention_ref's f32 tier (docs/ops/README.md "Scalar helpers"): m = s[0],
+//        m = s[p] if s[p] > m (strict), e[p] = expf(s[p] - m) stored while sum += e[p] in p order,
+//        inv = 1 / sum, P[p] = e[p] inv.
 //     4. vc[c] = 0, then vc[c] += P[p] * lat_p[c] (product rounded, then the add) for p ascending.
 //     5. o[e] = fma chain over c ascending from 0 of w_vb[e][c] * vc[c] (w as in 1): matvec_q's
 //        f32 order on W_vb,h.

@@ -1,6 +1,6 @@
 // moe_combine: the end of the MoE block, routed sum + gated shared expert + residual
-// (spec/ops.md §8 step 6, §8.3; HF Qwen3_5MoeSparseMoeBlock + the decoder's residual,
-// reference-semantics.md §2.7).
+// (docs/ops/moe.md "MoE block" step 6, "Combine order"; HF Qwen3_5MoeSparseMoeBlock + the decoder's
+// residual).
 //
 // Shape contract:
 //   h_mid [T, d] f32   hidden after the attention residual

@@ -1,5 +1,5 @@
-// moe_permute_fuse: the bucketed routed-expert sum of multi-token prefill (spec/ops.md §8.5,
-// MFR Op::MoeBatchedPermuteFuse / moe_permute_fuse_cpu; §13 item 9).
+// moe_permute_fuse: the bucketed routed-expert sum of multi-token prefill (docs/ops/moe.md "Bucketed MoE",
+// MFR Op::MoeBatchedPermuteFuse / moe_permute_fuse_cpu; docs/ops/verification.md "Routed-sum order").
 //
 // Shape contract (T tokens, d = hidden, I = inter, E = experts):
 //   b        ExpertBuckets from expert_buckets (validated: see validate_expert_buckets)

@@ -1,5 +1,5 @@
 // qk_norm: unweighted per-head RMSNorm of the linear-attention q and k, with the q/k scales
-// folded in (spec/ops.md §5.3, §10.11; reference-semantics.md §2.6(c), §3.2).
+// folded in (docs/ops/norms.md "Linear-attention q/k norm"; docs/ops/verification.md "MLX numerics versus HF").
 //
 // Shape contract:
 //   q, k          [tokens, heads, head_dim] f32, row-major   heads = Hk, head_dim = dk
@@ -13,7 +13,7 @@
 // i.e. k_out = k / sqrt(|k|^2 + dk*eps) and q_out = q / (sqrt(dk) * sqrt(|q|^2 + dk*eps)).
 // This is MLX's `inv_scale^2 * rms_norm(q, eps)`, `inv_scale * rms_norm(k, eps)`.
 //
-// HF difference (spec/ops.md §13 item 13): the HF torch reference uses l2norm,
+// HF difference (docs/ops/verification.md "Linear-attention q/k epsilon"): the HF torch reference uses l2norm,
 // x / sqrt(sum x^2 + 1e-6), i.e. eps *inside* sum x^2, where this op (and MLX, CPU-C, CPU-R,
 // Metal, VK) has dk*eps = 1.28e-4 there. The two agree to relative (dk - 1) * eps / (2 |x|^2),
 // which only matters for near-zero heads; the checkpoints target the MLX form, so it is the one

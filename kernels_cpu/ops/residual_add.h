@@ -1,4 +1,4 @@
-// residual_add: y = a + b elementwise (spec/ops.md §5.5, §10.4).
+// residual_add: y = a + b elementwise (docs/ops/norms.md "SwiGLU, residual add, sigmoid gate").
 //
 // Shape contract:
 //   a, b  [n] f32        e.g. the o_proj / MoE output and the residual stream

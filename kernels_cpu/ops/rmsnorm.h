@@ -1,4 +1,4 @@
-// rmsnorm: RMSNorm over each row (spec/ops.md §5.1-5.2, reference-semantics.md §2.3).
+// rmsnorm: RMSNorm over each row (docs/ops/norms.md "RMSNorm", "Per-head q/k norm", "Two RMSNorm conventions").
 //
 // Shape contract:
 //   x [rows, dim] f32, row-major        rows = tokens, or tokens*heads for the per-head q/k norm

@@ -1,5 +1,5 @@
 // rmsnorm_gated: gated RMSNorm per value head, the linear-attention output norm
-// (spec/ops.md §5.4, §10.14; reference-semantics.md §2.3 Qwen3NextRMSNormGated).
+// (docs/ops/norms.md "Gated RMSNorm", "Two RMSNorm conventions"; HF Qwen3NextRMSNormGated).
 //
 // Shape contract:
 //   o [tokens, heads, head_dim] f32, row-major   recurrence output; heads = Hv, head_dim = dv
@@ -9,12 +9,12 @@
 //   y [tokens, heads, head_dim] f32              may be the same buffer as o or as z; any other
 //                                                overlap is an error
 // Per head: inv = 1 / sqrt(sum_i o_i^2 / dv + eps); y_i = o_i * inv * w_i * silu(z_i),
-// silu(z) = z / (1 + exp(-z)) (the division form every engine uses, spec/ops.md §3).
+// silu(z) = z / (1 + exp(-z)) (the division form every engine uses, docs/ops/README.md "Scalar helpers").
 // f32 tier order (CPU-C/CPU-R, bit-exact with them): ss = sum of rounded o*o in index order (no
 // FMA); inv = 1 / sqrtf(ss / (float)dv + eps); y = ((o * inv) * w) * (z / (1 + expf(-z))).
 // (Metal/VK associate ((o*inv)*silu(z))*w instead: ULP-level differences, inside the bound.)
 // For z < -88.72 expf(-z) overflows, so the f32 tiers (like every engine) give silu = -0 where
-// the truth has |silu| = |z| e^z < 3e-37 (spec/ops.md §12.3); the check accepts that there.
+// the truth has |silu| = |z| e^z < 3e-37 (docs/ops/verification.md "Edge cases"); the check accepts that there.
 #pragma once
 #include <cstdint>
 #include <span>

@@ -1,5 +1,5 @@
 // rope: partial rotary position embedding, half-split ("NeoX", rotate-half) pairs
-// (spec/ops.md §6.1; reference-semantics.md §2.5, HF apply_rotary_pos_emb, MLX
+// (docs/ops/attention.md "RoPE"; HF apply_rotary_pos_emb, MLX
 // nn.RoPE(R, traditional=False, base=theta)).
 //
 // Shape contract:
@@ -13,7 +13,8 @@
 //   (y[i], y[i + half]) = (x[i] c - x[i + half] s,  x[i] s + x[i + half] c)
 // Pairs are (x[i], x[i + R/2]), not the interleaved (x[2i], x[2i+1]). Channels [R, D) are
 // copied bit-exactly (NaN payloads included). Qwen3.5/3.6: D = 256, R = 64, theta = 1e7
-// (read theta from the config: MLX defaults to 1e5 when it is missing, spec/ops.md §13 #20).
+// (read theta from the config: MLX defaults to 1e5 when it is missing,
+// docs/ops/verification.md "RoPE theta default").
 //
 // Tiers:
 //   truth (double): inv_freq = 1/pow(theta, 2i/R), a = pos * inv_freq, cos/sin all in f64.

@@ -1,6 +1,6 @@
 // rope_yarn: YaRN rotary position embedding of DeepSeek-V3 / Cogito-V2 MLA attention, applied to
-// the rope parts only: q_pe (every head) and k_pe (one shared head) (spec/ops.md §9.1,
-// reference-semantics.md §5.2). Upstream truth: HF transformers 5.17
+// the rope parts only: q_pe (every head) and k_pe (one shared head) (docs/ops/mla.md "YaRN RoPE").
+// Upstream truth: HF transformers 5.17
 // models/deepseek_v3/modeling_deepseek_v3.py (DeepseekV3RotaryEmbedding, apply_rotary_pos_emb,
 // apply_rotary_pos_emb_interleave) and modeling_rope_utils.py (_compute_yarn_parameters).
 //
@@ -42,8 +42,8 @@
 // So interleaved(x) == half_split(deinterleave(x)) bit for bit in every tier. The official
 // DeepSeek inference code and MLX (traditional=True) rotate the same interleaved pairs but keep
 // the output interleaved: a permutation of HF's output, identical q.k scores when q_pe and k_pe
-// share the layout. MFR pairs (x[i], x[i+32]) on the stored (interleaved) weights, which spec
-// §13 #15 calls a probable MFR bug; interleaved = false expresses it.
+// share the layout. MFR pairs (x[i], x[i+32]) on the stored (interleaved) weights, which
+// docs/ops/verification.md "MFR YaRN pairing" calls a probable MFR bug; interleaved = false expresses it.
 //
 // Tiers:
 //   truth (double): every formula above in f64 (low/high, ramp, pow, reciprocals, m, angle,
@@ -65,7 +65,7 @@
 // 1/powf(factor*theta, e) = (factor theta)^-e, where HF (and DeepSeek's modeling_deepseek.py)
 // take 1/(factor theta^e); at Cogito's i = 23..31 (w = 1) MFR's frequency is 40^(1-2i/64) =
 // 2.8x .. 1.1x HF's. The f32 tier follows HF there (a semantic difference, not an operation
-// order); spec/ops.md §9.1 restates MFR's form.
+// order); docs/ops/mla.md "YaRN RoPE" gives both forms.
 // HF's float64 model path is not an f64 evaluation: DeepseekV3RotaryEmbedding.forward casts
 // inv_freq and the positions to float32 and disables autocast, and _compute_yarn_parameters builds
 // inv_freq in float32; only the rotation runs in float64. The golden

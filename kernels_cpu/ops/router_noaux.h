@@ -1,5 +1,5 @@
-// router_noaux: the DeepSeek-V3 `noaux_tc` MoE router (Cogito-V2; spec/ops.md §8.4;
-// reference-semantics.md §5.1 is the truth: HF 5.17 `DeepseekV3TopkRouter` and the official
+// router_noaux: the DeepSeek-V3 `noaux_tc` MoE router (Cogito-V2; docs/ops/moe.md "noaux_tc router";
+// the truth is HF 5.17 `DeepseekV3TopkRouter` and the official
 // `Gate` of deepseek-ai/DeepSeek-V3 inference/model.py).
 //
 // Shape contract:
@@ -9,7 +9,7 @@
 //   w      [T, K] f32                 their weights; sum to routed_scaling_factor when renormalize
 //   E % n_group == 0, E / n_group >= 2 (a group's score is its top-2 sum),
 //   1 <= topk_group <= n_group, 1 <= K <= topk_group * E / n_group (the kept experts).
-// Math: s_e = sigmoid(logit_e) = 1 / (1 + exp(-logit_e)) (the engines' form, spec §3);
+// Math: s_e = sigmoid(logit_e) = 1 / (1 + exp(-logit_e)) (the engines' form, docs/ops/README.md "Scalar helpers");
 // c_e = s_e + bias_e; group score G_g = top1 + top2 of c over the contiguous experts
 // [g E/n_group, (g+1) E/n_group); the topk_group largest G are kept (ties to the lower group
 // index); experts of the other groups get c = -inf; idx = the K largest c (ties to the lower
@@ -17,8 +17,8 @@
 // w_k = w_k * routed_scaling_factor. Output order, every tier: descending c, ties by ascending
 // expert index.
 // Masking: -inf, as HF 5.17 and the official code (and MFR); mlx-lm and older HF use 0.0, which
-// lets a dropped group's expert beat kept experts whose c = s + bias < 0 (bias ~ -0.9; spec
-// §13.17). We do -inf: every chosen expert lies in a kept group.
+// lets a dropped group's expert beat kept experts whose c = s + bias < 0 (bias ~ -0.9;
+// docs/ops/verification.md "noaux_tc group masking"). We do -inf: every chosen expert lies in a kept group.
 // Renormalisation: the official code's sum, without HF's "+ 1e-20" in the denominator. They
 // differ only when the chosen sum of s is below ~1e-13 (1e-20 < half an f32 ulp of any larger
 // sum), i.e. when all K chosen logits are below about -30. If that sum is exactly 0 (every

@@ -1,6 +1,7 @@
 // router_topk: the Qwen3.5/3.6 (and Qwen3-Next) MoE router: softmax over all experts ->
-// top-K -> renormalise (spec/ops.md §3 softmax, §8.1, §8.2; reference-semantics.md §2.7,
-// HF `Qwen3_5MoeSparseMoeBlock` router: softmax in fp32, torch.topk, w / sum(w)).
+// top-K -> renormalise (docs/ops/moe.md "Softmax router", "Which K"; the softmax of
+// docs/ops/README.md "Scalar helpers"; HF `Qwen3_5MoeSparseMoeBlock` router: softmax in fp32,
+// torch.topk, w / sum(w)).
 //
 // Shape contract:
 //   logits [T, E] f32, row-major      router logits (mlp.gate · h_post) per token
@@ -11,7 +12,8 @@
 // summing in index order, p_i = e_i * (1/sum)); S = the K largest p, ties to the LOWEST expert
 // index; w_e = p_e * (1/sum_{j in S} p_j) if renormalize, else p_e.
 // Output order, every tier: descending w, ties by ascending expert index (deterministic; the
-// engines differ in slot order, spec §13.8, so slot order is not part of the contract).
+// engines differ in slot order, docs/ops/verification.md "Top-K slot order", so slot order is not
+// part of the contract).
 // f32 tier: reproduces CPU-C `cpu_topk` weights bit for bit: the renormalisation sum runs over
 // the engine's K slots in slot order (slots start at -1e30; each p_i replaces the first
 // smallest slot iff p_i > it). The engine's first-smallest-slot rule can keep a later index

@@ -31,7 +31,7 @@ void router_topk_ref(const RouterTopkParams& p, std::span<const float> logits, s
     int32_t* it = idx.data() + t * K;
     float* wt = w.data() + t * K;
 
-    // Softmax (spec §3): max by strict `>` from x_0, exponentials stored while summing in
+    // Softmax (docs/ops/README.md "Scalar helpers"): max by strict `>` from x_0, exponentials stored while summing in
     // index order, then multiplied by the reciprocal of the sum.
     Acc m = Acc(x[0]);
     for (int64_t i = 1; i < E; ++i) {

@@ -1,5 +1,6 @@
-// swiglu_expert: one SwiGLU expert over T tokens (spec/ops.md §8 step 4, §5.5; HF
-// Qwen3NextMLP / the experts of Qwen3_5MoeSparseMoeBlock, reference-semantics.md §2.7).
+// swiglu_expert: one SwiGLU expert over T tokens (docs/ops/moe.md "MoE block" step 4;
+// docs/ops/norms.md "SwiGLU, residual add, sigmoid gate"; HF Qwen3NextMLP / the experts of
+// Qwen3_5MoeSparseMoeBlock).
 //
 // Shape contract (d = hidden, I = inter):
 //   e.gate [I, d], e.up [I, d], e.down [d, I]   QuantMatrix, all with bits = p.bits (any G the

@@ -11,7 +11,7 @@ namespace {
 using Offsets = std::array<int64_t, 10>;
 
 TEST(expert_blob, A17B4BitOffsetsAndSize) {
-  // spec/ops.md §2.3: 0, 2097152, 2228224, 2359296, 4456448, 4587520, 4718592, 6815744, 6946816.
+  // docs/ops/formats.md "Packed experts": 0, 2097152, 2228224, 2359296, 4456448, 4587520, 4718592, 6815744, 6946816.
   EXPECT_EQ(expert_blob_offsets(4096, 1024, 4),
             (Offsets{0, 2097152, 2228224, 2359296, 4456448, 4587520, 4718592, 6815744, 6946816, 7077888}));
   EXPECT_EQ(expert_blob_bytes(4096, 1024, 4), 7077888);
@@ -26,11 +26,11 @@ TEST(expert_blob, A3B4BitOffsetsAndSize) {
 TEST(expert_blob, TwoBitOffsetsAndSizes) {
   EXPECT_EQ(expert_blob_offsets(4096, 1024, 2),
             (Offsets{0, 1048576, 1179648, 1310720, 2359296, 2490368, 2621440, 3670016, 3801088, 3932160}));
-  EXPECT_EQ(expert_blob_bytes(2048, 512, 2), 983040);  // §1 derived table, A3B 2-bit
+  EXPECT_EQ(expert_blob_bytes(2048, 512, 2), 983040);  // docs/ops/models.md "Derived sizes", A3B 2-bit
 }
 
-// Round trip: pack -> from_blob gives views whose bytes equal the source, at the §2.3 offsets,
-// and packing the views again reproduces the blob byte for byte.
+// Round trip: pack -> from_blob gives views whose bytes equal the source, at the offsets of
+// docs/ops/formats.md "Packed experts", and packing the views again reproduces the blob byte for byte.
 void round_trip(int64_t d, int64_t inter, int bits) {
   const ExpertStorage src = random_expert(Rng(11, uint64_t(bits)), d, inter, bits);
   const std::vector<uint8_t> blob = pack_expert_blob(src.view());

@@ -65,8 +65,10 @@ TEST(attention, HandComputed) {
   }
 }
 
-// CPU-C's attention loop for one call, written out as the engine has it (spec/ops.md §6 steps
-// 6-8, §3 softmax). No contraction: the engines' only fused operation is the dot's fma.
+// CPU-C's attention loop for one call, written out as the engine has it
+// (docs/ops/attention.md "Full-attention layer" steps 6-8, the softmax of
+// docs/ops/README.md "Scalar helpers"). No contraction: the engines' only fused operation is the
+// dot's fma.
 __attribute__((optimize("fp-contract=off"))) std::vector<float> engine_attention(const Case& c) {
   const AttentionParams& p = c.p;
   const int64_t H = p.q_heads, D = p.head_dim, row = c.row(), heads_per_kv = H / p.kv_heads;

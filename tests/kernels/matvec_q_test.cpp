@@ -92,7 +92,7 @@ TEST(matvec_q, EverySimdTarget) {
 }
 
 TEST(matvec_q, F32TierMatchesEngineOrderBitExact) {
-  // spec/ops.md §4.2 written out: groups, words, codes low bits first; t = fma(q, s, b),
+  // docs/ops/quantized.md "Canonical CPU order" written out: groups, words, codes low bits first; t = fma(q, s, b),
   // acc = fma(t, x, acc).
   const QuantStorage ws = random_quant(Rng(11), 3, 256, 4);
   const QuantMatrix W = ws.view();

@@ -49,8 +49,9 @@ TEST(moe_combine, F32TierIsTheEngineLoop) {
 }
 
 TEST(moe_combine, SlotOrderChangesOnlyRounding) {
-  // Permuting the slots (VK sorted vs CPU-C running-min order, spec §13 item 8) moves the
-  // result by at most the reordering of K + 2 terms: 2 gamma(K+1) sum|terms|.
+  // Permuting the slots (VK sorted vs CPU-C running-min order,
+  // docs/ops/verification.md "Top-K slot order") moves the result by at most the reordering of
+  // K + 2 terms: 2 gamma(K+1) sum|terms|.
   Rng rng(4);
   const int64_t d = 512, K = 8;
   const std::vector<float> h = rng.activations(d), e = rng.normal_vec(K * d, 1.0), w = rng.uniform_vec(K, 0, 0.25f),

@@ -94,7 +94,7 @@ TEST(rmsnorm_gated, OpenGateGivesPlainRmsNorm) {
 }
 
 TEST(rmsnorm_gated, VeryNegativeGateGivesSignedZeroNotNan) {
-  // expf(100) overflows: silu(-100) = -100 / inf = -0 in the f32 tiers (spec/ops.md §12.3).
+  // expf(100) overflows: silu(-100) = -100 / inf = -0 in the f32 tiers (docs/ops/verification.md "Edge cases").
   const std::vector<float> o{1, 2}, z{-100, -100}, w{1, 1};
   std::vector<float> y(2);
   for (Fn f : {kTiers[1], kTiers[2]}) {

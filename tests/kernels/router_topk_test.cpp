@@ -94,7 +94,8 @@ TEST(router_topk, TiesOnAGridAtRealShapeLowestIndexWins) {
   }
 }
 
-// CPU-C's router written out as the engine does it (spec §3 cpu_softmax, §8.1 cpu_topk):
+// CPU-C's router written out as the engine does it (cpu_softmax: docs/ops/README.md "Scalar helpers";
+// cpu_topk: docs/ops/moe.md "Softmax router"):
 // the f32 tier's weights must equal these bit for bit, aligned by expert id.
 void engine_router(const float* x, int E, int K, int32_t* idx, float* w) {
   std::vector<float> p(x, x + E);

@@ -1,8 +1,9 @@
-// DeepSeek-V3 / Cogito-V2 as moeflux artifacts (spec/ops.md §2.1-2.3; oracle/tensor_table.h):
-// the layout moeflux's own converter writes (fixtures/moeflux/deepseek_v3_tiny_cogito, made by
-// convert_cogito_v2.py from fixtures/golden/deepseek_v3_tiny: code we did not write) loads and
-// runs bit for bit as the MLX checkpoint it came from; our exporter writes the same bytes; a layout
-// that disagrees with its config is an error naming the file, the field, expected and found.
+// DeepSeek-V3 / Cogito-V2 as moeflux artifacts (docs/ops/formats.md "Cogito artifact layout";
+// oracle/tensor_table.h): the layout moeflux's own converter writes
+// (fixtures/moeflux/deepseek_v3_tiny_cogito, made by convert_cogito_v2.py from
+// fixtures/golden/deepseek_v3_tiny: code we did not write) loads and runs bit for bit as the MLX
+// checkpoint it came from; our exporter writes the same bytes; a layout that disagrees with its
+// config is an error naming the file, the field, expected and found.
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -91,7 +92,8 @@ TEST(deepseek_v3_moeflux, ConfigBlockAloneIsEnough) {
 
 // export_moeflux writes what convert_cogito_v2.py writes: every tensor's bytes, dtype, shape and
 // bits, the config block, layout.json, and the expert files byte for byte (the tensors' order in
-// model_weights.bin may differ: readers go by the manifest, §2.1).
+// model_weights.bin may differ: readers go by the manifest,
+// docs/ops/formats.md "model_weights.bin and model_weights.json").
 TEST(deepseek_v3_moeflux, ExportWritesTheConvertersBytes) {
   test::Scratch s("ds3mf_export");
   export_moeflux(kMlx, s.dir.string());
@@ -229,7 +231,7 @@ TEST(deepseek_v3_moeflux, SyntheticFixtureInBothFormats) {
   EXPECT_EQ(real.vocab, 128815);
   EXPECT_EQ(real.experts, 256);
   EXPECT_EQ(real.dense_inter, 18432);
-  EXPECT_EQ(expert_blob_bytes(real.hidden, real.moe_inter, 4), 24772608);  // spec/ops.md §1
+  EXPECT_EQ(expert_blob_bytes(real.hidden, real.moe_inter, 4), 24772608);  // docs/ops/models.md "Derived sizes"
   EXPECT_EQ(real.layer_moe, (std::vector<bool>{false, true}));
   EXPECT_EQ(synthetic_preset("cogito-2layers", 5).layer_moe, (std::vector<bool>{false, false, false, true, true}));
 }

@@ -92,7 +92,7 @@ TEST(snapshot, RejectsCorruptOrForeign) {
 }
 
 // DeepSeek-V3 (MLA, v2 only): per layer i32 len, len x kv_lora latent rows, len x qk_rope rope-K
-// rows; header words 8-9 kv_lora_rank, qk_rope_head_dim (spec/ops.md §2.8).
+// rows; header words 8-9 kv_lora_rank, qk_rope_head_dim (docs/ops/formats.md "MFLX snapshot").
 const std::string kDs3 = std::string(MOE_SOURCE_DIR) + "/fixtures/golden/deepseek_v3_tiny";
 
 TEST(snapshot, MlaStopSaveRestoreContinueIsBitIdentical) {

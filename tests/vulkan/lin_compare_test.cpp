@@ -119,7 +119,7 @@ TEST(lin_compare, BetaWithWrongSignFailsBetaOnly) {
 
 TEST(lin_compare, EnginesSoftplusFormIsNotAFalseAlarm) {
   if (!have_device()) GTEST_SKIP() << "no Vulkan device";
-  // log(1 + exp(u)) is every engine's softplus (spec §3): inf past u = 88.7 (g = 0 by
+  // log(1 + exp(u)) is every engine's softplus (docs/ops/README.md "Scalar helpers"): inf past u = 88.7 (g = 0 by
   // definition) and 0 below u = -16.6. A correct engine kernel must pass, edge cases included.
   const auto rs = of_kernel(planted(), "decay_engine_softplus");
   ASSERT_FALSE(rs.empty());

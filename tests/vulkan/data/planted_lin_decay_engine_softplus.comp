@@ -1,5 +1,5 @@
 #version 450
-// PLANTED BUG (tests/vulkan/lin_compare_test.cpp): NOT a bug: the engines' softplus log(1 + exp(u)) (spec §3), which must pass (no false alarm).
+// PLANTED BUG (tests/vulkan/lin_compare_test.cpp): NOT a bug: the engines' softplus log(1 + exp(u)) (docs/ops/README.md "Scalar helpers"), which must pass (no false alarm).
 // decay_beta: per (token, v-head) decay and write strength of the gated delta rule:
 //   g = exp(-exp(A_log[h]) * softplus(a + dt_bias[h])),  beta = 1 / (1 + exp(-b)).
 // Shape contract: a, b, g, beta [tokens, heads] f32; A_log [heads] f32; dt_bias [heads] bf16

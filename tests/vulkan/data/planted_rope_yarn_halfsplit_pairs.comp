@@ -1,6 +1,6 @@
 #version 450
 // Planted bug (tests/vulkan/rope_yarn_compare_test.cpp): pairs (x[i], x[i + R/2]) whatever the layout (MFR's pairing on HF's
-// interleaved q_pe / k_pe: spec/ops.md §13 #15).
+// interleaved q_pe / k_pe: docs/ops/verification.md "MFR YaRN pairing").
 layout(local_size_x = 64, local_size_x_id = 10) in;
 layout(std430, set = 0, binding = 0) readonly buffer P { uint positions[]; };
 layout(std430, set = 0, binding = 1) readonly buffer X { float x[]; };

@@ -1,6 +1,6 @@
 #version 450
 // Planted bug (tests/vulkan/rope_yarn_compare_test.cpp): moeflux MFR's interpolation frequency (factor theta)^-e instead of HF's
-// extra / factor (spec/ops.md §9.1 restates MFR's form; kernels_cpu/ops/rope_yarn.h).
+// extra / factor (docs/ops/mla.md "YaRN RoPE" gives both forms; kernels_cpu/ops/rope_yarn.h).
 layout(local_size_x = 64, local_size_x_id = 10) in;
 layout(std430, set = 0, binding = 0) readonly buffer P { uint positions[]; };
 layout(std430, set = 0, binding = 1) readonly buffer X { float x[]; };

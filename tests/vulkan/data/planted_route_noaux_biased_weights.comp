@@ -1,6 +1,6 @@
 #version 450
 // PLANTED BUG (tests/vulkan/route_compare_test.cpp): the weights are computed from the biased scores c = s + bias instead of s.
-// router_noaux: the DeepSeek-V3 noaux_tc router (kernels_cpu/ops/router_noaux.h, spec §8.4):
+// router_noaux: the DeepSeek-V3 noaux_tc router (kernels_cpu/ops/router_noaux.h, docs/ops/moe.md "noaux_tc router"):
 // s = sigmoid(logit), c = s + bias; group score G = top1 + top2 of c over each of the n_group
 // contiguous groups; the topk_group largest G are kept (ties to the lower group); the K largest
 // c of the kept experts (ties to the lower expert); w = s / sum of the K chosen s (if
@@ -9,7 +9,7 @@
 // i32, w [tokens, k] f32; experts % n_group == 0, experts / n_group >= 2, 1 <= topk_group <=
 // n_group, 1 <= k <= min(64, topk_group * experts / n_group), experts <= 2048 (c kept in shared
 // memory), n_group <= 256. Slot order (the comparison relies on it): descending w as computed
-// here, ties by ascending expert index (the CPU op orders by c; the engines differ, §13.8).
+// here, ties by ascending expert index (CPU op: by c; engines differ: docs/ops/verification.md "Top-K slot order").
 // A token with a NaN logit gets idx = -1 and w = NaN in every slot; +-inf logits are ordinary
 // (s = 1 or 0, set exactly: Vulkan bounds exp only for finite arguments).
 // sigmoid: 1 / (1 + exp(-x)) for x >= 0, exp(x) / (1 + exp(x)) below, so the divisor is in

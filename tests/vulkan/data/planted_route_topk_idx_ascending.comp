@@ -1,7 +1,7 @@
 #version 450
 // router_topk: p = softmax(logits) over all E experts; the K largest p (ties to the lowest
 // expert index); w = p, or p / sum of the K chosen p when renormalize (kernels_cpu/ops/
-// router_topk.h, spec ops.md §8.1).
+// router_topk.h, docs/ops/moe.md "Softmax router").
 // Shape contract: logits [tokens, experts] f32; idx [tokens, k] i32; w [tokens, k] f32;
 // 1 <= k <= min(experts, 64). Slot order (the comparison relies on it): descending w as this
 // kernel computed it, ties by ascending expert index; idx[t][j] is the expert of w[t][j].
