@@ -276,7 +276,7 @@ void Model::check_packed_layout() const {
     const int64_t o = json_int(e["offset"], at + ".offset"), n = json_int(e["size"], at + ".size");
     MOE_CHECK(name == kExpertBlobComponents[k] && o == off[k] && n == off[k + 1] - off[k],
               at << " is " << name << " at " << o << " (" << n << " bytes), expected " << kExpertBlobComponents[k] << " at " << off[k]
-                 << " (" << off[k + 1] - off[k] << " bytes; spec/ops.md §2.3)");
+                 << " (" << off[k + 1] - off[k] << " bytes; docs/ops/formats.md \"Packed experts\")");
   }
 }
 
