@@ -29,7 +29,7 @@ for ((i = 1; i <= runs; ++i)); do
   w=${widths[$(( (i - 1) % 3 ))]}
   for ((h = 0; h < hogs; ++h)); do (while :; do :; done) & hog_pids+=($!); done
   start=$(date +%s)
-  (cd build && LP_NATIVE_VECTOR_WIDTH=$w ctest -j"$jobs" --timeout 900 >"$log_dir/run$i.log" 2>&1)
+  (cd build && LP_NATIVE_VECTOR_WIDTH=$w ctest -j"$jobs" --timeout 900 --output-on-failure >"$log_dir/run$i.log" 2>&1)
   rc=$?
   stop_hogs
   secs=$(( $(date +%s) - start ))
@@ -39,7 +39,9 @@ for ((i = 1; i <= runs; ++i)); do
   for t in $failed; do failures[$t]+="run $i (width $w); "; done
   rows+=("| $i | $w | ${secs} s | $summary | ${failed//$'\n'/, } |")
   echo "flake_audit: run $i/$runs, LP_NATIVE_VECTOR_WIDTH=$w: $summary, ${secs} s" >&2
-  [ -z "$failed" ] || cp "$log_dir/run$i.log" "build/flake_audit_run$i.log"  # the evidence, kept for the fix
+  # The evidence, kept for the fix: the failing tests' output, and every test's (CTest's log).
+  [ -z "$failed" ] || { cp "$log_dir/run$i.log" "build/flake_audit_run$i.log";
+    cp build/Testing/Temporary/LastTest.log "build/flake_audit_run$i.full.log"; }
 done
 
 {
