@@ -60,11 +60,14 @@ TEST(compare, PlantedBugsAreCaught) {
   // A 32-wide subgroup assumed for the lane stride: at a smaller subgroup, words [sg, 32) of
   // every 32 are skipped; at a larger one, words are summed twice. Wrong exactly when the row has
   // more words (cols / 8) than min(sg, 32), e.g. every case at subgroup 4 and 8, but at 16 only
-  // rows of more than 128 columns; right otherwise.
+  // rows of more than 128 columns; right otherwise. The exactly computable cases (x one-hot in
+  // word 8..15 or 24..31 of a 32-word row: compare/cases/exact_quant.h) show it at subgroup 4 and
+  // 8, where both ranges are skipped; at 16 only words 16..31 are, so the seed decides.
   int64_t wrong_here = 0;
   for (const CaseResult* r : of_kernel(a, "matvec_q4_assumes_sg32")) {
     const int64_t sg = r->subgroup ? r->subgroup : vk::Context("").info().subgroup_size;
     const int64_t words = test::param(*r, "cols") / 8;
+    if (r->shape.find("exact") != std::string::npos && sg > 8 && sg < 32) continue;  // either verdict is right
     if (sg != 32 && words > std::min<int64_t>(sg, 32)) {
       ++wrong_here;
       EXPECT_EQ(r->status(), CaseResult::Status::Fail) << case_line(*r) << " (subgroup " << sg << ")";
