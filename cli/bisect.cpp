@@ -1,13 +1,30 @@
 // `moeoracle bisect`: the model-level differential (compare/model/model_compare.h) from the
 // command line: console summary, first failure with its case file, --html and --json reports.
+#include <cstdio>
 #include <iostream>
+#include <memory>
 
+#include "commands.h"
 #include "compare/model/html_report.h"
 #include "compare/model/model_compare.h"
+#include "compare/run/calibrate.h"
 #include "core/check.h"
-#include "run.h"
+#include "oracle/tokens.h"
 
-namespace moe {
+namespace moe::cli {
+namespace {
+
+struct BisectOptions {
+  std::string model, kernels, device, tokens, tokens_file;
+  std::string mode = "isolated";
+  int64_t prefill = 1;
+  uint32_t subgroup = 0;
+  int64_t experts_per_token = 0;
+  std::string qk_norm_eps = "hf";
+  std::string case_out = "bisect_case.safetensors";
+  std::string html, json;
+  uint64_t timeout_ms = 60000;
+};
 
 int run_bisect(const BisectOptions& o) {
   compare::ModelCompareOptions mo;
@@ -24,4 +41,42 @@ int run_bisect(const BisectOptions& o) {
   return r.failed > 0 ? 1 : 0;
 }
 
-}  // namespace moe
+}  // namespace
+
+Command add_bisect(CLI::App& app) {
+  struct State {
+    BisectOptions bo;
+    BoundSettings b;
+  };
+  auto s = std::make_shared<State>();
+  BisectOptions& bo = s->bo;
+  auto* b = app.add_subcommand("bisect",
+                               "Run the whole model on GPU kernels against the CPU truth; name the first op that fails");
+  b->add_option("--model", bo.model, "MLX checkpoint directory or moeflux artifacts directory")->required();
+  b->add_option("--kernels", bo.kernels, "Kernel manifest JSON (default: the bundled kernels)");
+  b->add_option("--tokens", bo.tokens, "Comma-separated token ids");
+  b->add_option("--tokens-file", bo.tokens_file, "File of token ids (whitespace or commas)");
+  b->add_option("--mode", bo.mode, "isolated (every op gets the truth's inputs) or free (the GPU runs on its own outputs)")
+      ->check(CLI::IsMember({"isolated", "free"}))
+      ->capture_default_str();
+  b->add_option("--prefill", bo.prefill, "Tokens in the first forward call (the rest are decoded one at a time)")
+      ->capture_default_str();
+  b->add_option("--device", bo.device, "Vulkan device index or name substring");
+  b->add_option("--subgroup", bo.subgroup, "Pin kernels to this subgroup size (default: the device's)");
+  b->add_option("--experts-per-token", bo.experts_per_token, "Routed experts per token (default: the model's)");
+  b->add_option("--qk-norm-eps", bo.qk_norm_eps, "hf (the truth) or engine")
+      ->check(CLI::IsMember({"hf", "engine"}))
+      ->capture_default_str();
+  b->add_option("--case-out", bo.case_out, "Where to write the first failure's case file")->capture_default_str();
+  b->add_option("--html", bo.html, "Write a self-contained HTML report");
+  b->add_option("--json", bo.json, "Write a JSON report");
+  b->add_option("--timeout-ms", bo.timeout_ms, "Per-dispatch timeout")->capture_default_str();
+  add_bound_options(b, s->b);
+  return {b, [s] {
+            apply_bounds(s->b);
+            std::fprintf(stderr, "bisect: %s\n", compare::apply_precision(s->b.precision, s->bo.device, false).c_str());
+            return run_bisect(s->bo);
+          }};
+}
+
+}  // namespace moe::cli

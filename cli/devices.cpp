@@ -7,9 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "commands.h"
 #include "compare/vk/runner.h"
 
-namespace moe {
+namespace moe::cli {
 namespace {
 
 std::string bytes_string(uint64_t b) {
@@ -24,8 +25,6 @@ std::string bytes_string(uint64_t b) {
     std::snprintf(buf, sizeof buf, "%llu bytes (%.1f KiB)", static_cast<unsigned long long>(b), double(b) / 1024.0);
   return buf;
 }
-
-}  // namespace
 
 int list_devices_command() {
   const std::vector<vk::DeviceInfo> devs = vk::list_devices();
@@ -67,4 +66,11 @@ int list_devices_command() {
   return 0;
 }
 
-}  // namespace moe
+}  // namespace
+
+Command add_devices(CLI::App& app) {
+  return {app.add_subcommand("devices", "List Vulkan devices: driver, subgroup sizes, limits, timestamps"),
+          [] { return list_devices_command(); }};
+}
+
+}  // namespace moe::cli

@@ -1,15 +1,27 @@
 // `inspect` and `diff` over safetensors dumps (the diff itself: oracle/dump_diff.h).
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <optional>
 
+#include "commands.h"
 #include "core/check.h"
 #include "oracle/dump_diff.h"
 #include "oracle/safetensors.h"
 #include "oracle/tap_map.h"
-#include "run.h"
 
-namespace moe {
+namespace moe::cli {
+namespace {
+
+struct InspectOptions {
+  std::string file;
+};
+
+struct DiffOptions {
+  std::string a, b;
+  double threshold = 1e-5;  // max |a-b| / max |a| per tap
+  std::string map;          // mapping file: B's (another engine's) tensor names -> tap names (oracle/tap_map.h)
+};
 
 int inspect_dump(const InspectOptions& opt) {
   SafetensorsFile f(opt.file);
@@ -77,4 +89,23 @@ int diff_dumps(const DiffOptions& opt) {
   return diff.failed ? 1 : 0;
 }
 
-}  // namespace moe
+}  // namespace
+
+Command add_inspect(CLI::App& app) {
+  auto io = std::make_shared<InspectOptions>();
+  auto* i = app.add_subcommand("inspect", "Shapes, dtypes, min/max/mean/std and NaN/Inf counts of a dump");
+  i->add_option("dump", io->file, "safetensors file")->required();
+  return {i, [io] { return inspect_dump(*io); }};
+}
+
+Command add_diff(CLI::App& app) {
+  auto d = std::make_shared<DiffOptions>();
+  auto* c = app.add_subcommand("diff", "Compare two dumps tap by tap in forward order; report the first divergent tap");
+  c->add_option("a", d->a, "reference dump")->required();
+  c->add_option("b", d->b, "candidate dump")->required();
+  c->add_option("--threshold", d->threshold, "max|A-B| / max|A| above which a tap fails")->capture_default_str();
+  c->add_option("--map", d->map, "JSON mapping B's tensor names (another engine's dump) to tap names");
+  return {c, [d] { return diff_dumps(*d); }};
+}
+
+}  // namespace moe::cli

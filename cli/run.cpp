@@ -1,5 +1,3 @@
-#include "run.h"
-
 #include <omp.h>
 #include <unistd.h>
 
@@ -8,17 +6,33 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
+#include "commands.h"
 #include "core/check.h"
 #include "oracle/dump.h"
 #include "oracle/forward.h"
 #include "oracle/snapshot.h"
 #include "oracle/tokens.h"
 
-namespace moe {
-
+namespace moe::cli {
 namespace {
+
+struct RunOptions {
+  std::string model;
+  std::string tokens;       // "1,2,3"
+  std::string tokens_file;  // whitespace/comma separated ids
+  std::string backend = "fast";
+  int64_t experts_per_token = 0;
+  std::string dump, taps;   // dump path, comma-separated globs
+  std::string snapshot_in, snapshot_out;
+  int snapshot_version = 1;
+  bool decode = false;      // feed the tokens one at a time instead of one prefill
+  int threads = 0;
+  std::string qk_norm_eps = "hf";  // "hf" (the truth) or "engine"
+  uint64_t seed = 0;        // recorded in the dump metadata
+};
 
 // Progress on a terminal: layer and token counts and tokens/s, from the layer-output taps; every
 // tap is passed on to the dump (if any).
@@ -49,8 +63,6 @@ class ProgressSink final : public TapSink {
   int64_t layers_, tokens_, done_ = 0;
   std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
 };
-
-}  // namespace
 
 int run_model(const RunOptions& opt) {
   const std::vector<int32_t> tokens = read_tokens(opt.tokens, opt.tokens_file, "run");
@@ -122,4 +134,34 @@ int run_model(const RunOptions& opt) {
   return 0;
 }
 
-}  // namespace moe
+}  // namespace
+
+Command add_run(CLI::App& app) {
+  auto ro = std::make_shared<RunOptions>();
+  auto* r = app.add_subcommand("run", "Run the model's forward on the CPU; print argmax tokens and logits stats");
+  r->add_option("--model", ro->model, "MLX checkpoint directory or moeflux artifacts directory")->required();
+  r->add_option("--tokens", ro->tokens, "Comma-separated token ids");
+  r->add_option("--tokens-file", ro->tokens_file, "File of token ids (whitespace or commas)");
+  r->add_option("--backend", ro->backend, "ref64 (the truth), ref32 (engine f32 order) or fast")
+      ->check(CLI::IsMember({"ref64", "ref32", "fast"}))
+      ->capture_default_str();
+  r->add_option("--experts-per-token", ro->experts_per_token, "Routed experts per token (default: the model's)");
+  r->add_option("--dump", ro->dump, "Write the selected taps to this safetensors file");
+  r->add_option("--taps", ro->taps, "Comma-separated globs of tap names to dump (default: all)");
+  r->add_option("--snapshot-in", ro->snapshot_in, "Restore engine state from an MFLX snapshot first");
+  r->add_option("--snapshot-out", ro->snapshot_out, "Save the engine state (MFLX) after the run");
+  r->add_option("--snapshot-version", ro->snapshot_version, "MFLX version to write (1: C engine, 2: Rust port)")
+      ->check(CLI::IsMember({1, 2}))
+      ->capture_default_str();
+  r->add_flag("--decode", ro->decode, "Feed the tokens one at a time (decode) instead of one prefill");
+  r->add_option("--threads", ro->threads, "Threads for the fast backend (default: all cores)");
+  r->add_option("--qk-norm-eps", ro->qk_norm_eps,
+                "Linear-attention q/k norm epsilon: hf (l2norm, 1e-6 inside the sum: the truth) or engine (rms_norm "
+                "eps 1e-6, as MLX and the engines)")
+      ->check(CLI::IsMember({"hf", "engine"}))
+      ->capture_default_str();
+  r->add_option("--seed", ro->seed, "Seed recorded in the dump metadata");
+  return {r, [ro] { return run_model(*ro); }};
+}
+
+}  // namespace moe::cli

@@ -1,29 +1,28 @@
-#include "selfcheck.h"
-
-#include "core/simd.h"
-
+// `moeoracle selfcheck` (every op's three tiers against the truth) and `moeoracle ops`.
 #include <cstdio>
+#include <memory>
 #include <set>
 #include <sstream>
 
+#include "commands.h"
 #include "core/check.h"
+#include "core/simd.h"
+#include "core/strings.h"
 #include "op_registry.h"
 
-namespace moe {
+namespace moe::cli {
 namespace {
 
-std::set<std::string> split_list(const std::string& s) {
-  std::set<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.insert(item);
-  return out;
-}
+struct SelfcheckOptions {
+  uint64_t seed = 1;
+  std::string ops;          // comma-separated stems; empty = all
+  bool remainders = false;  // also the remainder shapes (the tests always run them)
+};
 
-}  // namespace
-
+// Each op's three-way check, one table row per case. 0 all pass, 1 a tier is outside its bound.
 int run_selfcheck(const SelfcheckOptions& opt) {
-  const std::set<std::string> wanted = split_list(opt.ops);
+  const std::vector<std::string> listed = split_commas(opt.ops);
+  const std::set<std::string> wanted(listed.begin(), listed.end());
   std::set<std::string> known;
   for (const OpInfo& op : op_registry()) known.insert(op.stem);
   for (const std::string& w : wanted)
@@ -56,4 +55,22 @@ int run_selfcheck(const SelfcheckOptions& opt) {
   return failed ? 1 : 0;
 }
 
-}  // namespace moe
+}  // namespace
+
+Command add_selfcheck(CLI::App& app) {
+  auto sc = std::make_shared<SelfcheckOptions>();
+  auto* c = app.add_subcommand("selfcheck", "Check every CPU op's f32 and fast tiers against the f64 truth");
+  c->add_option("--seed", sc->seed, "Random seed of the inputs")->capture_default_str();
+  c->add_option("--ops", sc->ops, "Comma-separated ops to check (default: all)");
+  c->add_flag("--remainders", sc->remainders, "Also check the remainder shapes (1, 31, 33, 67, 4099, ...)");
+  return {c, [sc] { return run_selfcheck(*sc); }};
+}
+
+Command add_ops(CLI::App& app) {
+  return {app.add_subcommand("ops", "List the ops of the op list"), [] {
+            for (const OpInfo& op : op_registry()) std::printf("%-18s %s\n", op.stem, op.summary);
+            return 0;
+          }};
+}
+
+}  // namespace moe::cli

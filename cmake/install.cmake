@@ -29,7 +29,7 @@ install(TARGETS ${MOE_INSTALLED_LIBS} EXPORT moeoracleTargets
         INCLUDES DESTINATION ${MOE_HEADER_DIR})
 install(EXPORT moeoracleTargets NAMESPACE moeoracle:: DESTINATION ${MOE_CMAKE_DIR} COMPONENT dev)
 
-install(DIRECTORY kernels_cpu/core kernels_cpu/ops DESTINATION ${MOE_HEADER_DIR} COMPONENT dev
+install(DIRECTORY kernels_cpu/core kernels_cpu/ops kernels_cpu/spec DESTINATION ${MOE_HEADER_DIR} COMPONENT dev
         FILES_MATCHING PATTERN "*.h")
 install(FILES kernels_cpu/op_registry.h kernels_cpu/op_list.def ${CMAKE_BINARY_DIR}/kernels_cpu/generated/ops_all.h
         DESTINATION ${MOE_HEADER_DIR} COMPONENT dev)

@@ -44,7 +44,7 @@ const OpCase* case_for(const std::string& op) {
 // What the driver does with a kernel before any dispatch: its values for a case of its op, then
 // every binding's buffer laid out.
 void concretize(const KernelEntry& k) {
-  if (k.ops.size() != 1) return;  // fused kernels run on chain cases (compare/run/chains.h)
+  if (k.ops.size() != 1) return;  // fused kernels run on chain cases (compare/manifest/chains.h)
   const OpCase* c = case_for(k.ops[0]);
   if (!c) return;
   ExprVars vars = c->vars;

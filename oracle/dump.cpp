@@ -9,14 +9,6 @@
 
 namespace moe {
 
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 DumpSink::DumpSink(std::vector<std::string> globs) : globs_(std::move(globs)) {}
 
 bool DumpSink::wants(const std::string& name) const {

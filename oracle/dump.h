@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/strings.h"  // split_commas, for --taps lists
 #include "oracle/forward.h"
 
 namespace moe {
@@ -37,8 +38,5 @@ class DumpSink final : public TapSink {
   std::map<std::string, Tensor> tensors_;
   std::vector<std::string> order_;
 };
-
-// Splits "a,b,c" (empty items dropped).
-std::vector<std::string> split_commas(const std::string& s);
 
 }  // namespace moe

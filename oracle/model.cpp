@@ -145,41 +145,7 @@ void Model::resolve() {
     lw.input_norm = norm(L + "input_layernorm.weight", d);
     lw.post_norm = norm(L + "post_attention_layernorm.weight", d);
     if (lw.kind == LayerKind::Linear) {
-      const std::string A = L + "linear_attn.";
-      const int64_t C = c.conv_dim(), Vt = c.lin_value_total(), Kt = c.lin_key_total(), Hv = c.lin_v_heads;
-      if (c.family == Family::Qwen3_5Moe) {
-        lw.lin.qkv = quant(A + "in_proj_qkv", C, d);
-        lw.lin.z = quant(A + "in_proj_z", Vt, d);
-        lw.lin.b = quant(A + "in_proj_b", Hv, d);
-        lw.lin.a = quant(A + "in_proj_a", Hv, d);
-      } else {
-        // Qwen3-Next: per key head g, in_proj_qkvz rows are [q_g (dk) | k_g (dk) | v_g (r*dv) | z_g (r*dv)]
-        // and in_proj_ba rows [b_g (r) | a_g (r)]; regroup into contiguous q|k|v, z, b, a.
-        const int64_t nk = c.lin_k_heads, dk = c.lin_k_dim, r = Hv / nk, rv = r * c.lin_v_dim;
-        const QuantMatrix qkvz = quant(A + "in_proj_qkvz", C + Vt, d);
-        const QuantMatrix ba = quant(A + "in_proj_ba", 2 * Hv, d);
-        auto fresh = [&](const QuantMatrix& like) {
-          auto s = std::make_unique<QuantStorage>();
-          s->cols = like.cols, s->bits = like.bits, s->group_size = like.group_size;
-          owned_.push_back(std::move(s));
-          return owned_.back().get();
-        };
-        QuantStorage *qkv = fresh(qkvz), *z = fresh(qkvz), *b = fresh(ba), *a = fresh(ba);
-        const int64_t group_rows = 2 * dk + 2 * rv;
-        for (int64_t g = 0; g < nk; ++g) append_rows(*qkv, qkvz, g * group_rows, dk);            // q
-        for (int64_t g = 0; g < nk; ++g) append_rows(*qkv, qkvz, g * group_rows + dk, dk);       // k
-        for (int64_t g = 0; g < nk; ++g) append_rows(*qkv, qkvz, g * group_rows + 2 * dk, rv);   // v
-        for (int64_t g = 0; g < nk; ++g) append_rows(*z, qkvz, g * group_rows + 2 * dk + rv, rv);
-        for (int64_t g = 0; g < nk; ++g) append_rows(*b, ba, g * 2 * r, r);
-        for (int64_t g = 0; g < nk; ++g) append_rows(*a, ba, g * 2 * r + r, r);
-        lw.lin.qkv = qkv->view(), lw.lin.z = z->view(), lw.lin.b = b->view(), lw.lin.a = a->view();
-        (void)Kt;
-      }
-      lw.lin.out = quant(A + "out_proj", d, Vt);
-      lw.lin.conv_w = load_vector(t, A + "conv1d.weight", C * c.conv_kernel);
-      lw.lin.A_log = load_vector(t, A + "A_log", Hv);
-      lw.lin.dt_bias = load_vector(t, A + "dt_bias", Hv);
-      lw.lin.norm = load_vector(t, A + "norm.weight", c.lin_v_dim);
+      resolve_linear(i);
     } else if (lw.kind == LayerKind::Mla) {
       resolve_mla(i);
     } else {
@@ -194,38 +160,99 @@ void Model::resolve() {
     }
     const std::string M = L + "mlp.";
     if (lw.moe) {
-      const int64_t E = c.experts, I = c.moe_inter, Is = c.shared_inter;
-      if (c.router == RouterKind::NoauxTc) {
-        resolve_mlp_noaux(i);
-      } else {
-        lw.mlp.router = quant(M + "gate", E, d);
-        lw.mlp.shared_expert_gate = quant(M + "shared_expert_gate", 1, d);
-        lw.mlp.shared = {quant(M + "shared_expert.gate_proj", Is, d), quant(M + "shared_expert.up_proj", Is, d),
-                         quant(M + "shared_expert.down_proj", d, Is)};
-      }
-      LayerExperts& ex = experts_[size_t(i)];
-      if (t.format == SourceFormat::Mlx) {
-        const int bits = bits_of(M + "switch_mlp.gate_proj");
-        expert_bits_ = bits;
-        ex.gate = quant_matrix(t, M + "switch_mlp.gate_proj", I, d, bits, G, E);
-        ex.up = quant_matrix(t, M + "switch_mlp.up_proj", I, d, bits, G, E);
-        ex.down = quant_matrix(t, M + "switch_mlp.down_proj", d, I, bits, G, E);
-      } else {
-        char name[32];
-        std::snprintf(name, sizeof name, "layer_%02d.bin", int(i));
-        const fs::path p = fs::path(t.experts_dir) / name;
-        MOE_CHECK(fs::exists(p), p.string() << ": expert file of layer " << i << " is missing");
-        ex.blob_file = std::make_shared<MappedFile>(p.string());
-        const int64_t blob = expert_blob_bytes(d, I, 4);
-        MOE_CHECK(int64_t(ex.blob_file->size()) == E * blob,
-                  p.string() << ": " << ex.blob_file->size() << " bytes, expected " << E << " experts x " << blob
-                             << " bytes = " << E * blob << " (short or wrong model?)");
-      }
+      resolve_moe(i);
     } else {
       MOE_CHECK(c.dense_inter > 0, t.config_source << ": layer " << i << " is a dense MLP layer but intermediate_size is missing");
       lw.mlp.shared = {quant(M + "gate_proj", c.dense_inter, d), quant(M + "up_proj", c.dense_inter, d),
                        quant(M + "down_proj", d, c.dense_inter)};
     }
+  }
+}
+
+// Linear attention (GatedDeltaNet) of layer i: the projections (Qwen3-Next's interleaved
+// in_proj_qkvz / in_proj_ba regrouped into contiguous q|k|v, z, b, a), the conv and gate vectors.
+void Model::resolve_linear(int64_t i) {
+  const ModelConfig& c = cfg_;
+  const TensorTable& t = table_;
+  const int64_t d = c.hidden;
+  auto quant = [&](const std::string& module, int64_t rows, int64_t cols) {
+    return quant_matrix(t, module, rows, cols, bits_of(module), c.default_group);
+  };
+  LayerWeights& lw = layers_[size_t(i)];
+  const std::string A = layer_prefix(i) + "linear_attn.";
+  const int64_t C = c.conv_dim(), Vt = c.lin_value_total(), Hv = c.lin_v_heads;
+  if (c.family == Family::Qwen3_5Moe) {
+    lw.lin.qkv = quant(A + "in_proj_qkv", C, d);
+    lw.lin.z = quant(A + "in_proj_z", Vt, d);
+    lw.lin.b = quant(A + "in_proj_b", Hv, d);
+    lw.lin.a = quant(A + "in_proj_a", Hv, d);
+  } else {
+    // Qwen3-Next: per key head g, in_proj_qkvz rows are [q_g (dk) | k_g (dk) | v_g (r*dv) | z_g (r*dv)]
+    // and in_proj_ba rows [b_g (r) | a_g (r)]; regroup into contiguous q|k|v, z, b, a.
+    const int64_t nk = c.lin_k_heads, dk = c.lin_k_dim, r = Hv / nk, rv = r * c.lin_v_dim;
+    const QuantMatrix qkvz = quant(A + "in_proj_qkvz", C + Vt, d);
+    const QuantMatrix ba = quant(A + "in_proj_ba", 2 * Hv, d);
+    auto fresh = [&](const QuantMatrix& like) {
+      auto s = std::make_unique<QuantStorage>();
+      s->cols = like.cols, s->bits = like.bits, s->group_size = like.group_size;
+      owned_.push_back(std::move(s));
+      return owned_.back().get();
+    };
+    QuantStorage *qkv = fresh(qkvz), *z = fresh(qkvz), *b = fresh(ba), *a = fresh(ba);
+    const int64_t group_rows = 2 * dk + 2 * rv;
+    for (int64_t g = 0; g < nk; ++g) append_rows(*qkv, qkvz, g * group_rows, dk);            // q
+    for (int64_t g = 0; g < nk; ++g) append_rows(*qkv, qkvz, g * group_rows + dk, dk);       // k
+    for (int64_t g = 0; g < nk; ++g) append_rows(*qkv, qkvz, g * group_rows + 2 * dk, rv);   // v
+    for (int64_t g = 0; g < nk; ++g) append_rows(*z, qkvz, g * group_rows + 2 * dk + rv, rv);
+    for (int64_t g = 0; g < nk; ++g) append_rows(*b, ba, g * 2 * r, r);
+    for (int64_t g = 0; g < nk; ++g) append_rows(*a, ba, g * 2 * r + r, r);
+    lw.lin.qkv = qkv->view(), lw.lin.z = z->view(), lw.lin.b = b->view(), lw.lin.a = a->view();
+  }
+  lw.lin.out = quant(A + "out_proj", d, Vt);
+  lw.lin.conv_w = load_vector(t, A + "conv1d.weight", C * c.conv_kernel);
+  lw.lin.A_log = load_vector(t, A + "A_log", Hv);
+  lw.lin.dt_bias = load_vector(t, A + "dt_bias", Hv);
+  lw.lin.norm = load_vector(t, A + "norm.weight", c.lin_v_dim);
+}
+
+// The MoE block of layer i: router and shared expert, and the routed experts (MLX: stacked
+// switch_mlp tensors; moeflux: the packed layer file, mapped).
+void Model::resolve_moe(int64_t i) {
+  const ModelConfig& c = cfg_;
+  const TensorTable& t = table_;
+  const int G = c.default_group;
+  const int64_t d = c.hidden;
+  auto quant = [&](const std::string& module, int64_t rows, int64_t cols) {
+    return quant_matrix(t, module, rows, cols, bits_of(module), G);
+  };
+  LayerWeights& lw = layers_[size_t(i)];
+  const std::string M = layer_prefix(i) + "mlp.";
+  const int64_t E = c.experts, I = c.moe_inter, Is = c.shared_inter;
+  if (c.router == RouterKind::NoauxTc) {
+    resolve_mlp_noaux(i);
+  } else {
+    lw.mlp.router = quant(M + "gate", E, d);
+    lw.mlp.shared_expert_gate = quant(M + "shared_expert_gate", 1, d);
+    lw.mlp.shared = {quant(M + "shared_expert.gate_proj", Is, d), quant(M + "shared_expert.up_proj", Is, d),
+                     quant(M + "shared_expert.down_proj", d, Is)};
+  }
+  LayerExperts& ex = experts_[size_t(i)];
+  if (t.format == SourceFormat::Mlx) {
+    const int bits = bits_of(M + "switch_mlp.gate_proj");
+    expert_bits_ = bits;
+    ex.gate = quant_matrix(t, M + "switch_mlp.gate_proj", I, d, bits, G, E);
+    ex.up = quant_matrix(t, M + "switch_mlp.up_proj", I, d, bits, G, E);
+    ex.down = quant_matrix(t, M + "switch_mlp.down_proj", d, I, bits, G, E);
+  } else {
+    char name[32];
+    std::snprintf(name, sizeof name, "layer_%02d.bin", int(i));
+    const fs::path p = fs::path(t.experts_dir) / name;
+    MOE_CHECK(fs::exists(p), p.string() << ": expert file of layer " << i << " is missing");
+    ex.blob_file = std::make_shared<MappedFile>(p.string());
+    const int64_t blob = expert_blob_bytes(d, I, 4);
+    MOE_CHECK(int64_t(ex.blob_file->size()) == E * blob,
+              p.string() << ": " << ex.blob_file->size() << " bytes, expected " << E << " experts x " << blob
+                         << " bytes = " << E * blob << " (short or wrong model?)");
   }
 }
 

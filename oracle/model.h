@@ -72,6 +72,8 @@ class Model {
  private:
   Model() = default;
   void resolve();
+  void resolve_linear(int64_t layer);     // linear attention: projections, conv, gates, norm
+  void resolve_moe(int64_t layer);        // MoE: router, shared expert, routed experts
   void resolve_mla(int64_t layer);        // MLA projections and norms
   void resolve_mlp_noaux(int64_t layer);  // DeepSeek-V3 MoE: BF16 gate, correction bias, shared_experts
   void check_packed_layout() const;       // moeflux layout.json against the config

@@ -1,5 +1,5 @@
 // Cases of gated GQA attention (kernels_cpu/ops/attention.h) and of its five stage ops
-// (compare/run/chains.cpp): kv_append -> attention_scores -> attention_softmax -> attention_values
+// (compare/manifest/chains.cpp): kv_append -> attention_scores -> attention_softmax -> attention_values
 // -> attention_gate. Every op here shares AttentionParams' variables (tokens, q_heads,
 // kv_heads, head_dim, past, capacity, scale), so a stage kernel's manifest reads the same names
 // in its own cases and in the whole op's chain.

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <string>
 
+#include "compare/decide/precision.h"
 #include "core/check.h"
 
 namespace moe::compare {
@@ -21,5 +22,13 @@ BoundMode parse_bound_mode(const std::string& name) {
 }
 
 const char* bound_mode_name(BoundMode m) { return m == BoundMode::Worst ? "worst" : "probabilistic"; }
+
+PrecisionModel device_model() {
+  PrecisionModel m;
+  m.sum = [](double n) { return sum_gamma(n); };
+  m.exp_rel = [](double x) { return exp_rel(x); };
+  m.division_rel = division_rel();
+  return m;
+}
 
 }  // namespace moe::compare

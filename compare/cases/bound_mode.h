@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "core/check_util.h"
+#include "spec/precision_model.h"
 
 namespace moe::compare {
 
@@ -33,5 +34,10 @@ inline double sum_gamma(double n, double u = kU32) {
   const double probable = std::expm1(kLambda * std::sqrt(n) * u + n * u * u / (1.0 - u));
   return std::min(worst, probable);
 }
+
+// The precision model of the kernels under test (kernels_cpu/spec/precision_model.h): sums per
+// bound_mode() (sum_gamma), exp and division per the process-wide budgets (decide/precision.h:
+// the Vulkan rules or the device's measured errors). Read when a case is built.
+PrecisionModel device_model();
 
 }  // namespace moe::compare

@@ -54,7 +54,7 @@ struct OpCase {
   double flops = 0;  // floating-point operations of the whole case, for --perf (0: not stated)
 };
 
-// Ops with cases: ops of kernels_cpu/op_list.def and stage ops (compare/run/chains.h).
+// Ops with cases: ops of kernels_cpu/op_list.def and stage ops (compare/manifest/chains.h).
 std::vector<std::string> case_ops();
 // Cases of `op` for `shapes` ("remainders", "real", "all", or "perf": the timing shapes, beyond
 // lavapipe's buffers, of the ops that have them; none for the others) and one seed. With `only`

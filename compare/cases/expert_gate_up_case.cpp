@@ -75,7 +75,7 @@ std::vector<double> ActModel::down_input_bound() const {
 namespace {
 
 // The stage's variables: swiglu_expert's (tokens, hidden, inter, bits) plus group_size, the
-// names the swiglu_expert chain hands its stages (compare/run/chains.cpp).
+// names the swiglu_expert chain hands its stages (compare/manifest/chains.cpp).
 void set_expert_vars(OpCase& c, const SwigluExpertParams& p) {
   set_vars(c, p);
   c.vars["group_size"] = kExpertGroupSize;

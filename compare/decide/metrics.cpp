@@ -4,6 +4,7 @@
 #include "compare/decide/metrics.h"
 
 #include <algorithm>
+#include <functional>
 #include <bit>
 #include <cfloat>
 #include <cmath>
@@ -455,6 +456,48 @@ std::string set_str(std::vector<int32_t> v) {
   return os.str();
 }
 
+// Why `fs`, a set of K distinct valid experts that differs from the truth's, is not an acceptable
+// near-tie of one row's scores (`row`, its bounds from `bound_at(base + e)`); "" when it is. It
+// is one when some scores within the bounds rank it top-K: min over the set of s + b >= max over
+// the rest of s - b. Exact ties (equal f64 scores: bit-identical inputs, or values every f32
+// formula also rounds alike) go to the lowest index in every engine (docs/ops/moe.md "Softmax router"), and a
+// kernel computes equal scores for them, so no rounding can excuse the other choice. `expected`
+// and `found` receive the two experts the reason names.
+std::string not_a_near_tie(std::span<const double> row, const std::function<double(size_t)>& bound_at, size_t base,
+                           const std::vector<int32_t>& fs, size_t* expected, size_t* found) {
+  const size_t experts = row.size();
+  std::vector<uint8_t> in(experts, 0);
+  for (int32_t e : fs) in[size_t(e)] = 1;
+  double lo = kInf, hi = -kInf;  // min over F of s + b, max over the rest of s - b
+  size_t lo_e = 0, hi_e = 0;
+  for (size_t e = 0; e < experts; ++e) {
+    const double s = row[e], b = bound_at(base + e);
+    if (in[e] && !(s + b >= lo)) lo = s + b, lo_e = e;
+    if (!in[e] && !(s - b <= hi)) hi = s - b, hi_e = e;
+  }
+  size_t tie_in = experts, tie_out = experts;
+  for (size_t e = 0; e < experts && tie_in == experts; ++e)
+    if (in[e] && std::isfinite(row[e]))
+      for (size_t j = 0; j < e; ++j)
+        if (!in[j] && row[j] == row[e]) {
+          tie_in = e, tie_out = j;
+          break;
+        }
+  if (lo >= hi && tie_in == experts) return "";
+  std::ostringstream os;
+  if (lo < hi) {
+    os << "expert " << lo_e << " (score " << num(row[lo_e]) << " +- " << num(bound_at(base + lo_e))
+       << ") cannot rank above expert " << hi_e << " (score " << num(row[hi_e]) << " +- "
+       << num(bound_at(base + hi_e)) << ")";
+  } else {
+    lo_e = tie_in, hi_e = tie_out;
+    os << "experts " << tie_out << " and " << tie_in << " tie exactly (score " << num(row[tie_in])
+       << "): the lower index must win";
+  }
+  *expected = hi_e, *found = lo_e;
+  return os.str();
+}
+
 }  // namespace
 
 Verdict decide_indices(const OutputSpec& spec, std::span<const int32_t> truth, std::span<const int32_t> found,
@@ -482,7 +525,9 @@ Verdict decide_indices(const OutputSpec& spec, std::span<const int32_t> truth, s
               "compare: output '" << spec.name << "' score_bound[" << i << "] = " << score_bound[i]
                                   << ": must be finite and >= 0");
   const int32_t poison = std::bit_cast<int32_t>(poison_bits);
-  auto bound_at = [&](size_t i) { return score_bound.empty() ? 0.0 : score_bound[score_bound.size() == 1 ? 0 : i]; };
+  const std::function<double(size_t)> bound_at = [&](size_t i) {
+    return score_bound.empty() ? 0.0 : score_bound[score_bound.size() == 1 ? 0 : i];
+  };
 
   Verdict v;
   v.output = spec.name;
@@ -517,43 +562,12 @@ Verdict decide_indices(const OutputSpec& spec, std::span<const int32_t> truth, s
     } else if (!valid) {
       why = "found is not " + std::to_string(k) + " distinct experts in [0, " + std::to_string(experts) + ")";
     } else {
-      const size_t base = r * experts;
-      std::vector<uint8_t> in(experts, 0);
-      for (int32_t e : fs) in[size_t(e)] = 1;
-      double lo = kInf, hi = -kInf;  // min over F of s + b, max over the rest of s - b
-      size_t lo_e = 0, hi_e = 0;
-      for (size_t e = 0; e < experts; ++e) {
-        const double s = scores[base + e], b = bound_at(base + e);
-        if (in[e] && !(s + b >= lo)) lo = s + b, lo_e = e;
-        if (!in[e] && !(s - b <= hi)) hi = s - b, hi_e = e;
-      }
-      // Exact ties (equal f64 scores: bit-identical inputs, or values every f32 formula also
-      // rounds alike) go to the lowest index in every engine (docs/ops/moe.md "Softmax router",
-      // docs/ops/verification.md "Routing ties"), and a
-      // kernel computes equal scores for them, so no rounding can excuse the other choice.
-      size_t tie_in = experts, tie_out = experts;
-      for (size_t e = 0; e < experts && tie_in == experts; ++e)
-        if (in[e] && std::isfinite(scores[base + e]))
-          for (size_t j = 0; j < e; ++j)
-            if (!in[j] && scores[base + j] == scores[base + e]) {
-              tie_in = e, tie_out = j;
-              break;
-            }
-      if (lo >= hi && tie_in == experts) {
+      size_t hi_e = 0, lo_e = 0;
+      why = not_a_near_tie(scores.subspan(r * experts, experts), bound_at, r * experts, fs, &hi_e, &lo_e);
+      if (why.empty()) {
         ++v.near_ties;
         continue;
       }
-      std::ostringstream os;
-      if (lo < hi) {
-        os << "expert " << lo_e << " (score " << num(scores[base + lo_e]) << " +- " << num(bound_at(base + lo_e))
-           << ") cannot rank above expert " << hi_e << " (score " << num(scores[base + hi_e]) << " +- "
-           << num(bound_at(base + hi_e)) << ")";
-      } else {
-        lo_e = tie_in, hi_e = tie_out;
-        os << "experts " << tie_out << " and " << tie_in << " tie exactly (score " << num(scores[base + tie_in])
-           << "): the lower index must win";
-      }
-      why = os.str();
       if (v.over_budget == 0) v.expected = double(hi_e), v.found = double(lo_e);
     }
     if (v.over_budget++ == 0) {

@@ -48,7 +48,7 @@ struct OutputSpec {
   std::vector<double> scores, score_bound;
   // Routing weights: the name of the index output they belong to (same [rows, row] layout, row
   // set here too). The driver then also checks each found (expert, weight) pair against the
-  // truth's weight of that expert (compare/run/driver.cpp check_pairing).
+  // truth's weight of that expert (compare/run/run_case.cpp check_pairing).
   std::string paired_with;
 };
 

@@ -20,7 +20,8 @@
 #include <shaderc/shaderc.hpp>
 
 #include "compare/manifest/manifest.h"
-#include "compare/run/chains.h"
+#include "compare/manifest/chains.h"
+#include "compare/manifest/spirv_cache.h"
 
 #include "core/check.h"
 
@@ -30,7 +31,7 @@ using nlohmann::json;
 
 namespace {
 
-// The op names a manifest may use: the op list and the stage ops of compare/run/chains.h.
+// The op names a manifest may use: the op list and the stage ops of compare/manifest/chains.h.
 const std::set<std::string>& known_ops() {
   static const std::set<std::string> ops = [] {
     std::set<std::string> s = {
@@ -320,6 +321,57 @@ std::vector<T> parse_array(const json& obj, const char* key, const Ctx& c, F&& p
   return out;
 }
 
+// "bindings": at least one, no binding number twice, no tensor twice in its own layout, and
+// something written.
+std::vector<ManifestBinding> parse_bindings(const json& j, const Ctx& kc) {
+  std::vector<ManifestBinding> bs = parse_array<ManifestBinding>(j, "bindings", kc, parse_binding);
+  MOE_CHECK(!bs.empty(), kc.str() << ": \"bindings\" is missing or empty; a kernel reads and writes buffers");
+  for (size_t a = 0; a < bs.size(); ++a)
+    for (size_t b = a + 1; b < bs.size(); ++b) {
+      MOE_CHECK(bs[a].binding != bs[b].binding,
+                kc.str() << ": bindings[" << a << "] and bindings[" << b << "] both use binding " << bs[a].binding);
+      // The same tensor twice in its own layout is a typo; through views (the K rows of e as K
+      // bindings) it is how engines bind it.
+      MOE_CHECK(!(bs[a].plain() && bs[b].plain() && bs[a].tensor == bs[b].tensor),
+                kc.str() << ": bindings[" << a << "] and bindings[" << b << "] both bind tensor \"" << bs[a].tensor
+                         << "\"");
+    }
+  MOE_CHECK(std::any_of(bs.begin(), bs.end(), [](const ManifestBinding& b) { return b.access != Access::In; }),
+            kc.str() << ": no binding has access \"out\" or \"inout\"; nothing could be compared");
+  return bs;
+}
+
+// "push_constants": no name and no offset twice.
+std::vector<PushConstant> parse_push_constants(const json& j, const Ctx& kc) {
+  std::vector<PushConstant> pcs = parse_array<PushConstant>(j, "push_constants", kc, parse_push);
+  for (size_t a = 0; a < pcs.size(); ++a)
+    for (size_t b = a + 1; b < pcs.size(); ++b) {
+      const auto &pa = pcs[a], &pb = pcs[b];
+      MOE_CHECK(pa.name != pb.name, kc.str() << ": push_constants[" << a << "] and [" << b << "] are both named \"" << pa.name << "\"");
+      MOE_CHECK(pa.offset != pb.offset, kc.str() << ": push constants \"" << pa.name << "\" and \"" << pb.name
+                                                 << "\" both at offset " << pa.offset);
+    }
+  return pcs;
+}
+
+// "subgroup_sizes": "any" (empty: any size) or a non-empty array of powers of two.
+std::vector<uint32_t> parse_subgroup_sizes(const json& j, const Ctx& kc) {
+  const json& s = j["subgroup_sizes"];
+  Ctx sc = kc.sub("subgroup_sizes");
+  if (s.is_string()) {
+    MOE_CHECK(s.get<std::string>() == "any", sc.str() << ": expected \"any\" or an array of sizes, found " << type_name(s));
+    return {};
+  }
+  std::vector<uint32_t> sizes = parse_array<uint32_t>(j, "subgroup_sizes", kc, [](const json& v, const Ctx& vc) {
+    // Vulkan subgroup sizes are powers of two in [1, 128] (VkPhysicalDeviceSubgroupProperties).
+    uint32_t n = get_u32(v, vc, 128);
+    MOE_CHECK(n >= 1 && (n & (n - 1)) == 0, vc.str() << ": expected a power of two in [1, 128], found " << n);
+    return n;
+  });
+  MOE_CHECK(!sizes.empty(), sc.str() << ": expected \"any\" or a non-empty array, found []");
+  return sizes;
+}
+
 KernelEntry parse_kernel(const json& j, const Ctx& c, const fs::path& dir, int64_t* declared_pc_size) {
   only_keys(j,
             {"name", "ops", "spirv", "glsl", "glsl_target", "defines", "entry", "bindings", "push_constants",
@@ -362,29 +414,8 @@ KernelEntry parse_kernel(const json& j, const Ctx& c, const fs::path& dir, int64
     k.access_checks = j["access_checks"].get<bool>();
   }
 
-  k.bindings = parse_array<ManifestBinding>(j, "bindings", kc, parse_binding);
-  MOE_CHECK(!k.bindings.empty(), kc.str() << ": \"bindings\" is missing or empty; a kernel reads and writes buffers");
-  for (size_t a = 0; a < k.bindings.size(); ++a)
-    for (size_t b = a + 1; b < k.bindings.size(); ++b) {
-      MOE_CHECK(k.bindings[a].binding != k.bindings[b].binding,
-                kc.str() << ": bindings[" << a << "] and bindings[" << b << "] both use binding " << k.bindings[a].binding);
-      // The same tensor twice in its own layout is a typo; through views (the K rows of e as K
-      // bindings) it is how engines bind it.
-      MOE_CHECK(!(k.bindings[a].plain() && k.bindings[b].plain() && k.bindings[a].tensor == k.bindings[b].tensor),
-                kc.str() << ": bindings[" << a << "] and bindings[" << b << "] both bind tensor \"" << k.bindings[a].tensor
-                         << "\"");
-    }
-  MOE_CHECK(std::any_of(k.bindings.begin(), k.bindings.end(), [](const ManifestBinding& b) { return b.access != Access::In; }),
-            kc.str() << ": no binding has access \"out\" or \"inout\"; nothing could be compared");
-
-  k.push_constants = parse_array<PushConstant>(j, "push_constants", kc, parse_push);
-  for (size_t a = 0; a < k.push_constants.size(); ++a)
-    for (size_t b = a + 1; b < k.push_constants.size(); ++b) {
-      const auto &pa = k.push_constants[a], &pb = k.push_constants[b];
-      MOE_CHECK(pa.name != pb.name, kc.str() << ": push_constants[" << a << "] and [" << b << "] are both named \"" << pa.name << "\"");
-      MOE_CHECK(pa.offset != pb.offset, kc.str() << ": push constants \"" << pa.name << "\" and \"" << pb.name
-                                                 << "\" both at offset " << pa.offset);
-    }
+  k.bindings = parse_bindings(j, kc);
+  k.push_constants = parse_push_constants(j, kc);
   *declared_pc_size = -1;  // not declared
   if (j.contains("push_constant_size"))
     *declared_pc_size = get_u32(j["push_constant_size"], kc.sub("push_constant_size"), 4096);
@@ -413,21 +444,7 @@ KernelEntry parse_kernel(const json& j, const Ctx& c, const fs::path& dir, int64
   if (j.contains("let")) k.lets = parse_lets(j["let"], kc.sub("let"));
   if (j.contains("accumulation"))
     k.accumulation = get_enum<std::string>(j["accumulation"], kc.sub("accumulation"), {{"f32", "f32"}, {"f16", "f16"}, {"f64", "f64"}});
-  if (j.contains("subgroup_sizes")) {
-    const json& s = j["subgroup_sizes"];
-    Ctx sc = kc.sub("subgroup_sizes");
-    if (s.is_string()) {
-      MOE_CHECK(s.get<std::string>() == "any", sc.str() << ": expected \"any\" or an array of sizes, found " << type_name(s));
-    } else {
-      k.subgroup_sizes = parse_array<uint32_t>(j, "subgroup_sizes", kc, [](const json& v, const Ctx& vc) {
-        // Vulkan subgroup sizes are powers of two in [1, 128] (VkPhysicalDeviceSubgroupProperties).
-        uint32_t n = get_u32(v, vc, 128);
-        MOE_CHECK(n >= 1 && (n & (n - 1)) == 0, vc.str() << ": expected a power of two in [1, 128], found " << n);
-        return n;
-      });
-      MOE_CHECK(!k.subgroup_sizes.empty(), sc.str() << ": expected \"any\" or a non-empty array, found []");
-    }
-  }
+  if (j.contains("subgroup_sizes")) k.subgroup_sizes = parse_subgroup_sizes(j, kc);
 
   // The code: paths are relative to the manifest's folder.
   const char* key = has_spv ? "spirv" : "glsl";
@@ -437,7 +454,7 @@ KernelEntry parse_kernel(const json& j, const Ctx& c, const fs::path& dir, int64
   k.from_glsl = has_glsl;
   try {
     if (has_spv) k.spirv = read_spirv(k.source_path);
-    else k.spirv = compile_glsl(read_file(k.source_path, "glsl"), k.source_path, k);
+    else k.spirv = compile_glsl(read_file(k.source_path, "glsl"), k.source_path, k, false, true);
   } catch (const Error& e) {
     MOE_FAIL(kc.sub(key).str() << ": " << e.what());
   }
@@ -498,7 +515,7 @@ std::vector<uint32_t> read_spirv(const std::string& path) {
 }
 
 std::vector<uint32_t> compile_glsl(const std::string& source, const std::string& path, const KernelEntry& k,
-                                   bool optimize) {
+                                   bool optimize, bool cached) {
   shaderc::Compiler compiler;
   MOE_CHECK(compiler.IsValid(), "'" << path << "': shaderc compiler could not be created");
   shaderc::CompileOptions opt;
@@ -511,10 +528,20 @@ std::vector<uint32_t> compile_glsl(const std::string& source, const std::string&
   opt.SetIncluder(std::make_unique<FileIncluder>(fs::path(path).parent_path()));
   // GLSL's entry is always main(); k.entry names the SPIR-V entry point, so a GLSL kernel
   // declaring another entry is caught by reflection ("no entry point ...").
+  std::string key;
+  if (cached) {  // the key from the preprocessed text: includes and defines applied
+    const auto pre = compiler.PreprocessGlsl(source, shaderc_compute_shader, path.c_str(), opt);
+    if (pre.GetCompilationStatus() == shaderc_compilation_status_success) {
+      key = spirv_cache_key(k.glsl_target + (optimize ? " O\n" : " O0\n") + std::string(pre.cbegin(), pre.cend()));
+      if (auto hit = spirv_cache_get(key)) return std::move(*hit);
+    }
+  }
   auto res = compiler.CompileGlslToSpv(source, shaderc_compute_shader, path.c_str(), opt);
   MOE_CHECK(res.GetCompilationStatus() == shaderc_compilation_status_success,
             "'" << path << "': GLSL compile failed (" << k.glsl_target << "):\n" << res.GetErrorMessage());
-  return {res.cbegin(), res.cend()};
+  std::vector<uint32_t> words(res.cbegin(), res.cend());
+  if (!key.empty()) spirv_cache_put(key, words);
+  return words;
 }
 
 // The raw 32 bits of `v` as `type` ("u32" | "i32" | "f32" | "bool"), or an error naming `what`.

@@ -222,9 +222,10 @@ void validate_spirv(const std::vector<uint32_t>& words, const std::string& where
 // resolves relative to the including file. `path` names the source in messages and includes.
 // No optimization, so member names (push constants are matched by name) survive.
 // `optimize`: spirv-opt's performance passes (names stripped): for telling equivalent modules
-// apart (mutate), never for loading a manifest.
+// apart (mutate), never for loading a manifest. `cached`: through the compiled-GLSL cache shared
+// by processes (spirv_cache.h): for kernels every worker loads, not for one-off mutants.
 std::vector<uint32_t> compile_glsl(const std::string& source, const std::string& path, const KernelEntry& k,
-                                   bool optimize = false);
+                                   bool optimize = false, bool cached = false);
 // Reads a .spv file: non-empty, size a multiple of 4, SPIR-V magic 0x07230203 (a byte-swapped
 // magic is reported as such).
 std::vector<uint32_t> read_spirv(const std::string& path);

@@ -29,6 +29,7 @@
 #include "compare/run/driver.h"
 #include "compare/shaders/bundled.h"
 #include "compare/vk/runner.h"
+#include "core/strings.h"
 #include "core/check.h"
 #include "oracle/atomic_file.h"
 
@@ -39,14 +40,6 @@ using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 std::string read_text(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -457,7 +450,7 @@ MutateReport run_mutate(const MutateOptions& opt) {
   g_stop = 0;
   Manifest m = load_manifest(bundled ? write_bundled_glsl(tmp) : opt.kernels);
   if (bundled) m.path = "";
-  const std::vector<std::string> want_ops = split(opt.ops), want_kernels = split(opt.only_kernels);
+  const std::vector<std::string> want_ops = split_commas(opt.ops), want_kernels = split_commas(opt.only_kernels);
   std::map<std::string, std::set<std::string>> listed;
   if (!opt.mutants.empty()) listed = read_mutant_list(opt.mutants);
   MutateReport rep;
@@ -491,7 +484,7 @@ MutateReport run_mutate(const MutateOptions& opt) {
         for (int s = 0; s < opt.seeds; ++s)
           for (OpCase& c : make_cases(op, opt.shapes, opt.seed + uint64_t(s))) cases[op].push_back(std::move(c));
     const std::string source = read_text(k.source_path);
-    std::vector<Mutant> made = make_mutants(source, split(opt.rules));
+    std::vector<Mutant> made = make_mutants(source, split_commas(opt.rules));
     if (!opt.mutants.empty()) {
       std::set<std::string>& ids = listed[k.name];
       std::erase_if(made, [&](const Mutant& mu) { return !ids.erase(mu.id()); });

@@ -37,7 +37,7 @@ struct CaseResult {
     int runs = 0;  // cold runs (and as many warm ones); 0: not timed so
     double cold_lo = -1, cold_hi = -1;          // fastest and slowest cold run
     double warm = -1, warm_lo = -1, warm_hi = -1;  // median, fastest and slowest warm run
-    // The stream figure (compare/run/stream.h): per copy of the sequence, run back to back over
+    // The stream figure (compare/run/perf.h): per copy of the sequence, run back to back over
     // stream_copies copies of its inputs; stream_cold when they span the cold flush. -1: not taken.
     double stream = -1, stream_lo = -1, stream_hi = -1;
     int stream_copies = 0;

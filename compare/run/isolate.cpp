@@ -11,8 +11,9 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <limits>
@@ -101,6 +102,51 @@ int run_worker(const CompareOptions& opt, const WorkerTask& task) {
   }
 }
 
+std::string worker_request(const CompareOptions& opt, const WorkerTask& task) {
+  const Shard sh = parse_shard(opt);
+  const json options = {{"kernels", opt.kernels},      {"seed", opt.seed},
+                        {"seeds", opt.seeds},          {"shapes", opt.shapes},
+                        {"shard", std::to_string(sh.index) + "/" + std::to_string(sh.count)},
+                        {"subgroup", opt.subgroup},    {"timeout_ms", opt.timeout_ms},
+                        {"device", opt.device},        {"perf", opt.perf}};
+  const json t = {{"op", task.op},         {"plan", task.plan},       {"plan_index", task.plan_index},
+                  {"kernels", task.kernels}, {"resume", task.resume}};
+  return json{{"options", options},
+              {"task", t},
+              {"bounds", bound_mode_name(bound_mode())},
+              {"precision", precision_to_json(precision())}}
+      .dump();
+}
+
+int worker_main(int argc, char** argv) {
+  constexpr int kFd = 3;
+  CompareOptions opt;
+  WorkerTask task;
+  try {
+    MOE_CHECK(argc == 3 && std::string(argv[1]) == kWorkerCommand,
+              "compare worker: expected `" << kWorkerCommand << " <request JSON>`, got " << argc - 1 << " arguments");
+    const json r = json::parse(argv[2]);
+    const json& o = r.at("options");
+    opt.kernels = o.at("kernels").get<std::string>(), opt.seed = o.at("seed").get<uint64_t>();
+    opt.seeds = o.at("seeds").get<int>(), opt.shapes = o.at("shapes").get<std::string>();
+    opt.shard = o.at("shard").get<std::string>(), opt.subgroup = o.at("subgroup").get<uint32_t>();
+    opt.timeout_ms = o.at("timeout_ms").get<uint64_t>(), opt.device = o.at("device").get<std::string>();
+    opt.perf = o.at("perf").get<bool>();
+    const json& t = r.at("task");
+    task.fd = kFd, task.op = t.at("op").get<std::string>(), task.plan = t.at("plan").get<std::string>();
+    task.plan_index = t.at("plan_index").get<size_t>(), task.resume = t.at("resume").get<int64_t>();
+    task.kernels = t.at("kernels").get<std::vector<std::string>>();
+    set_bound_mode(parse_bound_mode(r.at("bounds").get<std::string>()));
+    set_precision(precision_from_json(r.at("precision")));
+  } catch (const std::exception& e) {  // moe::Error and nlohmann's parse and type errors
+    const std::string why = std::string("compare worker: malformed request: ") + e.what();
+    std::fprintf(stderr, "moeoracle: error: %s\n", why.c_str());
+    if (::fcntl(kFd, F_GETFD) != -1) emit(kFd, {{"error", why}});
+    return 2;
+  }
+  return run_worker(opt, task);
+}
+
 // ---- the parent ---------------------------------------------------------------------------
 
 namespace {
@@ -127,24 +173,14 @@ struct PlanState {
 
 std::vector<std::string> worker_args(const CompareOptions& opt, const std::string& op, const PlanRun& pr,
                                      int64_t resume) {
-  const Shard sh = parse_shard(opt);
-  std::vector<std::string> a = {opt.worker_exe, "compare", "--worker-fd", "3", "--worker-op", op, "--worker-plan",
-                                pr.plan->label, "--worker-plan-index", std::to_string(pr.index), "--worker-resume",
-                                std::to_string(resume), "--seed", std::to_string(opt.seed), "--seeds",
-                                std::to_string(opt.seeds), "--shapes", opt.shapes, "--shard",
-                                std::to_string(sh.index) + "/" + std::to_string(sh.count), "--subgroup",
-                                std::to_string(opt.subgroup), "--timeout-ms", std::to_string(opt.timeout_ms)};
+  WorkerTask task;
+  task.fd = 3, task.op = op, task.plan = pr.plan->label, task.plan_index = pr.index, task.resume = resume;
   std::set<std::string> kernels;
   for (const KernelEntry* k : pr.plan->kernels) kernels.insert(k->name);
   for (const auto& alts : pr.plan->alternatives)
     for (const KernelEntry* k : alts) kernels.insert(k->name);
-  for (const std::string& k : kernels) a.insert(a.end(), {"--worker-kernel", k});
-  if (!opt.kernels.empty()) a.insert(a.end(), {"--kernels", opt.kernels});
-  if (!opt.device.empty()) a.insert(a.end(), {"--device", opt.device});
-  if (opt.perf) a.push_back("--perf");
-  a.insert(a.end(), {"--bounds", bound_mode_name(bound_mode())});  // the cases' bounds, as here
-  a.insert(a.end(), {"--precision-json", precision_to_json(precision()).dump()});  // measured once, here
-  return a;
+  task.kernels.assign(kernels.begin(), kernels.end());
+  return {opt.worker_exe, kWorkerCommand, worker_request(opt, task)};
 }
 
 // `spawned`: the workers this run started so far (for MOE_FAULT_DEVICE_GONE_AFTER).

@@ -1,5 +1,7 @@
 // Kernels from elsewhere run isolated (design.md): each plan's cases run in a worker process,
-// `moeoracle compare --worker-fd N ...`, which streams one JSON line per message to the parent:
+// `<worker_exe> compare-worker <request>` (worker_main below: the request is one JSON argument that
+// carries everything the parent already decided), which streams one JSON line per message to the
+// parent on descriptor 3:
 //   {"start": <the case, as a CaseResult without outputs>, "unit": U, "steps": S}  before a case
 //   {"result": <CaseResult>}                                                         after it
 //   {"error": "<message>"}   bad input (a manifest or case error that ends the whole run, exit 2)
@@ -17,11 +19,15 @@
 #include <string>
 #include <vector>
 
-#include "compare/run/driver.h"
+#include "compare/run/plan.h"
 
 namespace moe::compare {
 
 inline constexpr int kExitRestart = 3;
+
+// compare_cases with every plan in a worker process: the parent's pool, which starts workers,
+// reads their results, and turns a death or a hang into the FAIL of the case that caused it.
+std::vector<CaseResult> compare_isolated(const CompareOptions& opt);
 inline constexpr int kMaxWorkerDeaths = 3;
 
 // What a worker runs: one plan of one op, from unit `resume` on.
@@ -38,6 +44,18 @@ struct WorkerTask {
 // perf, timeout) and returns its exit code (0 done, 2 bad input, kExitRestart after a device
 // fault; the latter leaves at once through _exit, skipping the wait for a hung kernel).
 int run_worker(const CompareOptions& opt, const WorkerTask& task);
+
+// The first argument that makes an executable a worker. The worker protocol is compare's: an
+// executable serving as `worker_exe` only hands `argv` to worker_main when argv[1] is this,
+// before parsing any option of its own (cli/main.cpp).
+inline constexpr const char* kWorkerCommand = "compare-worker";
+// `<exe> compare-worker <request JSON>`: the request gives the options a worker needs, the task,
+// and the parent's bound mode and transcendental budgets (measured once, in the parent). Sets
+// both process-wide and runs the task; returns the exit code (2 on a malformed request, with the
+// reason on stderr and as an {"error"} line).
+int worker_main(int argc, char** argv);
+// The request for `task` under `opt` (the parent's side of worker_main).
+std::string worker_request(const CompareOptions& opt, const WorkerTask& task);
 
 // The OpenMP thread count each of `jobs` concurrent workers gets: the cores shared out, at least
 // one; 0 (leave it alone) for a single worker or when the user set OMP_NUM_THREADS (`user`

@@ -1,4 +1,4 @@
-// One case through one plan at one subgroup size (driver.h run_plan_case): the kernels picked
+// One case through one plan at one subgroup size (plan.h run_plan_case): the kernels picked
 // by their limits, the buffers laid out as the manifest describes them (layout.h), then per
 // step uploads, poison, the dispatch sequence, the checks on what must not change, and the
 // decisions on the step's outputs.
@@ -14,8 +14,8 @@
 #include <set>
 #include <sstream>
 
-#include "compare/run/driver.h"
-#include "compare/run/stream.h"
+#include "compare/run/plan.h"
+#include "compare/run/perf.h"
 #include "compare/run/layout.h"
 #include "compare/run/trace.h"
 #include "compare/vk/runner.h"
@@ -410,65 +410,6 @@ std::vector<vk::Dispatch> step_sequence(CaseBuffers& cb, const Picked& pk, size_
   return seq;
 }
 
-// Bytes a cache flush fills (vk::Repeat): on a GPU 256 MiB, five times the 50 MB L2 of an H100 or
-// H200 and more than any GPU's last-level cache we know of; on a CPU driver twice the host's
-// largest cache (sysfs), 64 MiB where it cannot be read (the flush reader reads at most a storage
-// buffer's range of it: vk::Context::run). MOE_PERF_FLUSH_MB overrides it (0: none,
-// the "cold" runs then differ from the warm ones only by their place in the batch).
-uint64_t flush_bytes(const vk::DeviceInfo& info) {
-  if (const char* e = std::getenv("MOE_PERF_FLUSH_MB")) return uint64_t(std::strtoull(e, nullptr, 10)) << 20;
-  if (info.type != "cpu") return uint64_t(256) << 20;
-  uint64_t largest = 0;
-  for (int i = 0; i < 8; ++i) {
-    std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size");
-    uint64_t v = 0;
-    std::string unit;
-    if (!(f >> v)) continue;
-    f >> unit;
-    largest = std::max(largest, v << (unit == "M" ? 20 : unit == "K" ? 10 : 0));
-  }
-  return largest ? 2 * largest : uint64_t(64) << 20;
-}
-
-// Untimed fills of the flush buffer before the timed runs (vk::Repeat::warmup), ~300 ms of them on
-// a GPU: an H100 idle for the seconds the host spends on a case's truth drops to 345 MHz, and 100 ms
-// of fills did not bring a matvec back to its working speed where 300 ms did (records/benchmarks-history.md,
-// "Timing method"). The first batch of a process uses 3000 fills (300 ms at 3 TB/s) and measures
-// them; later ones use as many as last took 300 ms. None on a CPU driver. MOE_PERF_WARMUP=N fixes N.
-double g_fill_ms = 0;  // one warm-up fill, as last measured in this process
-uint32_t warmup_fills(const vk::DeviceInfo& info) {
-  if (const char* e = std::getenv("MOE_PERF_WARMUP")) return uint32_t(std::strtoul(e, nullptr, 10));
-  if (info.type == "cpu") return 0;
-  return g_fill_ms > 0 ? uint32_t(std::clamp(300.0 / g_fill_ms, 100.0, 100000.0)) : 3000;
-}
-
-// The flush reader (vk::Repeat::flush_reader): every lane xors a strided share of the scratch
-// buffer; the store, which keeps the loads, needs all four words of a lane's xor to differ as no
-// fill pattern's can (a fill repeats one word) and practically never happens on other data.
-std::span<const uint32_t> flush_reader_spirv() {
-  static const std::vector<uint32_t> spirv = [] {
-    KernelEntry k;
-    k.name = "flush_reader";
-    return compile_glsl(R"(#version 450
-layout(local_size_x = 256) in;
-layout(std430, set = 0, binding = 0) buffer F { uvec4 f[]; };
-layout(push_constant) uniform P { uint words; } pc;
-void main() {
-  uvec4 a = uvec4(0u);
-  for (uint i = gl_GlobalInvocationID.x; i < pc.words; i += gl_NumWorkGroups.x * 256u) a ^= f[i];
-  if (a.x == 0x9E3779B9u && a.y == 0x7F4A7C15u && a.z == 0x85EBCA6Bu && a.w == gl_GlobalInvocationID.x) f[0] = a;
-}
-)", "flush_reader.comp", k);
-  }();
-  return spirv;
-}
-
-// The stream figure (stream.h) after the cold and warm runs; MOE_PERF_STREAM=0 leaves it out.
-bool stream_wanted() {
-  const char* e = std::getenv("MOE_PERF_STREAM");
-  return !(e && std::string(e) == "0");
-}
-
 // Uninitialised shared memory made visible (a kernel reading shared memory it never wrote: a
 // loop bound one past its partial sums, a missing initialisation). Its contents are undefined,
 // and on a fresh device they are often zeros that hide the defect. On a GPU this dispatch, run
@@ -491,7 +432,7 @@ void main() {
   // Never true; it keeps the stores from being optimised away.
   if (s[gl_LocalInvocationID.x] == 0x12345u) sink[0] = s[(gl_LocalInvocationID.x + 1u) % WORDS];
 }
-)", "shared_scrub.comp", k);
+)", "shared_scrub.comp", k, false, true);  // every worker: from the shared cache
   }();
   vk::Dispatch d;
   d.label = "shared_scrub", d.spirv = spirv;
@@ -503,67 +444,9 @@ void main() {
 
 }  // namespace
 
-bool flush_by_read() {
-  const char* e = std::getenv("MOE_PERF_FLUSH");
-  return !(e && std::string(e) == "fill");
-}
-
 void poison_fresh_memory() {
   // glibc: every malloc'ed block starts as bytes 0xFE (-1.7e38 as a float, a huge index).
   mallopt(M_PERTURB, 1);
-}
-
-// --perf: after everything was decided (a kernel updating state in place advances it; nothing is
-// compared any more), the case's dispatches again, without the access checks (timed as engines
-// run them), as one vk::Repeat: `runs` cold copies, each after a cache flush, then as many warm
-// ones, in one submission, so that neither the host nor an idle GPU sits between them and the
-// figure does not depend on what the process did before (docs/benchmarks.md). runs: enough for
-// ~20 ms of kernel time at the case's first run, at least 5, at most 25.
-// MOE_PERF_METHOD=submits times each run in its own submission instead, without flushes (the
-// method before 2026-11-25, kept to compare the two): its median goes to gpu_ms.
-std::string time_repeats(vk::Context& ctx, const std::vector<vk::Dispatch>& seq, uint64_t timeout_ms, CaseResult& r) {
-  // The kernels as engines run them: no instrumentation (MOE_PERF_POISON=1 keeps the poisoned
-  // locals of the correctness runs, to measure what they cost: records/device-runs.md, 2026-11-25 04:43).
-  std::vector<vk::Dispatch> bare = seq;
-  const bool poison = std::getenv("MOE_PERF_POISON") && std::string(std::getenv("MOE_PERF_POISON")) == "1";
-  for (vk::Dispatch& d : bare) d.check_access = false, d.poison_locals = poison;
-  const uint32_t runs = uint32_t(std::clamp(20.0 / std::max(r.gpu_ms, 1e-3), 5.0, 25.0));
-  const char* method = std::getenv("MOE_PERF_METHOD");
-  try {
-    if (method && std::string(method) == "submits") {
-      std::vector<double> times;
-      for (uint32_t i = 0; i < runs; ++i) {
-        double ms = 0;
-        for (double t : ctx.run(bare, timeout_ms).gpu_ms) ms += t;
-        times.push_back(ms);
-      }
-      r.gpu_ms = median_of(times);
-      return "";
-    }
-    const uint32_t fills = warmup_fills(ctx.info());
-    const vk::RunResult rr =
-        ctx.run(bare, timeout_ms * (2 * runs + 1) + 10000,
-                {.cold = runs,
-                 .warm = runs,
-                 .flush_bytes = flush_bytes(ctx.info()),
-                 .warmup = fills,
-                 .flush_reader = flush_by_read() ? flush_reader_spirv() : std::span<const uint32_t>{}});
-    if (fills > 0 && rr.warmup_ms > 0) g_fill_ms = rr.warmup_ms / fills;
-    if (rr.cold_ms.size() != runs || rr.warm_ms.size() != runs) return "timing repeat: no timestamps";
-    const auto [clo, chi] = std::minmax_element(rr.cold_ms.begin(), rr.cold_ms.end());
-    const auto [wlo, whi] = std::minmax_element(rr.warm_ms.begin(), rr.warm_ms.end());
-    r.gpu_ms = median_of(rr.cold_ms);
-    r.timing = {.runs = int(runs), .cold_lo = *clo, .cold_hi = *chi, .warm = median_of(rr.warm_ms),
-                .warm_lo = *wlo, .warm_hi = *whi};
-    if (stream_wanted()) {
-      const StreamTiming st = time_stream(ctx, bare, r.gpu_ms, flush_bytes(ctx.info()), warmup_fills(ctx.info()), timeout_ms);
-      r.timing.stream = st.ms, r.timing.stream_lo = st.lo, r.timing.stream_hi = st.hi;
-      r.timing.stream_copies = int(st.copies), r.timing.stream_cold = st.cold;
-    }
-  } catch (const Error& e) {
-    return std::string("timing repeat: ") + e.what();
-  }
-  return "";
 }
 
 CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, const OpCase& c, uint32_t subgroup,

@@ -1,5 +1,5 @@
 #version 450
-// permute_gate_up_decode: permute_gate_up (stage 1 of moe_permute_fuse, compare/run/chains.h) at
+// permute_gate_up_decode: permute_gate_up (stage 1 of moe_permute_fuse, compare/manifest/chains.h) at
 // decode, one token: each bucket holds one row (permute_gate_up.comp takes two tokens or more).
 // For every routed row r,
 //   act[r][i] = silu(g) * u,  g = gate_b[i] . x[token_idx[r]],  u = up_b[i] . x[token_idx[r]],

@@ -116,8 +116,13 @@ Context::~Context() {
 
 const DeviceInfo& Context::info() const { return impl_->core->probe.info; }
 
-Pipeline& Context::Impl::pipeline_for(const Dispatch& d) {
-  const DeviceInfo& info = core->probe.info;
+namespace {
+
+// The dispatch's entry point, checked against the device's limits before a pipeline is made:
+// invalid usage (a workgroup too large, a subgroup size the device cannot pin) may crash a driver.
+// Returns the entry point's workgroup invocations.
+uint64_t check_dispatch(const Dispatch& d, const Probe& probe) {
+  const DeviceInfo& info = probe.info;
   const std::string& label = d.label;
   const std::vector<EntryPoint> entries = compute_entry_points(d.spirv, label, d.spec_constants);
   const auto entry =
@@ -131,9 +136,9 @@ Pipeline& Context::Impl::pipeline_for(const Dispatch& d) {
   // Workgroup limits, where the size is a literal (invalid usage otherwise: drivers may crash).
   const uint64_t invocations = uint64_t(entry->local_size[0]) * entry->local_size[1] * entry->local_size[2];
   for (int k = 0; k < 3 && invocations > 0; ++k)
-    MOE_CHECK(entry->local_size[k] <= core->probe.max_workgroup_size[k],
+    MOE_CHECK(entry->local_size[k] <= probe.max_workgroup_size[k],
               "vulkan: " << label << ": local_size[" << k << "] = " << entry->local_size[k]
-                         << " exceeds maxComputeWorkGroupSize " << core->probe.max_workgroup_size[k] << " of "
+                         << " exceeds maxComputeWorkGroupSize " << probe.max_workgroup_size[k] << " of "
                          << info.name);
   MOE_CHECK(invocations <= info.max_workgroup_invocations,
             "vulkan: " << label << ": workgroup of " << invocations
@@ -148,7 +153,7 @@ Pipeline& Context::Impl::pipeline_for(const Dispatch& d) {
     MOE_CHECK(std::has_single_bit(s) && s >= info.min_subgroup_size && s <= info.max_subgroup_size,
               "vulkan: " << label << ": required subgroup size " << s << " is not a power of two in ["
                          << info.min_subgroup_size << ", " << info.max_subgroup_size << "] (" << info.name << ")");
-    const uint64_t most = uint64_t(core->probe.max_compute_workgroup_subgroups) * s;
+    const uint64_t most = uint64_t(probe.max_compute_workgroup_subgroups) * s;
     MOE_CHECK(invocations <= most,
               "vulkan: " << label << ": workgroup of " << invocations << " invocations at subgroup size " << s
                          << " exceeds maxComputeWorkgroupSubgroups x size = " << most << " of " << info.name);
@@ -157,12 +162,17 @@ Pipeline& Context::Impl::pipeline_for(const Dispatch& d) {
     for (size_t j = 0; j < i; ++j)
       MOE_CHECK(d.spec_constants[i].id != d.spec_constants[j].id,
                 "vulkan: " << label << ": specialization constant " << d.spec_constants[i].id << " is given twice");
-  MOE_CHECK(d.push_constants.size() % 4 == 0 && d.push_constants.size() <= core->probe.max_push_constants,
+  MOE_CHECK(d.push_constants.size() % 4 == 0 && d.push_constants.size() <= probe.max_push_constants,
             "vulkan: " << label << ": " << d.push_constants.size()
                        << " bytes of push constants; expected a multiple of 4, at most "
-                       << core->probe.max_push_constants);
+                       << probe.max_push_constants);
 
-  // The key: everything the pipeline and its layout depend on.
+  return invocations;
+}
+
+// The pipeline cache's key: everything the pipeline and its layout depend on. `slots`: the
+// bindings' (binding, uniform) pairs, sorted.
+std::string pipeline_key(const Dispatch& d, std::vector<std::pair<uint32_t, bool>>& slots) {
   std::string key;
   const auto put = [&key](const void* p, size_t n) { key.append(static_cast<const char*>(p), n); };
   const auto put32 = [&put](uint32_t v) { put(&v, 4); };
@@ -176,10 +186,20 @@ Pipeline& Context::Impl::pipeline_for(const Dispatch& d) {
   put32(d.check_access ? 1u : 0u);
   put32(d.poison_locals ? 1u : 0u);
   put32(static_cast<uint32_t>(d.push_constants.size()));
-  std::vector<std::pair<uint32_t, bool>> slots;  // (binding, uniform)
   for (const Binding& b : d.bindings) slots.emplace_back(b.binding, b.uniform);
   std::sort(slots.begin(), slots.end());
   for (auto [s, uniform] : slots) put32(s), put32(uniform ? 1u : 0u);
+  return key;
+}
+
+}  // namespace
+
+Pipeline& Context::Impl::pipeline_for(const Dispatch& d) {
+  const DeviceInfo& info = core->probe.info;
+  const std::string& label = d.label;
+  const uint64_t invocations = check_dispatch(d, core->probe);
+  std::vector<std::pair<uint32_t, bool>> slots;  // (binding, uniform)
+  std::string key = pipeline_key(d, slots);
   if (auto it = pipelines.find(key); it != pipelines.end()) return *it->second;
 
   auto p = std::make_unique<Pipeline>();
@@ -445,6 +465,39 @@ std::optional<Dispatch> Context::Impl::flush_reader(Context& ctx, const Repeat& 
   return reader;
 }
 
+void Context::Impl::read_access_checks(const std::vector<Dispatch>& sequence, const Bound& bd,
+                                       RunResult& result) const {
+  for (size_t i = 0; i < sequence.size(); ++i) {
+    if (!bd.checks[i]) continue;
+    uint32_t site = 0;
+    bd.checks[i]->download(&site, 4);
+    site &= detail::kAccessSiteRootCause - 1u;
+    const std::vector<std::string>& sites = bd.pipes[i]->check_sites;
+    if (site != 0)
+      result.access_violations.push_back(sequence[i].label + ": " +
+                                         (site <= sites.size() ? sites[site - 1] : "site " + std::to_string(site)));
+  }
+}
+
+void Context::Impl::read_timestamps(InFlight& job, uint32_t stamps_wanted, const Repeat& repeat,
+                                    const std::string& labels, RunResult& result) const {
+  const bool repeated = repeat.cold + repeat.warm > 0;
+  const auto [qr, stamps] =
+      job.queries.getResults<uint64_t>(0, stamps_wanted, stamps_wanted * sizeof(uint64_t), sizeof(uint64_t),
+                                       ::vk::QueryResultFlagBits::e64 | ::vk::QueryResultFlagBits::eWait);
+  MOE_CHECK(qr == ::vk::Result::eSuccess, "vulkan: timestamps of " << labels << " not available: " << ::vk::to_string(qr));
+  const uint32_t bits = core->probe.timestamp_bits;
+  const uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
+  for (uint32_t i = 0; i < stamps_wanted / 2; ++i) {
+    const uint64_t ticks = (stamps[2 * i + 1] - stamps[2 * i]) & mask;  // modular: survives a wrap
+    const double ms = static_cast<double>(ticks) * core->probe.info.timestamp_period_ns * 1e-6;
+    if (repeated && i == repeat.cold + repeat.warm)
+      result.warmup_ms = ms;
+    else
+      (!repeated ? result.gpu_ms : i < repeat.cold ? result.cold_ms : result.warm_ms).push_back(ms);
+  }
+}
+
 RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_ms, const Repeat& repeat) {
   MOE_CHECK(!sequence.empty(), "vulkan: run() of an empty sequence");
   MOE_CHECK(timeout_ms <= UINT64_MAX / 1'000'000ull, "vulkan: timeout of " << timeout_ms << " ms is too long");
@@ -514,33 +567,8 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
       MOE_FAIL("vulkan: kernel hung or too slow: " << labels << " did not finish within " << timeout_ms << " ms on "
                                                    << info.name);
     }
-    for (uint32_t i = 0; i < n; ++i) {
-      if (!bd.checks[i]) continue;
-      uint32_t site = 0;
-      bd.checks[i]->download(&site, 4);
-      site &= detail::kAccessSiteRootCause - 1u;
-      const std::vector<std::string>& sites = bd.pipes[i]->check_sites;
-      if (site != 0)
-        result.access_violations.push_back(sequence[i].label + ": " +
-                                           (site <= sites.size() ? sites[site - 1] : "site " + std::to_string(site)));
-    }
-    if (timed) {
-      const auto [qr, stamps] = job->queries.getResults<uint64_t>(
-          0, stamps_wanted, stamps_wanted * sizeof(uint64_t), sizeof(uint64_t),
-          ::vk::QueryResultFlagBits::e64 | ::vk::QueryResultFlagBits::eWait);
-      MOE_CHECK(qr == ::vk::Result::eSuccess,
-                "vulkan: timestamps of " << labels << " not available: " << ::vk::to_string(qr));
-      const uint32_t bits = m.core->probe.timestamp_bits;
-      const uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
-      for (uint32_t i = 0; i < stamps_wanted / 2; ++i) {
-        const uint64_t ticks = (stamps[2 * i + 1] - stamps[2 * i]) & mask;  // modular: survives a wrap
-        const double ms = static_cast<double>(ticks) * info.timestamp_period_ns * 1e-6;
-        if (repeated && i == repeat.cold + repeat.warm)
-          result.warmup_ms = ms;
-        else
-          (!repeated ? result.gpu_ms : i < repeat.cold ? result.cold_ms : result.warm_ms).push_back(ms);
-      }
-    }
+    m.read_access_checks(sequence, bd, result);
+    if (timed) m.read_timestamps(*job, stamps_wanted, repeat, labels, result);
   } catch (const ::vk::SystemError& e) {
     MOE_FAIL("vulkan: running " << labels << " on " << info.name << ": " << e.what());
   }

@@ -161,6 +161,10 @@ struct Context::Impl {
                    const ::vk::raii::QueryPool* queries, uint32_t first, bool per_dispatch);
   void record_repeat(Context& ctx, detail::InFlight& job, const std::vector<Dispatch>& sequence, const Bound& bd,
                      const Repeat& repeat);
+  // After the fence: what the access checks caught, and the timestamps (`stamps` of them).
+  void read_access_checks(const std::vector<Dispatch>& sequence, const Bound& bd, RunResult& result) const;
+  void read_timestamps(detail::InFlight& job, uint32_t stamps, const Repeat& repeat, const std::string& labels,
+                       RunResult& result) const;
 };
 
 }  // namespace moe::vk

@@ -19,8 +19,8 @@ from . import ops
 from .compare import CompareResult, compare, devices
 from .dumps import DiffResult, Dump, diff, read_dump, write_dump
 from .model import Model, RunResult, Session, fixture, fixture_presets, run
-from .ops import selfcheck
-from .quant import (Expert, QuantizedMatrix, bf16_to_f32, dequantize, expert_blob_bytes, f32_to_bf16, quantize,
+from .ops import dequantize, selfcheck
+from .quant import (Expert, QuantizedMatrix, bf16_to_f32, expert_blob_bytes, f32_to_bf16, quantize,
                     requantize_2bit)
 
 # As the CLI: MOE_SIMD=NAME runs the fast tier on another SIMD target than the best.

@@ -101,9 +101,8 @@ def _as_path(x, tmpdir: str, name: str) -> str:
         return os.fspath(x)
     if isinstance(x, Dump):
         return x.path
-    from .model import RunResult
     path = os.path.join(tmpdir, name + ".safetensors")
-    if isinstance(x, RunResult):
+    if hasattr(x, "write_dump"):  # a RunResult (model.py imports this module, not the other way)
         x.write_dump(path)
     elif isinstance(x, Mapping):
         write_dump(path, x)

@@ -11,6 +11,7 @@ from typing import Sequence
 import numpy as np
 
 from . import _core
+from .dumps import write_dump
 from .quant import Expert, QuantizedMatrix
 
 BACKENDS = ("ref64", "ref32", "fast")
@@ -35,7 +36,6 @@ class RunResult:
     def write_dump(self, path: str | os.PathLike) -> None:
         """The taps as a safetensors dump with this run's metadata: the same bytes as
         `moeoracle run --dump` for the same run."""
-        from .dumps import write_dump
         write_dump(path, self.taps, self.metadata)
 
 

@@ -111,6 +111,11 @@ def dequant(W: QuantizedMatrix, *, tier: str = "ref64", out=None) -> np.ndarray:
     return y
 
 
+def dequantize(q: QuantizedMatrix, tier: str = "ref64", out: np.ndarray | None = None) -> np.ndarray:
+    """float32 [rows, cols] = q * s + b: the `dequant` op (every tier gives the same bits)."""
+    return dequant(q, tier=tier, out=out)
+
+
 def matvec_q(W: QuantizedMatrix, x: np.ndarray, *, tier: str = "ref64", out=None) -> np.ndarray:
     """y [rows] = W x, x [cols]."""
     W = _quant(W, "matvec_q", "W")

@@ -105,12 +105,6 @@ def quantize(w: np.ndarray, bits: int = 4, group_size: int = 64) -> QuantizedMat
     return QuantizedMatrix(*_core.quantize(w, bits, group_size))
 
 
-def dequantize(q: QuantizedMatrix, tier: str = "ref64", out: np.ndarray | None = None) -> np.ndarray:
-    """float32 [rows, cols] = q * s + b: the `dequant` op (every tier gives the same bits)."""
-    from . import ops
-    return ops.dequant(q, tier=tier, out=out)
-
-
 def requantize_2bit(q4: QuantizedMatrix) -> QuantizedMatrix:
     """A 4-bit matrix requantised to 2 bits per group as the engines' expert repacker does
     (scales/biases truncated to bf16); group_size must be a multiple of 16."""

@@ -80,8 +80,8 @@ void bind_compare(py::module_& m) {
         o.co.ops = ops, o.co.seed = seed, o.co.seeds = seeds, o.co.shapes = shapes, o.co.device = device;
         o.co.subgroup = subgroup, o.co.timeout_ms = timeout_ms, o.co.case_file = case_file, o.co.jobs = jobs;
         o.co.perf = perf, o.co.json = json, o.co.junit = junit, o.co.html = html;
-        // Isolation runs each plan in a worker process of the moeoracle executable (`compare
-        // --worker-fd`); the Python process cannot serve as one.
+        // Isolation runs each plan in a worker process of the moeoracle executable (`moeoracle
+        // compare-worker`, compare/run/isolate.h); the Python process cannot serve as one.
         o.co.isolate = !worker.empty() && case_file.empty();
         o.co.worker_exe = worker;
         o.bounds = bounds, o.precision = precision;

@@ -149,6 +149,67 @@ TEST(Manifest, SpirvFixtureIsTheGlslFixture) {
   EXPECT_EQ(compile_glsl(src, kData + "rmsnorm.comp", k), read_spirv(kData + "rmsnorm.spv"));
 }
 
+// The compiled-GLSL cache (compare/manifest/spirv_cache.h). Its folder is read once per process,
+// and CTest runs each test in a process of its own, so each test here sets it first.
+std::string rmsnorm_source() {
+  std::ifstream in(kData + "rmsnorm.comp");
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+std::vector<fs::path> cache_entries(const fs::path& dir) {
+  std::vector<fs::path> out;
+  if (fs::is_directory(dir))
+    for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path());
+  return out;
+}
+
+TEST(Manifest, CompiledGlslIsSharedThroughTheCache) {
+  const fs::path dir = temp_dir() / "spirv_cache";
+  ::setenv("MOE_SPIRV_CACHE", dir.c_str(), 1);
+  KernelEntry k;
+  const std::string src = rmsnorm_source(), path = kData + "rmsnorm.comp";
+  const std::vector<uint32_t> first = compile_glsl(src, path, k, false, true);
+  EXPECT_EQ(first, read_spirv(kData + "rmsnorm.spv"));
+  ASSERT_EQ(cache_entries(dir).size(), 1u);
+  const fs::path entry = cache_entries(dir)[0];
+  EXPECT_EQ(read_spirv(entry.string()), first);
+  // A hit is read, not recompiled: an entry planted under the key comes back as it is.
+  std::vector<uint32_t> planted = first;
+  planted.push_back(0);
+  std::ofstream(entry, std::ios::binary).write(reinterpret_cast<const char*>(planted.data()),
+                                               std::streamsize(planted.size() * 4));
+  EXPECT_EQ(compile_glsl(src, path, k, false, true), planted);
+  // A damaged entry (not a module) is ignored and rewritten.
+  std::ofstream(entry, std::ios::binary) << "bad";
+  EXPECT_EQ(compile_glsl(src, path, k, false, true), first);
+  EXPECT_EQ(read_spirv(entry.string()), first);
+  // What decides the SPIR-V decides the key: a define, the optimisation flag, the target.
+  KernelEntry defined = k;
+  defined.defines["UNUSED_DEFINE"] = "1";
+  compile_glsl(src, path, defined, false, true);
+  compile_glsl(src, path, k, true, true);
+  KernelEntry v13 = k;
+  v13.glsl_target = "vulkan1.3";
+  compile_glsl(src, path, v13, false, true);
+  EXPECT_EQ(cache_entries(dir).size(), 4u);
+  // Uncached compiles (mutants) write nothing.
+  compile_glsl(src + "\n// another kernel\n", path, k);
+  EXPECT_EQ(cache_entries(dir).size(), 4u);
+  ::unsetenv("MOE_SPIRV_CACHE");
+}
+
+TEST(Manifest, SpirvCacheOff) {
+  const fs::path home = temp_dir() / "home";
+  fs::create_directories(home);
+  ::setenv("HOME", home.c_str(), 1);
+  ::unsetenv("XDG_CACHE_HOME");
+  ::setenv("MOE_SPIRV_CACHE", "0", 1);
+  KernelEntry k;
+  EXPECT_EQ(compile_glsl(rmsnorm_source(), kData + "rmsnorm.comp", k, false, true), read_spirv(kData + "rmsnorm.spv"));
+  EXPECT_TRUE(cache_entries(home).empty());
+  ::unsetenv("MOE_SPIRV_CACHE");
+}
+
 TEST(Manifest, WrongBindingNumber) {
   expect_load_error("valid_spirv.json", [](json& j) { kernel0(j)["bindings"][2]["binding"] = 7; },
                     {"kernel 0 'rmsnorm_f32'", "storage buffer 'Y' (set 0, binding 2) is not declared in the manifest",

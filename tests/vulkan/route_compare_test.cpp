@@ -43,10 +43,8 @@ TEST(route_compare, BundledKernelsPassAtEverySubgroupSize) {
   }
 }
 
-TEST(route_compare, PlantedBugsAreCaught) {
-  if (!have_device()) GTEST_SKIP() << "no Vulkan device";
-  const std::vector<CaseResult> rs = run(kData + "planted_route.json", 1);
-
+// The planted router_topk bugs: the (K+1)-th expert, no renormalisation, softmax over the K chosen.
+void expect_topk_bugs_caught(const std::vector<CaseResult>& rs) {
   // The (K+1)-th expert in place of the K-th: the index set differs by more than a near-tie.
   // Every case with K < E and no tie at the K-th place fails on idx with kIndexSet; at least
   // the Gaussian ones must, and no case with K == E can (there is no (K+1)-th).
@@ -85,6 +83,10 @@ TEST(route_compare, PlantedBugsAreCaught) {
   }
   EXPECT_GE(soft, 3);
 
+}
+
+// The planted argmax and expert_buckets bugs.
+void expect_argmax_and_bucket_bugs_caught(const std::vector<CaseResult>& rs) {
   // argmax returning the last of tied maxima: every case with 2+ elements and tie rows (all
   // but the 1-row decode: kind 5, all -inf, is a tie, and the 4-row case has kinds 1 and 3)
   // fails on idx as a set mismatch; one element per row leaves nothing to tie.
@@ -110,6 +112,10 @@ TEST(route_compare, PlantedBugsAreCaught) {
   }
   EXPECT_GE(misplaced, 8);
 
+}
+
+// Weights paired with the wrong experts (router_topk), and noaux weights from the biased scores.
+void expect_weight_bugs_caught(const std::vector<CaseResult>& rs) {
   // idx written in ascending expert order while w stays in descending weight order: the right
   // set and the right sorted weights, but weights paired with the wrong experts. idx passes;
   // w fails by the pairing rule wherever the two orders differ (not with K = 1).
@@ -144,6 +150,14 @@ TEST(route_compare, PlantedBugsAreCaught) {
     }
   }
   EXPECT_GE(biased, 8);
+}
+
+TEST(route_compare, PlantedBugsAreCaught) {
+  if (!have_device()) GTEST_SKIP() << "no Vulkan device";
+  const std::vector<CaseResult> rs = run(kData + "planted_route.json", 1);
+  expect_topk_bugs_caught(rs);
+  expect_argmax_and_bucket_bugs_caught(rs);
+  expect_weight_bugs_caught(rs);
 }
 
 }  // namespace

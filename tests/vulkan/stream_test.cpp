@@ -1,7 +1,7 @@
-// --perf's stream figure (compare/run/stream.h) on the default Vulkan device: how many copies a
+// --perf's stream figure (compare/run/perf.h) on the default Vulkan device: how many copies a
 // stream rotates through, that every copy computes what the case computes on its own buffers
 // (a binding at an offset into a larger buffer included), and that a stream is timed.
-#include "compare/run/stream.h"
+#include "compare/run/perf.h"
 
 #include <gtest/gtest.h>
 

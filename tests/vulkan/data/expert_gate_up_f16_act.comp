@@ -1,5 +1,5 @@
 #version 450
-// expert_gate_up (stage of swiglu_expert, compare/run/chains.h): act[t][i] = silu(g) * u with
+// expert_gate_up (stage of swiglu_expert, compare/manifest/chains.h): act[t][i] = silu(g) * u with
 // g = gate[i] . X[t], u = up[i] . X[t], silu(g) = g / (1 + exp(-g)); act stored in f32 (the
 // engines keep it f32 for the down projection).
 // Shape contract: gate, up [inter, hidden] MLX affine quantized with BITS = bits (2, 4 or 8; a

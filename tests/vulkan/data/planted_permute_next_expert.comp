@@ -1,5 +1,5 @@
 #version 450
-// permute_gate_up (stage 1 of moe_permute_fuse, compare/run/chains.h): for every routed row r,
+// permute_gate_up (stage 1 of moe_permute_fuse, compare/manifest/chains.h): for every routed row r,
 //   act[r][i] = silu(g) * u,  g = gate_b[i] . x[token_idx[r]],  u = up_b[i] . x[token_idx[r]],
 // b = the bucket owning r, silu(g) = g / (1 + exp(-g)); act stored in f32.
 // Streamed-expert layout (only the B routed experts are uploaded, in bucket order = expert ids

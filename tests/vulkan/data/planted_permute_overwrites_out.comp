@@ -1,5 +1,5 @@
 #version 450
-// permute_down_scatter (stage 2 of moe_permute_fuse, compare/run/chains.h):
+// permute_down_scatter (stage 2 of moe_permute_fuse, compare/manifest/chains.h):
 //   out[t][i] = out_in[t][i] + sum over t's rows r (ascending r) of weights[r] * (down_b[i] . act[r])
 // b = the bucket owning r. out is in/out: pre-seeded by the caller (zeros or the residual).
 // Layout as permute_gate_up.comp: bucket_offsets [B + 1] u32, token_idx [rows] i32, weights

@@ -1,4 +1,4 @@
-#include "compare/run/chains.h"
+#include "compare/manifest/chains.h"
 
 namespace moe::compare {
 
@@ -34,9 +34,11 @@ const Chain* find_chain(const std::string& op) {
 }
 
 const std::vector<std::string>& stage_ops() {
-  static const std::vector<std::string> kStages = {"kv_append",         "attention_scores", "attention_softmax",
-                                                   "attention_values",  "attention_gate",   "expert_gate_up",
-                                                   "permute_gate_up",   "permute_down_scatter"};
+  static const std::vector<std::string> kStages = {
+#define MOE_STAGE(stem, summary) #stem,
+#include "compare/manifest/stage_list.def"
+#undef MOE_STAGE
+  };
   return kStages;
 }
 

@@ -32,7 +32,7 @@ struct Chain {
 const std::vector<Chain>& chains();
 // The chain of `op`, or nullptr.
 const Chain* find_chain(const std::string& op);
-// Ops that exist only as stages (kv_append, attention_scores, ...): manifests may name them.
+// Ops that exist only as stages (compare/manifest/stage_list.def): manifests may name them.
 const std::vector<std::string>& stage_ops();
 
 }  // namespace moe::compare

@@ -1,10 +1,14 @@
 #pragma once
-// --perf's stream figure: a case's dispatches as a decode runs them, back to back behind barriers,
-// each copy reading its own inputs, timed around the whole batch (docs/benchmarks.md, "What the
-// figures mean").
+// --perf, all of it: the cold and warm figures of a case's dispatches (time_repeats), the stream
+// figure (a case's dispatches as a decode runs them, back to back behind barriers, each copy
+// reading its own inputs, timed around the whole batch: docs/benchmarks.md, "What the figures mean"),
+// and the report's device figures (copy bandwidth, FMA peak, a same-size copy per case).
 #include <cstdint>
+#include <ostream>
+#include <string>
 #include <vector>
 
+#include "compare/run/plan.h"
 #include "compare/vk/runner.h"
 
 namespace moe::compare {
@@ -38,5 +42,18 @@ Rotation rotate(vk::Context& ctx, const std::vector<vk::Dispatch>& seq, uint32_t
 // Throws moe::Error from the runner.
 StreamTiming time_stream(vk::Context& ctx, const std::vector<vk::Dispatch>& seq, double once_ms, uint64_t span,
                          uint32_t warmup, uint64_t timeout_ms);
+
+// --perf's timing of a sequence that already ran once (r.gpu_ms: that run's time): cold runs, each
+// after a cache flush, and warm runs in one submission (perf.cpp); fills r.gpu_ms (the cold
+// median) and r.timing, or returns what went wrong.
+std::string time_repeats(vk::Context& ctx, const std::vector<vk::Dispatch>& seq, uint64_t timeout_ms, CaseResult& r);
+
+// The cold runs' cache flush: a read of the scratch buffer (default) or, with MOE_PERF_FLUSH=fill,
+// a fill of it (the earlier method; records/benchmarks-history.md, "The cold flush").
+bool flush_by_read();
+
+// The --perf lines after the console report: every timed case against the device's copy
+// bandwidth, FMA peak and a copy of the case's own size.
+void write_perf_report(std::ostream& os, const CompareOptions& opt, const std::vector<CaseResult>& results);
 
 }  // namespace moe::compare

@@ -1,0 +1,30 @@
+// What an op's error bound needs to know about the implementation it judges: how its sums round
+// and how accurate its exp and division are. One bound formula per op (kernels_cpu/spec/) serves
+// every judge through this model:
+//   the CPU three-way check    cpu_f32_model(): worst-case sums (gamma_n), glibc's f32 libm
+//                              (expf within 1 ULP, correctly rounded division);
+//   the GPU cases              compare's device model (compare/cases/bound_mode.h, device_model):
+//                              --bounds worst or probabilistic sums, and the Vulkan precision
+//                              rules or the device's measured budgets for exp and division.
+// One ULP of a value is at most 2u of it, so an error of N ULP is at most 2Nu relative.
+#pragma once
+#include <functional>
+
+#include "core/check_util.h"
+
+namespace moe {
+
+struct PrecisionModel {
+  double u = kU32;  // unit roundoff of the arithmetic (f32, round to nearest)
+  // Bound of an n-term sum or dot product in any order, relative to sum |terms|.
+  std::function<double(double n)> sum = [](double n) { return gamma_n(n); };
+  // Relative error of exp(x) at argument x.
+  std::function<double(double x)> exp_rel = [](double) { return 2 * kU32; };
+  double division_rel = kU32;  // relative error of a division
+};
+
+// The CPU tiers: f32 arithmetic, worst-case sums, glibc's f32 exp (within 1 ULP: 2u relative) and
+// IEEE division (correctly rounded: u).
+inline PrecisionModel cpu_f32_model() { return PrecisionModel{}; }
+
+}  // namespace moe
