@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Checks that every citation of the op semantics, `docs/ops/<file>.md "<Heading>"` (more headings of the
 same file may follow as `, "<Heading>"`), names a file of docs/ops/ and an exact `##`/`###` heading in it.
-Inside docs/ops/ the short form `<file>.md "<Heading>"` is checked too. Prints each bad citation with its
-place; exits 1 if there is any. Usage: python3 scripts/check_ops_refs.py [REPO_ROOT]"""
+Inside docs/ops/ the short form `<file>.md "<Heading>"` is checked too. Outside records/ (history), no file
+may point at the research notes the semantics were first written from (spec/ops.md,
+reference-semantics.md), which are not in the repository. Prints each bad citation with its place;
+exits 1 if there is any. Usage: python3 scripts/check_ops_refs.py [REPO_ROOT]"""
 import os
 import re
 import subprocess
@@ -20,6 +22,7 @@ Q = r'\\?"'  # a quote, escaped inside JSON strings
 cite = re.compile(r'(docs/ops/)?([A-Za-z-]+)\.md(?: ' + Q + r'([^"\\]+)' + Q + r'((?:, ' + Q + r'[^"\\]+' + Q + r')*))?')
 listed = subprocess.run(['git', '-C', root, 'ls-files', '-co', '--exclude-standard'],
                         capture_output=True, text=True, check=True).stdout.split('\n')
+OUTSIDE = re.compile(r'spec/ops\.md|reference-semantics(\.md)?\b')
 bad = count = 0
 for rel in filter(None, listed):
     try:
@@ -28,7 +31,10 @@ for rel in filter(None, listed):
     except (UnicodeDecodeError, IsADirectoryError, FileNotFoundError):
         continue
     in_ops = rel.startswith('docs/ops/')
+    outside = not rel.startswith('records/') and rel != 'scripts/check_ops_refs.py'
     for n, line in enumerate(text.split('\n'), 1):
+        if outside and OUTSIDE.search(line):
+            print(f'{rel}:{n}: cites a document that is not in the repository: {line.strip()[:100]}'); bad += 1
         for m in cite.finditer(line):
             full = bool(m.group(1))
             if not full and not (in_ops and m.group(3)):
