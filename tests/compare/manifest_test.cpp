@@ -183,17 +183,26 @@ TEST(Manifest, CompiledGlslIsSharedThroughTheCache) {
   std::ofstream(entry, std::ios::binary) << "bad";
   EXPECT_EQ(compile_glsl(src, path, k, false, true), first);
   EXPECT_EQ(read_spirv(entry.string()), first);
-  // What decides the SPIR-V decides the key: a define, the optimisation flag, the target.
-  KernelEntry defined = k;
-  defined.defines["UNUSED_DEFINE"] = "1";
-  compile_glsl(src, path, defined, false, true);
+  // What decides the SPIR-V decides the key, from the preprocessed source: a define the code
+  // does not use changes nothing (the same entry); one it uses, the optimisation flag and the
+  // target each make an entry of their own.
+  KernelEntry unused = k;
+  unused.defines["UNUSED_DEFINE"] = "1";
+  EXPECT_EQ(compile_glsl(src, path, unused, false, true), first);
+  EXPECT_EQ(cache_entries(dir).size(), 1u);
+  const std::string gated = src + "\n#ifdef PLANT\nconst uint planted_constant = 7u;\n#endif\n";
+  KernelEntry used = k;
+  used.defines["PLANT"] = "1";
+  EXPECT_EQ(compile_glsl(gated, path, k, false, true), first);  // PLANT undefined: the same text
+  EXPECT_EQ(cache_entries(dir).size(), 1u);
+  EXPECT_NE(compile_glsl(gated, path, used, false, true), first);
   compile_glsl(src, path, k, true, true);
   KernelEntry v13 = k;
   v13.glsl_target = "vulkan1.3";
   compile_glsl(src, path, v13, false, true);
   EXPECT_EQ(cache_entries(dir).size(), 4u);
   // Uncached compiles (mutants) write nothing.
-  compile_glsl(src + "\n// another kernel\n", path, k);
+  compile_glsl(src + "\nconst uint another_kernel = 1u;\n", path, k);
   EXPECT_EQ(cache_entries(dir).size(), 4u);
   ::unsetenv("MOE_SPIRV_CACHE");
 }
