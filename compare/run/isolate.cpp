@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -124,7 +125,7 @@ int worker_main(int argc, char** argv) {
   WorkerTask task;
   try {
     MOE_CHECK(argc == 3 && std::string(argv[1]) == kWorkerCommand,
-              "compare worker: expected `" << kWorkerCommand << " <request JSON>`, got " << argc - 1 << " arguments");
+              "expected `" << kWorkerCommand << " <request JSON>`, got " << argc - 2 << " arguments");
     const json r = json::parse(argv[2]);
     const json& o = r.at("options");
     opt.kernels = o.at("kernels").get<std::string>(), opt.seed = o.at("seed").get<uint64_t>();
@@ -141,7 +142,8 @@ int worker_main(int argc, char** argv) {
   } catch (const std::exception& e) {  // moe::Error and nlohmann's parse and type errors
     const std::string why = std::string("compare worker: malformed request: ") + e.what();
     std::fprintf(stderr, "moeoracle: error: %s\n", why.c_str());
-    if (::fcntl(kFd, F_GETFD) != -1) emit(kFd, {{"error", why}});
+    struct stat st;  // a parent's message pipe, not whatever a shell left open as descriptor 3
+    if (::fstat(kFd, &st) == 0 && S_ISFIFO(st.st_mode)) emit(kFd, {{"error", why}});
     return 2;
   }
   return run_worker(opt, task);

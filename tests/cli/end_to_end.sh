@@ -17,6 +17,13 @@ expect_text inspect "logits"
 check diff_ok 0 "$bin" diff "$dir/ref.st" "$dir/fast.st" --threshold 1e-4
 check diff_strict_fails 1 "$bin" diff "$dir/ref.st" "$dir/fast.st" --threshold 0
 expect_text diff_strict_fails "first tap over threshold"
+# The worker entry is compare's protocol: a malformed request is refused with the reason, exit 2.
+check worker_bad_json 2 "$bin" compare-worker '{"options":'
+expect_text worker_bad_json "compare worker: malformed request"
+check worker_missing_key 2 "$bin" compare-worker '{"options": {}}'
+expect_text worker_missing_key "compare worker: malformed request"
+check worker_no_request 2 "$bin" compare-worker
+expect_text worker_no_request "expected \`compare-worker <request JSON>\`, got 0 arguments"
 
 # Another engine's dump, lined up by a mapping file: llama.cpp-style names, the layer outputs as
 # f16, the logits one tensor per token (a decode loop's dumps).
