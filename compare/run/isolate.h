@@ -12,7 +12,9 @@
 // answering into a FAIL of the case it was running — the signal, its last lines on stderr, the
 // reproduction line — and starts a new worker at the plan's next case. A worker whose dispatch
 // timed out or lost the device reports that case and exits with kExitRestart (the device may be
-// unusable); a new worker takes the next case. After kMaxWorkerDeaths deaths or restarts of one
+// unusable); a new worker takes the next case. A plan the device cannot run as described
+// (vk::PlanError: a workgroup past its limits, no such entry point) fails the case with the reason
+// and the same worker goes on: nothing was submitted, so it is no death. After kMaxWorkerDeaths deaths or restarts of one
 // plan, its remaining cases are one FAIL line, not run.
 #pragma once
 #include <cstdint>

@@ -514,6 +514,9 @@ CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, 
         r.error = "out-of-range access (undefined behaviour): " + rr.access_violations[0] + at;
         return r;
       }
+    } catch (const vk::PlanError& e) {  // nothing ran: the case fails, the device is fine
+      r.error = (nsteps > 1 ? "step " + std::to_string(s) + ": " : "") + e.what();
+      return r;
     } catch (const Error& e) {
       r.error = (nsteps > 1 ? "step " + std::to_string(s) + ": " : "") + e.what();
       r.device_fault = true;

@@ -197,7 +197,12 @@ std::string pipeline_key(const Dispatch& d, std::vector<std::pair<uint32_t, bool
 Pipeline& Context::Impl::pipeline_for(const Dispatch& d) {
   const DeviceInfo& info = core->probe.info;
   const std::string& label = d.label;
-  const uint64_t invocations = check_dispatch(d, core->probe);
+  uint64_t invocations = 0;
+  try {
+    invocations = check_dispatch(d, core->probe);
+  } catch (const Error& e) {
+    throw PlanError(e.what());
+  }
   std::vector<std::pair<uint32_t, bool>> slots;  // (binding, uniform)
   std::string key = pipeline_key(d, slots);
   if (auto it = pipelines.find(key); it != pipelines.end()) return *it->second;
@@ -508,7 +513,11 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
   const DeviceInfo& info = m.core->probe.info;
   const std::string labels = labels_of(sequence);
   uint32_t descriptors = 0, uniforms = 0;
-  m.validate(sequence, &descriptors, &uniforms);
+  try {
+    m.validate(sequence, &descriptors, &uniforms);
+  } catch (const Error& e) {
+    throw PlanError(e.what());
+  }
   m.retire_abandoned(timeout_ms);
 
   RunResult result;

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "core/check.h"
+
 namespace moe::vk {
 
 struct DeviceInfo {
@@ -151,6 +153,15 @@ struct Repeat {
   uint64_t flush_bytes = 0;
   uint32_t warmup = 0;
   std::span<const uint32_t> flush_reader;
+};
+
+// A sequence this device cannot run as described, found before anything is submitted: a
+// workgroup larger than the device allows (at the pinned subgroup size too), a grid, binding or
+// push-constant block past a limit, no such entry point. The device is untouched, so a caller
+// gating kernels fails the case with this reason and goes on; it is not a fault of the device (an
+// isolated worker is not restarted for it: compare/run/isolate.h).
+struct PlanError : Error {
+  using Error::Error;
 };
 
 struct RunResult {

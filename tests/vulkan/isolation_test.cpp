@@ -136,5 +136,38 @@ TEST(isolation, ADeviceThatDisappearsFailsThePlansLeftAndTheRunEnds) {
   EXPECT_EQ(stopped, 1);
 }
 
+// A plan the device cannot run (workgroups of 1024 invocations pinned to a subgroup size at which
+// the device allows fewer subgroups per workgroup): every case of it fails with the device's limit
+// named, isolated and in process alike; none is taken for a dying worker, none is dropped, and the
+// next kernel's cases run. Where the device can run it (32-wide subgroups) they pass.
+TEST(isolation, APlanErrorFailsItsCasesAndIsNoWorkerDeath) {
+  if (!test::have_device()) GTEST_SKIP() << "no Vulkan device";
+  CompareOptions o;
+  o.kernels = test::kData + "isolation/plan_error.json", o.ops = "residual_add", o.shapes = "remainders";
+  o.seeds = 1, o.quiet = true;
+  const std::vector<CaseResult> in_process = compare_cases(o);
+  o.isolate = true, o.worker_exe = MOE_CLI;
+  const std::vector<CaseResult> isolated = compare_cases(o);
+  ASSERT_EQ(in_process.size(), isolated.size());
+  int wide = 0, refused = 0, after = 0;
+  for (size_t i = 0; i < isolated.size(); ++i) {
+    const CaseResult& r = isolated[i];
+    EXPECT_EQ(r.error, in_process[i].error) << case_line(r);
+    EXPECT_EQ(r.error.find("worker"), std::string::npos) << case_line(r) << " " << r.error;
+    if (r.kernel == "residual_add_after") {
+      EXPECT_EQ(r.status(), CaseResult::Status::Pass) << case_line(r) << " " << r.error;
+      ++after;
+      continue;
+    }
+    ++wide;
+    if (r.status() == CaseResult::Status::Pass) continue;
+    EXPECT_NE(r.error.find("exceeds maxComputeWorkgroupSubgroups"), std::string::npos) << case_line(r) << " " << r.error;
+    ++refused;
+  }
+  EXPECT_GE(wide, 5);
+  EXPECT_EQ(after, wide);
+  if (vk::Context("").info().max_subgroup_size < 32) EXPECT_EQ(refused, wide);  // lavapipe: every case
+}
+
 }  // namespace
 }  // namespace moe::compare
