@@ -1,37 +1,16 @@
 #include "compare/run/driver.h"
 
 #include <algorithm>
-#include <bit>
-#include <chrono>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
 #include <iostream>
-#include <optional>
-#include <set>
-#include <span>
-#include <sstream>
-#include <unistd.h>
 
-#include "compare/shaders/bundled.h"
 #include "compare/run/case_file.h"
 #include "compare/run/isolate.h"
 #include "compare/run/perf.h"
-#include "compare/cases/cases.h"
-#include "compare/manifest/chains.h"
-#include "compare/run/trace.h"
-#include "compare/manifest/manifest.h"
-#include "compare/decide/metrics.h"
-#include "compare/report/report.h"
 #include "compare/vk/runner.h"
-#include "core/strings.h"
 #include "core/check.h"
-#include "oracle/atomic_file.h"
 
 namespace moe::compare {
-namespace fs = std::filesystem;
 
 namespace {
 

@@ -72,17 +72,23 @@ std::vector<DeltaNetShape> delta_net_shapes(bool remainders, bool real) {
 
 void delta_net_token_step(const DeltaNetParams& p, const DeltaNetInputs& in, int64_t t, std::vector<float>& R,
                           DeltaNetErrorTracker& tr, float* o, double* o_bound, const PrecisionModel& m) {
-  const int64_t Hk = p.k_heads, Hv = p.v_heads, dk = p.key_dim, dv = p.value_dim, r = Hv / Hk;
+  const int64_t Hk = p.k_heads, Hv = p.v_heads, dk = p.key_dim, dv = p.value_dim;
   DeltaNetParams p1 = p;
   p1.tokens = 1;
   const std::vector<float> R0 = R;
-  std::vector<float> o1(static_cast<size_t>(Hv * dv));
   auto sub = [](const std::vector<float>& v, int64_t off, int64_t n) {
     return std::span<const float>(v).subspan(size_t(off), size_t(n));
   };
   delta_net_ref<double>(p1, sub(in.q, t * Hk * dk, Hk * dk), sub(in.k, t * Hk * dk, Hk * dk),
-                        sub(in.v, t * Hv * dv, Hv * dv), sub(in.g, t * Hv, Hv), sub(in.beta, t * Hv, Hv), R, o1);
-  std::copy(o1.begin(), o1.end(), o);
+                        sub(in.v, t * Hv * dv, Hv * dv), sub(in.g, t * Hv, Hv), sub(in.beta, t * Hv, Hv), R,
+                        std::span<float>(o, size_t(Hv * dv)));
+  delta_net_token_bound(p, in, t, R0, R, std::span<const float>(o, size_t(Hv * dv)), tr, o_bound, m);
+}
+
+void delta_net_token_bound(const DeltaNetParams& p, const DeltaNetInputs& in, int64_t t, const std::vector<float>& R0,
+                           const std::vector<float>& R, std::span<const float> o1, DeltaNetErrorTracker& tr,
+                           double* o_bound, const PrecisionModel& m) {
+  const int64_t Hk = p.k_heads, Hv = p.v_heads, dk = p.key_dim, dv = p.value_dim, r = Hv / Hk;
   const double u = m.u, g_kv = m.sum(double(dk + 1)), g_o = m.sum(double(dk));
   std::vector<double> pr(static_cast<size_t>(dk)), loc(static_cast<size_t>(dk)), s1m(static_cast<size_t>(dk));
   for (int64_t h = 0; h < Hv; ++h) {

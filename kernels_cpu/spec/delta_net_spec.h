@@ -68,5 +68,10 @@ struct DeltaNetErrorTracker {
 // the state after the token, so tr.b bounds the state's elements.
 void delta_net_token_step(const DeltaNetParams& p, const DeltaNetInputs& in, int64_t t, std::vector<float>& R,
                           DeltaNetErrorTracker& tr, float* o, double* o_bound, const PrecisionModel& m);
+// The bound part of the step alone, for a caller that computed token t's truth itself: R0 and R
+// the truth's f32 state before and after the token, o1 its output [Hv, dv].
+void delta_net_token_bound(const DeltaNetParams& p, const DeltaNetInputs& in, int64_t t, const std::vector<float>& R0,
+                           const std::vector<float>& R, std::span<const float> o1, DeltaNetErrorTracker& tr,
+                           double* o_bound, const PrecisionModel& m);
 
 }  // namespace moe
