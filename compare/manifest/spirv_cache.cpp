@@ -1,13 +1,13 @@
 #include "compare/manifest/spirv_cache.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <random>
+#include <span>
+
+#include "core/check.h"
+#include "oracle/atomic_file.h"
 
 namespace moe::compare {
 namespace fs = std::filesystem;
@@ -70,23 +70,12 @@ std::optional<std::vector<uint32_t>> spirv_cache_get(const std::string& key) {
 
 void spirv_cache_put(const std::string& key, const std::vector<uint32_t>& words) {
   if (cache_dir().empty() || words.empty()) return;
-  const fs::path dst = fs::path(cache_dir()) / (key + ".spv");
-  std::random_device rd;
-  const fs::path tmp = fs::path(cache_dir()) / (".tmp." + key + "." + std::to_string(::getpid()) + "." +
-                                                std::to_string(rd()));
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    f.write(reinterpret_cast<const char*>(words.data()), std::streamsize(words.size() * 4));
-    if (!f.good()) {
-      f.close();
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      return;
-    }
+  try {  // whole or not at all, and a killed writer's temporary is removed by the next one
+    write_file_atomic((fs::path(cache_dir()) / (key + ".spv")).string(), "a compiled kernel",
+                      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(words.data()), words.size() * 4),
+                      Durability::Scratch);
+  } catch (const Error&) {  // a full disk or a read-only cache: compile next time, as without one
   }
-  std::error_code ec;
-  fs::rename(tmp, dst, ec);  // atomic: a reader sees the old entry, the new one, or none
-  if (ec) fs::remove(tmp, ec);
 }
 
 }  // namespace moe::compare

@@ -3,8 +3,8 @@
 // harness's own scrub and flush kernels). Entries are keyed by a 128-bit hash of everything that
 // decides the SPIR-V: the preprocessed source (includes and defines applied), the target, the
 // optimisation flag, and the build of this library (a rebuilt moeoracle never reads an older
-// compiler's output). A file is written whole or not at all (temporary + rename); a file that is
-// not a SPIR-V module of the size its name promises is ignored and rewritten.
+// compiler's output). A file is written whole or not at all (oracle/atomic_file.h); an entry that
+// is not a SPIR-V module is ignored and rewritten.
 //
 // Where: $MOE_SPIRV_CACHE if set (0 or an empty value turns the cache off), else
 // $XDG_CACHE_HOME/moeoracle/spirv, else $HOME/.cache/moeoracle/spirv; no cache where none of
