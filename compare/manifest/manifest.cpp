@@ -10,7 +10,6 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <memory>
 #include <set>
@@ -58,19 +57,6 @@ std::string type_name(const json& j) {
   if (text.size() > 60) text = text.substr(0, 57) + "...";
   if (j.is_number_integer()) return "integer " + text;
   return std::string(j.type_name()) + " " + text;
-}
-
-std::string read_file(const std::string& path, const std::string& what) {
-  // A manifest names its files: a device (/dev/zero never ends), a FIFO (blocks) or a directory
-  // is no kernel source.
-  std::error_code ec;
-  const fs::file_status st = fs::status(path, ec);
-  MOE_CHECK(!fs::exists(st) || fs::is_regular_file(st), what << ": '" << path << "' is not a regular file");
-  std::ifstream f(path, std::ios::binary);
-  MOE_CHECK(f, what << ": cannot open '" << path << "'");
-  std::ostringstream os;
-  os << f.rdbuf();
-  return os.str();
 }
 
 // A field context: "<file>: kernel 2 'rmsnorm_f32': bindings[1].access".
@@ -372,7 +358,8 @@ std::vector<uint32_t> parse_subgroup_sizes(const json& j, const Ctx& kc) {
   return sizes;
 }
 
-KernelEntry parse_kernel(const json& j, const Ctx& c, const fs::path& dir, int64_t* declared_pc_size) {
+KernelEntry parse_kernel(const json& j, const Ctx& c, const fs::path& dir, int64_t* declared_pc_size,
+                         const std::shared_ptr<const SourceFiles>& files) {
   only_keys(j,
             {"name", "ops", "spirv", "glsl", "glsl_target", "defines", "entry", "bindings", "push_constants",
              "push_constant_size", "specialization", "dispatch", "limits", "accumulation", "subgroup_sizes", "let",
@@ -452,30 +439,35 @@ KernelEntry parse_kernel(const json& j, const Ctx& c, const fs::path& dir, int64
   fs::path p = fs::path(rel).is_absolute() ? fs::path(rel) : dir / rel;
   k.source_path = fs::absolute(p).lexically_normal().string();
   k.from_glsl = has_glsl;
+  k.files = files;
   try {
-    if (has_spv) k.spirv = read_spirv(k.source_path);
-    else k.spirv = compile_glsl(read_file(k.source_path, "glsl"), k.source_path, k, false, true);
+    if (has_spv) k.spirv = read_spirv(k.source_path, *files);
+    else k.spirv = compile_glsl(files->read(k.source_path, "glsl"), k.source_path, k, false, true);
   } catch (const Error& e) {
     MOE_FAIL(kc.sub(key).str() << ": " << e.what());
   }
   return k;
 }
 
-// #include "x" relative to the including file (then the root source's folder for <x>).
+// #include "x" relative to the including file (then the root source's folder for <x>), read from
+// the kernel's source tree.
 class FileIncluder : public shaderc::CompileOptions::IncluderInterface {
  public:
-  explicit FileIncluder(fs::path root_dir) : root_(std::move(root_dir)) {}
+  FileIncluder(fs::path root_dir, std::shared_ptr<const SourceFiles> files)
+      : root_(std::move(root_dir)), files_(std::move(files)) {}
   shaderc_include_result* GetInclude(const char* requested, shaderc_include_type type, const char* requesting,
                                      size_t) override {
     auto* r = new Result;
     fs::path base = type == shaderc_include_type_relative ? fs::path(requesting).parent_path() : root_;
     fs::path p = (base / requested).lexically_normal();
-    std::ifstream f(p, std::ios::binary);
-    if (f) {
-      std::ostringstream os;
-      os << f.rdbuf();
+    std::optional<std::string> text;
+    try {
+      text = files_->find(p.string(), "include");
+    } catch (const Error&) {  // not a regular file: no include either
+    }
+    if (text) {
       r->name = p.string();
-      r->content = os.str();
+      r->content = std::move(*text);
     } else {
       r->content = "cannot open include '" + p.string() + "'";  // shaderc's convention: empty name = failure
     }
@@ -490,12 +482,13 @@ class FileIncluder : public shaderc::CompileOptions::IncluderInterface {
     shaderc_include_result res{};
   };
   fs::path root_;
+  std::shared_ptr<const SourceFiles> files_;
 };
 
 }  // namespace
 
-std::vector<uint32_t> read_spirv(const std::string& path) {
-  std::string bytes = read_file(path, "spirv");
+std::vector<uint32_t> read_spirv(const std::string& path, const SourceFiles& files) {
+  std::string bytes = files.read(path, "spirv");
   MOE_CHECK(!bytes.empty(), "'" << path << "': empty file, expected SPIR-V");
   MOE_CHECK(bytes.size() % 4 == 0, "'" << path << "': " << bytes.size()
                                        << " bytes, expected a multiple of 4 (SPIR-V is 32-bit words; truncated?)");
@@ -525,7 +518,7 @@ std::vector<uint32_t> compile_glsl(const std::string& source, const std::string&
   // optimizes anyway; the module stays the kernel as written.
   opt.SetOptimizationLevel(optimize ? shaderc_optimization_level_performance : shaderc_optimization_level_zero);
   for (const auto& [name, value] : k.defines) opt.AddMacroDefinition(name, value);
-  opt.SetIncluder(std::make_unique<FileIncluder>(fs::path(path).parent_path()));
+  opt.SetIncluder(std::make_unique<FileIncluder>(fs::path(path).parent_path(), k.files));
   // GLSL's entry is always main(); k.entry names the SPIR-V entry point, so a GLSL kernel
   // declaring another entry is caught by reflection ("no entry point ...").
   std::string key;
@@ -654,8 +647,9 @@ std::vector<KernelSequence> parse_sequences(const json& j, const Ctx& top, const
 
 }  // namespace
 
-Manifest load_manifest(const std::string& path, const std::set<std::string>* only) {
-  std::string text = read_file(path, "manifest");
+Manifest load_manifest(const std::string& path, const std::set<std::string>* only,
+                       const std::shared_ptr<const SourceFiles>& files) {
+  std::string text = files->read(path, "manifest");
   json j;
   try {
     // Comments (// and /* */) are allowed: engine authors annotate their manifests.
@@ -681,7 +675,7 @@ Manifest load_manifest(const std::string& path, const std::set<std::string>* onl
       continue;
     Ctx kc{path + ": kernel " + std::to_string(i), ""};
     int64_t declared_pc_size = -1;
-    KernelEntry k = parse_kernel(ks[i], kc, dir, &declared_pc_size);
+    KernelEntry k = parse_kernel(ks[i], kc, dir, &declared_pc_size, files);
     for (const auto& other : m.kernels)
       MOE_CHECK(other.name != k.name, kc.str() << ": kernel name \"" << k.name << "\" is used twice");
     std::string where = path + ": kernel " + std::to_string(i);

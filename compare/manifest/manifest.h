@@ -43,11 +43,14 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "compare/manifest/source_files.h"
 
 namespace moe::compare {
 
@@ -116,8 +119,10 @@ struct SpecEntry {
 struct KernelEntry {
   std::string name;
   std::vector<std::string> ops;
-  std::string source_path;          // absolute path of the .spv or .comp, "" for embedded kernels
+  std::string source_path;          // absolute path of the .spv or .comp ("/<bundled>/..." for the bundled set)
   bool from_glsl = false;           // source_path is GLSL (compiled at load), not SPIR-V
+  // Where source_path and its #includes are read from (the file system, or the bundled tree).
+  std::shared_ptr<const SourceFiles> files = file_system();
   std::vector<uint32_t> spirv;      // loaded / compiled / embedded SPIR-V words
   std::string glsl_target = "vulkan1.2";         // glsl only
   std::map<std::string, std::string> defines;    // glsl only
@@ -154,7 +159,7 @@ struct KernelSequence {
 
 struct Manifest {
   std::string name;
-  std::string path;  // the JSON file ("<bundled>" for the embedded set)
+  std::string path;  // the JSON file ("" for the bundled set)
   std::vector<KernelEntry> kernels;
   std::vector<KernelSequence> sequences;
   // The sequence kernel `k` belongs to, or nullptr.
@@ -208,8 +213,10 @@ KernelInstance instantiate(const KernelEntry& k, const ExprVars& vars, const std
 // numbers exist and are storage buffers in set 0, push-constant block size and member offsets
 // match, spec constant ids exist, workgroup size read. Any mismatch throws moe::Error naming the
 // file, the kernel, the binding/member and both sides.
-// `only` (optional): load, compile and check just the kernels of these names.
-Manifest load_manifest(const std::string& path, const std::set<std::string>* only = nullptr);
+// `only` (optional): load, compile and check just the kernels of these names. `files`: where the
+// manifest and its kernels are read from (the bundled set: from memory).
+Manifest load_manifest(const std::string& path, const std::set<std::string>* only = nullptr,
+                       const std::shared_ptr<const SourceFiles>& files = file_system());
 // Validates one entry against its SPIR-V (used by load_manifest and for the bundled set) and
 // fills push_constant_size, each spec constant's type, local_size and local_size_spec_id. `where` prefixes every message
 // (the manifest file); messages then name the kernel.
@@ -219,7 +226,7 @@ void reflect_and_check(KernelEntry& k, const std::string& where);
 void validate_spirv(const std::vector<uint32_t>& words, const std::string& where);
 
 // Compiles GLSL compute source with shaderc for k.glsl_target with k.defines; #include "..."
-// resolves relative to the including file. `path` names the source in messages and includes.
+// resolves relative to the including file, in k.files. `path` names the source in messages and includes.
 // No optimization, so member names (push constants are matched by name) survive.
 // `optimize`: spirv-opt's performance passes (names stripped): for telling equivalent modules
 // apart (mutate), never for loading a manifest. `cached`: through the compiled-GLSL cache shared
@@ -228,6 +235,6 @@ std::vector<uint32_t> compile_glsl(const std::string& source, const std::string&
                                    bool optimize = false, bool cached = false);
 // Reads a .spv file: non-empty, size a multiple of 4, SPIR-V magic 0x07230203 (a byte-swapped
 // magic is reported as such).
-std::vector<uint32_t> read_spirv(const std::string& path);
+std::vector<uint32_t> read_spirv(const std::string& path, const SourceFiles& files = *file_system());
 
 }  // namespace moe::compare

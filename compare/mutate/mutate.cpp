@@ -27,11 +27,12 @@
 
 #include "compare/report/result_codec.h"
 #include "compare/run/driver.h"
+#include "compare/manifest/bundled_manifest.h"
+#include "oracle/atomic_file.h"
 #include "compare/shaders/bundled.h"
 #include "compare/vk/runner.h"
 #include "core/strings.h"
 #include "core/check.h"
-#include "oracle/atomic_file.h"
 
 namespace moe::compare {
 
@@ -67,25 +68,6 @@ std::map<std::string, std::set<std::string>> read_mutant_list(const std::string&
   }
   MOE_CHECK(!want.empty(), "mutate: '" << path << "' lists no mutants");
   return want;
-}
-
-// The bundled kernels as GLSL (the sources travel in the binary): a folder with every .comp and a
-// manifest whose entries compile them instead of loading the embedded SPIR-V. A private scratch
-// folder: written without fsync, but a full disk is still a clear error.
-std::string write_bundled_glsl(const fs::path& dir) {
-  fs::create_directories(dir);
-  for (const auto& [name, bytes] : bundled_files())
-    if (name.size() > 5 && name.ends_with(".comp"))
-      write_file_atomic((dir / name).string(), "a bundled kernel's GLSL", bytes, Durability::Scratch);
-  json m = json::parse(bundled_manifest_json());
-  for (json& k : m["kernels"]) {
-    const std::string spv = k["spirv"].get<std::string>();
-    k.erase("spirv");
-    k["glsl"] = spv.substr(0, spv.size() - 4) + ".comp";
-  }
-  const fs::path path = dir / "bundled_glsl.json";
-  write_file_atomic(path.string(), "the bundled GLSL manifest", m.dump(1), Durability::Scratch);
-  return path.string();
 }
 
 // The ops whose plans use kernel `k` (its own op, a chain it is a stage of, a fused op).
@@ -433,23 +415,14 @@ void apply_bundled_claims(MutateReport& rep) {
 }  // namespace
 
 MutateReport run_mutate(const MutateOptions& opt) {
-  const fs::path tmp = fs::temp_directory_path() / ("moeoracle_mutate_" + unique_tag());
   const bool bundled = opt.kernels.empty() || opt.kernels == "bundled";
-  struct Cleanup {
-    fs::path p;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(p, ec);
-    }
-  } cleanup{tmp};
   struct Handlers {  // SIGINT/SIGTERM end the run with a report of what finished
     void (*old_int)(int) = std::signal(SIGINT, on_stop);
     void (*old_term)(int) = std::signal(SIGTERM, on_stop);
     ~Handlers() { std::signal(SIGINT, old_int), std::signal(SIGTERM, old_term); }
   } handlers;
   g_stop = 0;
-  Manifest m = load_manifest(bundled ? write_bundled_glsl(tmp) : opt.kernels);
-  if (bundled) m.path = "";
+  Manifest m = bundled ? load_bundled_manifest(true) : load_manifest(opt.kernels);
   const std::vector<std::string> want_ops = split_commas(opt.ops), want_kernels = split_commas(opt.only_kernels);
   std::map<std::string, std::set<std::string>> listed;
   if (!opt.mutants.empty()) listed = read_mutant_list(opt.mutants);
@@ -483,7 +456,7 @@ MutateReport run_mutate(const MutateOptions& opt) {
       if (!cases.count(op))
         for (int s = 0; s < opt.seeds; ++s)
           for (OpCase& c : make_cases(op, opt.shapes, opt.seed + uint64_t(s))) cases[op].push_back(std::move(c));
-    const std::string source = read_text(k.source_path);
+    const std::string source = k.files->read(k.source_path, "mutate: the kernel's GLSL");
     std::vector<Mutant> made = make_mutants(source, split_commas(opt.rules));
     if (!opt.mutants.empty()) {
       std::set<std::string>& ids = listed[k.name];

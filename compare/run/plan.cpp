@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <set>
@@ -17,7 +16,7 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "compare/shaders/bundled.h"
+#include "compare/manifest/bundled_manifest.h"
 #include "compare/run/case_file.h"
 #include "compare/cases/cases.h"
 #include "compare/manifest/chains.h"
@@ -28,40 +27,8 @@
 #include "compare/vk/runner.h"
 #include "core/strings.h"
 #include "core/check.h"
-#include "oracle/atomic_file.h"
 
 namespace moe::compare {
-namespace fs = std::filesystem;
-
-namespace {
-
-// The bundled manifest goes through the same loader and reflection checks as any engine's: its
-// JSON and SPIR-V are written to a private folder and loaded from there.
-Manifest load_bundled_manifest(const std::set<std::string>* only) {
-  // Private scratch files (no fsync), in a folder of this call's own: two threads of one process
-  // (the Python module) may load it at once.
-  const fs::path dir = fs::temp_directory_path() / ("moeoracle_bundled_" + unique_tag());
-  fs::create_directories(dir);
-  Manifest m;
-  try {
-    for (const auto& [name, bytes] : bundled_files()) {
-      fs::create_directories((dir / name).parent_path());  // equivalent/*.json: the mutate claims
-      write_file_atomic((dir / name).string(), "a bundled file", bytes, Durability::Scratch);
-    }
-    write_file_atomic((dir / "bundled.json").string(), "the bundled manifest", bundled_manifest_json(),
-                      Durability::Scratch);
-    m = load_manifest((dir / "bundled.json").string(), only);
-  } catch (...) {
-    fs::remove_all(dir);
-    throw;
-  }
-  fs::remove_all(dir);
-  m.path = "";
-  return m;
-}
-
-}  // namespace
-
 std::vector<Plan> plans_for(const Manifest& m, const std::string& op, std::string* why_none) {
   std::vector<Plan> plans;
   for (const KernelEntry& k : m.kernels) {
@@ -138,7 +105,7 @@ std::vector<Plan> plans_for(const Manifest& m, const std::string& op, std::strin
 }
 
 Manifest load_kernels(const std::string& path, const std::set<std::string>* only) {
-  return path.empty() || path == "bundled" ? load_bundled_manifest(only) : load_manifest(path, only);
+  return path.empty() || path == "bundled" ? load_bundled_manifest(false, only) : load_manifest(path, only);
 }
 
 std::vector<uint32_t> plan_subgroup_sizes(const Plan& plan, const vk::DeviceInfo& info, uint32_t only) {

@@ -1,0 +1,40 @@
+#include "compare/manifest/source_files.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/check.h"
+
+namespace moe::compare {
+namespace fs = std::filesystem;
+
+std::optional<std::string> SourceFiles::find(const std::string& path, const std::string& what) const {
+  if (in_memory_) {
+    const auto it = files_.find(fs::path(path).lexically_normal().string());
+    if (it == files_.end()) return std::nullopt;
+    return it->second;
+  }
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (!fs::exists(st)) return std::nullopt;
+  MOE_CHECK(fs::is_regular_file(st), what << ": '" << path << "' is not a regular file");
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return std::nullopt;
+  std::ostringstream os;
+  os << f.rdbuf();
+  return os.str();
+}
+
+std::string SourceFiles::read(const std::string& path, const std::string& what) const {
+  std::optional<std::string> bytes = find(path, what);
+  MOE_CHECK(bytes, what << ": cannot open '" << path << "'");
+  return std::move(*bytes);
+}
+
+const std::shared_ptr<const SourceFiles>& file_system() {
+  static const std::shared_ptr<const SourceFiles> fs = std::make_shared<const SourceFiles>();
+  return fs;
+}
+
+}  // namespace moe::compare
