@@ -6,14 +6,19 @@
 #include <unistd.h>
 
 #include <bit>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
+#include <map>
+#include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "compare/manifest/bundled_manifest.h"
 #include "compare/manifest/manifest.h"
 #include "compare/shaders/bundled.h"
 #include "core/check.h"
@@ -528,6 +533,53 @@ TEST(Manifest, PathsAreRelativeToTheManifest) {
   fs::copy_file(kData + "valid_spirv.json", d / "m.json", fs::copy_options::overwrite_existing);
   Manifest m = load_manifest((d / "m.json").string());
   EXPECT_EQ(m.kernels[0].source_path, (d / "rmsnorm.spv").string());
+}
+
+std::string file_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+TEST(Manifest, InMemoryTreeLoadsLikeTheFiles) {
+  // The GLSL fixture (an #include in it) held in memory under a root that is no folder on disk.
+  std::map<std::string, std::string> files;
+  for (const char* name : {"valid_glsl.json", "rmsnorm.comp", "rmsnorm_common.glsl", "scale.comp"})
+    files[std::string("/in-memory/") + name] = file_text(kData + name);
+  auto tree = std::make_shared<const SourceFiles>(files);
+  const Manifest mem = load_manifest("/in-memory/valid_glsl.json", nullptr, tree);
+  const Manifest disk = load_manifest(kData + "valid_glsl.json");
+  ASSERT_EQ(mem.kernels.size(), disk.kernels.size());
+  for (size_t i = 0; i < mem.kernels.size(); ++i) {
+    EXPECT_EQ(mem.kernels[i].spirv, disk.kernels[i].spirv) << mem.kernels[i].name;
+    EXPECT_EQ(mem.kernels[i].files, tree);  // recompiling it (mutate) reads the same tree
+  }
+  // A file the tree lacks is named, and nothing falls back to the disk.
+  files.erase("/in-memory/rmsnorm_common.glsl");
+  std::string e = error_of([&] {
+    load_manifest("/in-memory/valid_glsl.json", nullptr, std::make_shared<const SourceFiles>(files));
+  });
+  EXPECT_NE(e.find("/in-memory/rmsnorm_common.glsl"), std::string::npos) << e;
+  e = error_of([&] { load_manifest("/in-memory/missing.json", nullptr, tree); });
+  EXPECT_NE(e.find("manifest: cannot open '/in-memory/missing.json'"), std::string::npos) << e;
+}
+
+TEST(Manifest, BundledManifestNeedsNoDisk) {
+  // With no usable temporary folder the bundled set still loads: it is read from memory.
+  const char* old = std::getenv("TMPDIR");
+  const std::string saved = old ? old : "";
+  setenv("TMPDIR", "/nonexistent/moeoracle-no-tmp", 1);
+  const Manifest spirv = load_bundled_manifest(false);
+  const Manifest glsl = load_bundled_manifest(true);
+  if (old) setenv("TMPDIR", saved.c_str(), 1);
+  else unsetenv("TMPDIR");
+  ASSERT_FALSE(spirv.kernels.empty());
+  ASSERT_EQ(glsl.kernels.size(), spirv.kernels.size());
+  EXPECT_EQ(spirv.path, "");
+  for (size_t i = 0; i < spirv.kernels.size(); ++i) {
+    EXPECT_FALSE(spirv.kernels[i].from_glsl);
+    EXPECT_TRUE(glsl.kernels[i].from_glsl);
+    EXPECT_EQ(glsl.kernels[i].push_constant_size, spirv.kernels[i].push_constant_size) << spirv.kernels[i].name;
+  }
 }
 
 uint32_t word_at(const std::vector<uint8_t>& bytes, size_t offset) {
