@@ -27,6 +27,7 @@ OpCase qk_norm_instance(const std::string& label, uint64_t seed, const QkNormPar
 std::vector<OpCase> qk_norm_cases(bool rem, bool real, uint64_t seed) {
   std::vector<OpCase> out;
   for (const auto& s : qk_norm_shapes(rem, real)) {
+    if (s.variant) continue;  // CPU only
     const QkNormInputs in = qk_norm_inputs(s.p, seed + s.seed_offset);
     out.push_back(qk_norm_instance(s.label, seed + s.seed_offset, s.p, in.q, in.k));
   }

@@ -47,8 +47,8 @@ inline void shrink_every_fifth_head(std::vector<float>& v, int64_t rows, int64_t
 // The per-head norms' remainders (P: QkNormParams or RmsNormGatedParams; d names the head dim,
 // "dk" or "dv"): head dims around subgroup widths, past the limits engines size for (a head wider
 // than 8192, more heads (129) than the 64 or 128 a kernel may hold or hard-wire; one token).
-template <class P>
-void add_head_norm_remainders(std::vector<SpecShape<P>>& out, const std::string& d) {
+template <class P, class V>
+void add_head_norm_remainders(std::vector<SpecShape<P, V>>& out, const std::string& d) {
   auto add = [&](std::string label, int64_t tokens, int64_t heads, int64_t head_dim, uint64_t offset) {
     P p;
     p.tokens = tokens, p.heads = heads, p.head_dim = head_dim, p.eps = 1e-6f;

@@ -16,13 +16,13 @@ QkNormInputs qk_norm_inputs(const QkNormParams& p, uint64_t seed) {
   return in;
 }
 
-std::vector<SpecShape<QkNormParams>> qk_norm_shapes(bool remainders, bool real) {
-  std::vector<SpecShape<QkNormParams>> out;
+std::vector<QkNormShape> qk_norm_shapes(bool remainders, bool real) {
+  std::vector<QkNormShape> out;
   if (remainders) add_head_norm_remainders(out, "dk");
   if (real) {
     out.push_back({"A17B/A3B decode", QkNormParams{1, 16, 128, 1e-6f}, 0});
     out.push_back({"A17B/A3B prefill 64", QkNormParams{64, 16, 128, 1e-6f}, 1});
-    out.push_back({"A17B/A3B prefill 128 tokens", QkNormParams{128, 16, 128, 1e-6f}, 2});  // threaded on the CPU
+    out.push_back({"A17B/A3B prefill 128 tokens", QkNormParams{128, 16, 128, 1e-6f}, 2, true});
   }
   return out;
 }

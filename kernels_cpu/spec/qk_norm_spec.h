@@ -18,9 +18,12 @@ struct QkNormInputs {
 };
 QkNormInputs qk_norm_inputs(const QkNormParams& p, uint64_t seed);
 
+// The variant: CPU only (the 128-token prefill reaches the fast tier's threads, from 2^18
+// elements; on the GPU the 64-token prefill stands for it).
+using QkNormShape = SpecShape<QkNormParams, bool>;
 // Remainders: the per-head norms' (spec/norm_bound.h). Real: the linear attention of both A17B
 // and A3B (Hk 16, dk 128), decode and prefill.
-std::vector<SpecShape<QkNormParams>> qk_norm_shapes(bool remainders, bool real);
+std::vector<QkNormShape> qk_norm_shapes(bool remainders, bool real);
 
 // Per element of q_out and k_out, given the truth's (f64, rounded once to f32), first order in u:
 //   inv = 1/sqrt(ss / dk + eps): norm_inv_rel(dk) (spec/norm_bound.h).
