@@ -28,6 +28,7 @@ std::vector<SpecShape<RmsNormParams>> rmsnorm_shapes(bool remainders, bool real)
 // Per element of y, given the truth's y (f64, rounded once to f32), first order in u: inv =
 // 1/sqrt(ss / dim + eps) within norm_inv_rel (spec/norm_bound.h); 1 + w, x * inv and * w' one
 // rounding each; the truth's own rounding: |y| (norm_inv_rel(dim) + 4u) + the smallest normal.
+// CPU: gamma_dim/2 + 7.5u; Vulkan rules: sum(dim)/2 + 11.5u.
 std::vector<double> rmsnorm_bound(const RmsNormParams& p, std::span<const float> truth, const PrecisionModel& m);
 
 }  // namespace moe
