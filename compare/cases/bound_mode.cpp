@@ -28,6 +28,7 @@ PrecisionModel device_model() {
   m.sum = [](double n) { return sum_gamma(n); };
   m.exp_rel = [](double x) { return exp_rel(x); };
   m.division_rel = division_rel();
+  m.rsqrt_rel = 2 * kU32 * precision().inversesqrt_ulp;  // inversesqrt, in ULP (2 by the Vulkan rules)
   return m;
 }
 

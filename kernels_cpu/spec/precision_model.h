@@ -21,6 +21,8 @@ struct PrecisionModel {
   // Relative error of exp(x) at argument x.
   std::function<double(double x)> exp_rel = [](double) { return 2 * kU32; };
   double division_rel = kU32;  // relative error of a division
+  // Relative error of 1/sqrt(x): on the CPU sqrt, then the division, each correctly rounded (2u).
+  double rsqrt_rel = 2 * kU32;
 };
 
 // The CPU tiers: f32 arithmetic, worst-case sums, glibc's f32 exp (within 1 ULP: 2u relative) and

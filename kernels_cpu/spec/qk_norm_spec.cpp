@@ -1,0 +1,37 @@
+#include "spec/qk_norm_spec.h"
+
+#include <algorithm>
+
+#include "core/rng.h"
+#include "spec/norm_bound.h"
+
+namespace moe {
+
+QkNormInputs qk_norm_inputs(const QkNormParams& p, uint64_t seed) {
+  Rng rng(seed);
+  const int64_t n = p.tokens * p.heads * p.head_dim;
+  QkNormInputs in{rng.fork(1).activations(n), rng.fork(2).activations(n)};
+  shrink_every_fifth_head(in.q, p.tokens * p.heads, p.head_dim);
+  shrink_every_fifth_head(in.k, p.tokens * p.heads, p.head_dim);
+  return in;
+}
+
+std::vector<QkNormShape> qk_norm_shapes(bool remainders, bool real) {
+  std::vector<QkNormShape> out;
+  if (remainders) add_head_norm_remainders(out, "dk");
+  if (real) {
+    out.push_back({"A17B/A3B decode", QkNormParams{1, 16, 128, 1e-6f}, 0});
+    out.push_back({"A17B/A3B prefill 64", QkNormParams{64, 16, 128, 1e-6f}, 1});
+    out.push_back({"A17B/A3B prefill 128 tokens", QkNormParams{128, 16, 128, 1e-6f}, 2, true});
+  }
+  return out;
+}
+
+QkNormBounds qk_norm_bound(const QkNormParams& p, std::span<const float> q_truth, std::span<const float> k_truth,
+                           const PrecisionModel& m) {
+  const double inv = norm_inv_rel(double(p.head_dim), m);
+  const double q_scale = std::max(2 * m.rsqrt_rel + m.u, m.division_rel);
+  return {relative_bound(q_truth, inv + q_scale + 3 * m.u), relative_bound(k_truth, inv + m.rsqrt_rel + 3 * m.u)};
+}
+
+}  // namespace moe
