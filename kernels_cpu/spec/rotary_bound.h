@@ -1,7 +1,8 @@
 // What the rotary specs (spec/rope_spec.h, spec/rope_yarn_spec.h) share: where a shape's
 // positions come from, the inputs they draw, and the error analysis of an angle
 // pos * theta^(-e) formed in f32 and of the rotation by it, as functions of a PrecisionModel.
-// Read by those two specs and the rotary checks (kernels_cpu/check/rotary_check.h).
+// Read by those two specs, the rotary checks (kernels_cpu/check/rotary_check.h) and cases
+// (compare/cases/rotary_cases.h).
 #pragma once
 #include <cmath>
 #include <cstdint>
