@@ -52,10 +52,10 @@ std::vector<double> rope_bound(const RopeParams& p, std::span<const int64_t> pos
   for (int64_t i = 0; i < half; ++i) {
     const double e = double(2 * i) / double(R);
     const double t = double(i) * ts_log2, dt = double(i) * (m.log_abs + ts_rel / std::log(2.0)) + m.u * t;
-    const double power_form = m.exp_rel(t + dt) + std::log(2.0) * dt;
+    const double power_form_rel = m.exp_rel(t + dt) + std::log(2.0) * dt;
     const double direct = rotary_exp2_rel(e, log2_theta, dlog2, m) + m.division_rel;
     inv[size_t(i)] = std::pow(theta, -e);
-    inv_rel[size_t(i)] = std::max(direct, power_form) + m.u + rotary_truth_rel(theta);
+    inv_rel[size_t(i)] = std::max(direct, power_form_rel) + m.u + rotary_truth_rel(theta);
   }
   return rotary_bound({p.tokens, p.heads, p.head_dim, half, false}, positions, x, inv, inv_rel, 1.0, 4 * m.u, m);
 }
