@@ -1,6 +1,7 @@
 #include "compare/cases/bound_mode.h"
 
 #include <atomic>
+#include <cmath>
 #include <string>
 
 #include "compare/decide/precision.h"
@@ -29,6 +30,11 @@ PrecisionModel device_model() {
   m.exp_rel = [](double x) { return exp_rel(x); };
   m.division_rel = division_rel();
   m.rsqrt_rel = 2 * kU32 * precision().inversesqrt_ulp;  // inversesqrt, in ULP (2 by the Vulkan rules)
+  m.log_rel = log_ulp_rel(), m.log_abs = log_abs(), m.sincos_abs = sincos_abs();
+  // Vulkan defines sin and cos only on [-pi, pi]: a kernel reduces a = k 2pi_f + r with an f32
+  // 2pi (|2pi_f - 2pi| = 0.47u 2pi, times |k| <= |a| / 2pi + 1), the product's and the
+  // difference's roundings and one fold: <= 1.47u |a| + 13u, budgeted 2u |a| + 16u.
+  m.sincos_reduction = [](double a) { return 2 * kU32 * std::fabs(a) + 16 * kU32; };
   return m;
 }
 

@@ -23,7 +23,7 @@
 //   c = cosf(a), s = sinf(a); (x1*c - x2*s, x1*s + x2*c) without FMA.
 // The f32 angle carries an absolute error growing with |a| (at most ~|a| * 4u for R = 64, i.e.
 // 0.24 rad at pos 1e6; ~0.03 observed at D 256, theta 1e7): the error of the f32 tier (and of
-// every engine) grows with the position; the bound in rope_check.cpp is derived from it. Rotation never changes a pair's norm beyond
+// every engine) grows with the position; the bound in spec/rope_spec.h is derived from it. Rotation never changes a pair's norm beyond
 // rounding, whatever the angle error.
 // Position 0 returns x bit-exactly (cos 0 = 1, sin 0 = 0 exactly) for finite x, except that a
 // -0 paired with a negative partner comes back +0; an infinity in a rotated pair gives NaN

@@ -73,7 +73,7 @@
 // throughout, which our truth tier reproduces to the f32 rounding of every element.
 // The f32 angle carries an absolute error growing with |a| (the f32 inv_freq is within ~7u, the
 // product adds u): 1.6e5 * 0.75 * ~3u ~ 0.02 rad at Cogito's last position. The bound in
-// rope_yarn_check.cpp (rope_yarn_f32_bound) is derived from it; HF's own f32 path (and its
+// spec/rope_yarn_spec.h (rope_yarn_f32_bound) is derived from it; HF's own f32 path (and its
 // float64 path, whose angles HF forces to f32) carries the same kind of error.
 // Position 0 gives y = fl(x m) on the half-split layout (y = x when m = 1, bit for bit, finite
 // x) and the de-interleaved x when interleaved.
@@ -135,8 +135,8 @@ inline void rope_yarn_pair(const RopeYarnParams& p, int64_t i, int64_t& a, int64
 }
 
 // Per-element bound on |y - y_truth| for any f32 evaluation that follows the formulas above with
-// one rounding per operation (the f32 and fast tiers, HF's float32 path): derived in
-// rope_yarn_check.cpp.
+// one rounding per operation (the f32 and fast tiers, HF's float32 path): spec/rope_yarn_spec.h's
+// rope_yarn_bound under cpu_f32_model().
 std::vector<double> rope_yarn_f32_bound(const RopeYarnParams& p, std::span<const int64_t> positions,
                                         std::span<const float> x);
 

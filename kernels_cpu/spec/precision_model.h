@@ -23,10 +23,28 @@ struct PrecisionModel {
   double division_rel = kU32;  // relative error of a division
   // Relative error of 1/sqrt(x): on the CPU sqrt, then the division, each correctly rounded (2u).
   double rsqrt_rel = 2 * kU32;
+  // log and log2: relative error, and absolute error for arguments in [0.5, 2] (where the value
+  // nears 0). glibc's f32 ones are within 1 ULP: 2u relative, and 2u absolute for a value in [-1, 1].
+  double log_rel = 2 * kU32;
+  double log_abs = 2 * kU32;
+  // sin and cos: absolute error for arguments in [-pi, pi] (glibc's f32 ones within 1 ULP of a
+  // value at most 1: 2u), and the absolute error of first bringing an angle a into [-pi, pi]
+  // (glibc reduces exactly: 0).
+  double sincos_abs = 2 * kU32;
+  std::function<double(double a)> sincos_reduction = [](double) { return 0.0; };
 };
 
 // The CPU tiers: f32 arithmetic, worst-case sums, glibc's f32 exp (within 1 ULP: 2u relative) and
 // IEEE division (correctly rounded: u).
 inline PrecisionModel cpu_f32_model() { return PrecisionModel{}; }
+
+// The CPU tiers where the fast tier takes exp or log from Eigen's vectorised functions: those
+// budgeted 2 ULP (4u relative; 4u absolute for a log in [-1, 1]), the rest as cpu_f32_model().
+inline PrecisionModel cpu_eigen_model() {
+  PrecisionModel m;
+  m.exp_rel = [](double) { return 4 * kU32; };
+  m.log_rel = m.log_abs = 4 * kU32;
+  return m;
+}
 
 }  // namespace moe
