@@ -131,7 +131,8 @@ RouterNoauxInputs router_noaux_inputs(const RouterNoauxParams& p, uint64_t seed,
   if (d == D::Ties || d == D::NearTies || d == D::AllEqual) {
     in.bias.assign(size_t(E), 0.0f);
   } else {
-    in.bias = d == D::NegativeBias ? rng.fork(3).uniform_vec(E, -0.95f, -0.85f) : rng.fork(3).uniform_vec(E, -0.1f, 0.1f);
+    in.bias =
+        d == D::NegativeBias ? rng.fork(3).uniform_vec(E, -0.95f, -0.85f) : rng.fork(3).uniform_vec(E, -0.1f, 0.1f);
   }
   place_non_finite(p, d, noise, x);
   for (int64_t t = 0; t < T; ++t) {
@@ -159,9 +160,10 @@ std::vector<RouterNoauxShape> router_noaux_shapes(bool remainders, bool real) {
                                                 {D::Nan, "NaN tokens"}};
   using Layout = std::array<int64_t, 4>;  // E, K, n_group, topk_group
   if (remainders) {
-    for (auto [E, K, NG, TG] : {Layout{2, 1, 1, 1}, Layout{2, 2, 1, 1}, Layout{6, 3, 3, 2}, Layout{12, 3, 4, 1},
-                                Layout{12, 12, 4, 4}, Layout{16, 4, 4, 2}, Layout{66, 17, 6, 3}, Layout{67, 33, 1, 1},
-                                Layout{64, 8, 8, 4}}) {
+    // The CPU's layouts, each with every input kind: the CPU alone.
+    for (auto [E, K, NG, TG] :
+         {Layout{2, 1, 1, 1}, Layout{2, 2, 1, 1}, Layout{6, 3, 3, 2}, Layout{12, 3, 4, 1}, Layout{12, 12, 4, 4},
+          Layout{16, 4, 4, 2}, Layout{66, 17, 6, 3}, Layout{67, 33, 1, 1}, Layout{64, 8, 8, 4}}) {
       uint64_t s0 = uint64_t(1000 * E + 10 * K);
       for (auto [d, name] : cpu_data)
         add(groups(E, K, NG, TG) + ", " + name, 7, E, K, NG, TG, 2.5f, d != D::Ties, d, s0++, false);
@@ -205,9 +207,8 @@ std::vector<RouterNoauxShape> router_noaux_shapes(bool remainders, bool real) {
 // The near-tie rule's scores: c in the truth's kept groups (their bounds as above), -inf (bound
 // 0) elsewhere: a chosen expert of another group fails idx. Weights: router_weight_bounds over
 // the kept groups' experts; renormalised, the division (m.division_rel) and the scaling (u).
-RouterBounds router_noaux_bounds(const RouterNoauxParams& p, std::span<const float> logits,
-                                 std::span<const float> bias, std::span<const int32_t> idx, std::span<const float> w,
-                                 const PrecisionModel& m) {
+RouterBounds router_noaux_bounds(const RouterNoauxParams& p, std::span<const float> logits, std::span<const float> bias,
+                                 std::span<const int32_t> idx, std::span<const float> w, const PrecisionModel& m) {
   const int64_t T = p.tokens, E = p.experts, K = p.k, NG = p.n_group, TG = p.topk_group, GS = E / NG;
   RouterBounds b{std::vector<double>(size_t(T * E), 0.0), std::vector<double>(size_t(T * E), 0.0),
                  std::vector<double>(size_t(T * K), 0.0)};

@@ -22,8 +22,7 @@ namespace moe {
 struct RouterNoauxInputs {
   std::vector<float> logits, bias;
 };
-RouterNoauxInputs router_noaux_inputs(const RouterNoauxParams& p, uint64_t seed, RouterData d,
-                                      const PrecisionModel& m);
+RouterNoauxInputs router_noaux_inputs(const RouterNoauxParams& p, uint64_t seed, RouterData d, const PrecisionModel& m);
 
 using RouterNoauxShape = SpecShape<RouterNoauxParams, RouterVariant>;
 // Remainders: one group (plain top-K), groups of 2, every group kept, K = every kept expert, odd
@@ -33,8 +32,7 @@ using RouterNoauxShape = SpecShape<RouterNoauxParams, RouterVariant>;
 std::vector<RouterNoauxShape> router_noaux_shapes(bool remainders, bool real);
 
 // idx, w: the truth (router_noaux_ref<double>) with rows sorted by w (router_sort_rows).
-RouterBounds router_noaux_bounds(const RouterNoauxParams& p, std::span<const float> logits,
-                                 std::span<const float> bias, std::span<const int32_t> idx, std::span<const float> w,
-                                 const PrecisionModel& m);
+RouterBounds router_noaux_bounds(const RouterNoauxParams& p, std::span<const float> logits, std::span<const float> bias,
+                                 std::span<const int32_t> idx, std::span<const float> w, const PrecisionModel& m);
 
 }  // namespace moe

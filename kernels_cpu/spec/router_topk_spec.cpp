@@ -62,9 +62,12 @@ std::vector<RouterTopkShape> router_topk_shapes(bool remainders, bool real) {
   using D = RouterData;
   std::vector<RouterTopkShape> out;
   auto add = [&](std::string label, int64_t T, int64_t E, int64_t K, bool renorm, D d, uint64_t offset,
-                 bool gpu = true) { out.push_back({std::move(label), {T, E, K, renorm}, offset, {d, gpu}}); };
+                 bool gpu = true) {
+    out.push_back({std::move(label), {T, E, K, renorm}, offset, {d, gpu}});
+  };
   auto ek = [](int64_t E, int64_t K) { return "remainder E " + std::to_string(E) + " K " + std::to_string(K); };
   if (remainders) {
+    // The CPU's sweep of K (1, 2, E/2, E - 1, E; past the kernel's 64 at E 67): the CPU alone.
     for (int64_t E : {1, 2, 3, 7, 31, 33, 64, 67}) {
       std::vector<int64_t> ks{1, 2, E / 2, E - 1, E};
       std::sort(ks.begin(), ks.end());
@@ -79,7 +82,8 @@ std::vector<RouterTopkShape> router_topk_shapes(bool remainders, bool real) {
     }
     add("remainder E 33 K 5, NaN/inf tokens", 6, 33, 5, true, D::NonFinite, 7, false);
     // One expert; K = E; odd E below, at and above the 256 lanes; K = 64 (the kernel's most).
-    for (auto [E, K] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {3, 2}, {7, 7}, {33, 5}, {67, 33}, {257, 64}, {300, 10}}) {
+    for (auto [E, K] :
+         std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {3, 2}, {7, 7}, {33, 5}, {67, 33}, {257, 64}, {300, 10}}) {
       add(ek(E, K), 5, E, K, true, D::Gaussian, uint64_t(100 * E + K));
       add(ek(E, K) + " ties", 5, E, K, K % 2 == 0, D::Ties, uint64_t(100 * E + K) + 1);
     }
@@ -102,8 +106,8 @@ std::vector<RouterTopkShape> router_topk_shapes(bool remainders, bool real) {
   }
   using Model = std::tuple<std::string, int64_t, int64_t>;
   if (real) {
-    for (auto [s, E, K] : std::vector<Model>{{"A17B", 512, 10}, {"A17B engine K=4", 512, 4}, {"A3B", 256, 8},
-                                             {"A3B engine K=4", 256, 4}}) {
+    for (auto [s, E, K] : std::vector<Model>{
+             {"A17B", 512, 10}, {"A17B engine K=4", 512, 4}, {"A3B", 256, 8}, {"A3B engine K=4", 256, 4}}) {
       const uint64_t s0 = uint64_t(10 * E + K);
       add(s + " decode, gaussian", 1, E, K, true, D::Gaussian, s0, false);
       add(s + " 64 tokens, gaussian", 64, E, K, true, D::Gaussian, s0 + 1, false);
@@ -183,9 +187,9 @@ RouterBounds router_topk_bounds(const RouterTopkParams& p, std::span<const float
     std::copy(r.score_bound.begin(), r.score_bound.end(), b.score_bound.begin() + t * E);
     // Renormalised: the implementation's reciprocal and product (division_rel + u) and the
     // u of the chosen P's rounding to f32.
-    const std::vector<double> wb = router_weight_bounds(r, idx.subspan(size_t(t * K), size_t(K)), cand,
-                                                        w.data() + t * K, K, p.renormalize, 1.0,
-                                                        m.division_rel + 2 * m.u, m);
+    const std::vector<double> wb =
+        router_weight_bounds(r, idx.subspan(size_t(t * K), size_t(K)), cand, w.data() + t * K, K, p.renormalize, 1.0,
+                             m.division_rel + 2 * m.u, m);
     std::copy(wb.begin(), wb.end(), b.w_bound.begin() + t * K);
   }
   return b;
@@ -280,8 +284,8 @@ void router_judge(TierReport& rep, int64_t E, int64_t K, std::span<const int32_t
     std::vector<int32_t> st(ti.begin(), ti.end()), sf(fi.begin(), fi.end());
     std::sort(st.begin(), st.end()), std::sort(sf.begin(), sf.end());
     const size_t row = r0 / size_t(K) * size_t(E);
-    if (st == sf || near_tie(fi, std::span(b.score).subspan(row, size_t(E)),
-                             std::span(b.score_bound).subspan(row, size_t(E))))
+    if (st == sf ||
+        near_tie(fi, std::span(b.score).subspan(row, size_t(E)), std::span(b.score_bound).subspan(row, size_t(E))))
       std::copy(fi.begin(), fi.end(), exp_i.begin() + ptrdiff_t(r0));
     if (st != sf) continue;
     for (size_t j = 0; j < size_t(K); ++j) {  // the weight of each found expert: the truth's of it
