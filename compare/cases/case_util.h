@@ -110,4 +110,23 @@ inline void add_quant_tensors(OpCase& c, const std::string& name, const QuantSto
   c.tensors[name + ".biases"] = bf16_tensor(m.biases);
 }
 
+// A router's outputs (router_topk, router_noaux): idx [T, K] decided as index sets by the
+// near-tie rule on per-expert scores [T, E] within score_bound, w [T, K] (slots by weight) within
+// w_bound and paired with idx (each weight must belong to its expert).
+inline void set_routing_outputs(OpCase& c, int64_t K, std::span<const int32_t> idx, std::span<const float> w,
+                                std::vector<double> scores, std::vector<double> score_bound,
+                                std::vector<double> w_bound) {
+  OutputSpec si, sw;
+  si.name = "idx", si.kind = Kind::Indices, si.row = K;
+  si.scores = std::move(scores), si.score_bound = std::move(score_bound);
+  sw.name = "w", sw.kind = Kind::Reduction, sw.bound = std::move(w_bound);
+  sw.paired_with = "idx", sw.row = K;
+  c.tensors["idx"] = output_i32(int64_t(idx.size()));
+  c.tensors["w"] = output_f32(int64_t(w.size()));
+  c.outputs["idx"] = si;
+  c.truth["idx"] = std::vector<double>(idx.begin(), idx.end());
+  c.outputs["w"] = sw;
+  c.truth["w"] = widen(w);
+}
+
 }  // namespace moe::compare
