@@ -1,15 +1,27 @@
-// The error of a softmax-weighted sum, shared by the attention specs (attention_spec.cpp,
-// mla_attention_spec.cpp): from one query row's exact scores and a bound on its computed
-// exponents' error, the relative error of every computed softmax weight and the rounding of sums
-// weighted by them, under a PrecisionModel (spec/precision_model.h). First order in u.
+// What the attention specs (attention_spec.cpp, mla_attention_spec.cpp) share: their keys' input
+// distribution and the error of a softmax-weighted sum: from one query row's exact scores and a
+// bound on its computed exponents' error, the relative error of every computed softmax weight and
+// the rounding of sums weighted by them, under a PrecisionModel (spec/precision_model.h). First
+// order in u.
 #pragma once
 #include <Eigen/Core>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
+#include "core/rng.h"
 #include "spec/precision_model.h"
 
 namespace moe {
+
+// `rows` cache rows of keys N(0, 1) around a per-channel mean shared by every position (as real
+// keys share a direction), the row width mean's size.
+inline std::vector<float> keys_around_mean(Rng r, int64_t rows, const std::vector<float>& mean) {
+  const int64_t w = int64_t(mean.size());
+  std::vector<float> x = r.normal_vec(rows * w, 1.0);
+  for (int64_t i = 0; i < rows * w; ++i) x[size_t(i)] += mean[size_t(i % w)];
+  return x;
+}
 
 // Error of the exponents s_p - m of a row whose computed scores are each within Ds of exact,
 // |s_p| <= A: the scale 1/sqrt(n) rounded to f32 where the params leave it 0 (a square root and

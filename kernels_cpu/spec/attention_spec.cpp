@@ -22,14 +22,9 @@ AttentionInputs attention_inputs(const AttentionParams& p, uint64_t seed) {
   for (int64_t i = 0; i < T * H * D; ++i) in.q[size_t(i)] = float(in.q[size_t(i)] * gain[size_t((i / D) % H)]);
   in.gate = rng.fork(3).normal_vec(T * H * D, 2.0);
   const std::vector<float> mean = rng.fork(4).normal_vec(row, 0.5);
-  auto keys = [&](Rng r, int64_t rows) {
-    std::vector<float> x = r.normal_vec(rows * row, 1.0);
-    for (int64_t i = 0; i < rows * row; ++i) x[size_t(i)] += mean[size_t(i % row)];
-    return x;
-  };
-  in.k = keys(rng.fork(5), T);
+  in.k = keys_around_mean(rng.fork(5), T, mean);
   in.v = rng.fork(6).activations(T * row);
-  in.k_cache = keys(rng.fork(7), p.capacity);
+  in.k_cache = keys_around_mean(rng.fork(7), p.capacity, mean);
   in.v_cache = rng.fork(8).activations(p.capacity * row);
   for (int64_t i = p.past * row; i < p.capacity * row; ++i)
     in.k_cache[size_t(i)] = 1000.0f + float(i % 4096), in.v_cache[size_t(i)] = -7.0f;

@@ -22,14 +22,9 @@ MlaAttentionInputs mla_attention_inputs(const MlaAttentionParams& p, uint64_t se
   for (double& g : gain) g = 0.25 + 2.25 * rgain.uniform01();
   for (int64_t i = 0; i < T * H * Dq; ++i) in.q[size_t(i)] = float(in.q[size_t(i)] * gain[size_t((i / Dq) % H)] * q_gain);
   const std::vector<float> mean = rng.fork(3).normal_vec(L, 0.5);
-  auto latents = [&](Rng r, int64_t rows) {
-    std::vector<float> x = r.normal_vec(rows * L, 1.0);
-    for (int64_t i = 0; i < rows * L; ++i) x[size_t(i)] += mean[size_t(i % L)];
-    return x;
-  };
-  in.latent = latents(rng.fork(4), T);
+  in.latent = keys_around_mean(rng.fork(4), T, mean);
   in.k_pe = rng.fork(5).normal_vec(T * Dr, 1.0);
-  in.latent_cache = latents(rng.fork(6), p.capacity);
+  in.latent_cache = keys_around_mean(rng.fork(6), p.capacity, mean);
   in.kpe_cache = rng.fork(7).normal_vec(p.capacity * Dr, 1.0);
   for (int64_t i = p.past * L; i < p.capacity * L; ++i) in.latent_cache[size_t(i)] = 1000.0f + float(i % 4096);
   for (int64_t i = p.past * Dr; i < p.capacity * Dr; ++i) in.kpe_cache[size_t(i)] = -7.0f;
