@@ -52,8 +52,8 @@ struct AttentionParams {
   }
 };
 
-// Cache rows per chunk of the fast tier's online softmax (the error bound of the check counts
-// the chunk combination, so it needs the number).
+// Cache rows per chunk of the fast tier's online softmax (the spec's error bound counts the
+// chunk combination, so it needs the number).
 inline constexpr int64_t kAttentionFastChunk = 1024;
 
 template <class Acc>

@@ -56,8 +56,8 @@
 //   e = exp(s - m_c), l_c = sum e, vc_c = Lat_c^T e; the chunks are combined in chunk order with
 //   M = max m_c, vc = sum exp(m_c - M) vc_c, l = sum exp(m_c - M) l_c, o = W_vb,h (vc * 1/l).
 //   Mathematically equal; results depend neither on the thread count nor on T.
-// The check (check/mla_attention_check.cpp) derives the bound between the absorbed f32 / fast
-// tiers and the naive truth: it is the evidence that the absorbed form equals HF's naive form.
+// The spec (spec/mla_attention_spec.h) derives the bound between the absorbed f32 / fast tiers
+// and the naive truth: it is the evidence that the absorbed form equals HF's naive form.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -88,7 +88,7 @@ struct MlaAttentionParams {
   }
 };
 
-// Cache rows per chunk of the fast tier's online softmax (the check's bound counts the chunk
+// Cache rows per chunk of the fast tier's online softmax (the spec's bound counts the chunk
 // combination, so it needs the number).
 inline constexpr int64_t kMlaFastChunk = 512;
 
@@ -112,24 +112,6 @@ CheckResult mla_attention_check_one(const char* label, const MlaAttentionParams&
 std::vector<double> mla_attention_naive_f64(const MlaAttentionParams& p, std::span<const float> q,
                                             const QuantMatrix& kv_b, std::span<const float> latent_cache,
                                             std::span<const float> kpe_cache);
-
-// How an absorbed f32 evaluation rounds, for mla_attention_bound. The CPU tiers: chunk rows per
-// online-softmax chunk (the fast tier's kMlaFastChunk; 0: one pass, as the f32 tier and a GPU
-// kernel whose sums are one order over all rows), each softmax weight's relative error beyond the
-// sums' gamma as a function of the largest exponent magnitude |s - m| (CPU: expf within 2 ulp,
-// 1/l and the multiply: 10u; a GPU: twice its exp budget at that magnitude, a division and 4u),
-// and the error of an underflowed product (2^-149; 2^-126 on a device that flushes subnormals).
-struct MlaRounding {
-  int64_t chunk = 0;
-  double (*weight_rel)(double exponent_span) = [](double) { return 10 * kU32; };
-  double tiny = 0x1.0p-149;
-};
-// Per-element bound on |o - o_truth| [T, H Dv] for an absorbed evaluation rounding as `r` says,
-// against the naive f64 truth, given the caches after the append (derivation in
-// check/mla_attention_check.cpp).
-std::vector<double> mla_attention_bound(const MlaAttentionParams& p, std::span<const float> q, const QuantMatrix& kv_b,
-                                        std::span<const float> latent_cache, std::span<const float> kpe_cache,
-                                        const MlaRounding& r);
 
 // Shared by every tier: argument validation with messages naming the op.
 void mla_attention_validate(const MlaAttentionParams& p, std::span<const float> q, std::span<const float> latent,
