@@ -28,6 +28,7 @@ PrecisionModel device_model() {
   m.sum = [](double n) { return sum_gamma(n); };
   m.exp_rel = [](double x) { return exp_rel(x); };
   m.division_rel = division_rel();
+  m.quant_weight_rounded_once = false;
   return m;
 }
 
