@@ -1,10 +1,9 @@
-#include <algorithm>
 #include <string>
 
 #include "compare/cases/act_model.h"
-#include "compare/cases/bound_mode.h"
 #include "compare/cases/case_util.h"
 #include "compare/cases/instances.h"
+#include "compare/cases/quant_dot_case.h"
 #include "compare/cases/real_shapes.h"
 #include "ops/matmul_q.h"
 #include "spec/matmul_q_spec.h"
@@ -16,47 +15,41 @@ void quant_rows(const QuantMatrix& m, const double* v, double* exact, double* ma
   quant_row_sums(m, v, exact, mag, false);
 }
 
-// matmul_q's GPU cases: the shapes, inputs and bound of spec/matmul_q_spec.h under the device's
-// precision model; truth matmul_q_ref<double>, token by token.
-OpCase matmul_q_instance(const std::string& label, uint64_t seed, const MatmulQParams& p, const QuantMatrix& W,
-                         std::span<const float> x) {
-  const int64_t tokens = p.tokens, rows = p.rows, cols = p.cols;
-  OpCase c = new_case("matmul_q", label, seed);
-  set_vars(c, p);
-  std::vector<float> y(static_cast<size_t>(tokens * rows));
-  for_blocks(tokens, 1, [&](int64_t t0, int64_t t1) {  // a token's outputs depend on its own x only
-    MatmulQParams pt = p;
-    pt.tokens = t1 - t0;
-    matmul_q_ref<double>(pt, W, x.subspan(size_t(t0 * cols), size_t((t1 - t0) * cols)),
-                         std::span<float>(y).subspan(size_t(t0 * rows), size_t((t1 - t0) * rows)));
+namespace {
+
+// matmul_q's GPU cases: the shapes, inputs and bound of spec/matmul_q_spec.h; truth
+// matmul_q_ref<double>, token by token (a token's outputs depend on its own x only).
+OpCase matmul_q_case(const std::string& label, uint64_t seed, const MatmulQParams& p, const QuantMatrix& W,
+                     std::span<const float> x, bool exact) {
+  OpCase c = quant_dot_case("matmul_q", label, seed, p, W, x, exact, [&](std::span<float> y) {
+    for_blocks(p.tokens, 1, [&](int64_t t0, int64_t t1) {
+      MatmulQParams pt = p;
+      pt.tokens = t1 - t0;
+      matmul_q_ref<double>(pt, W, x.subspan(size_t(t0 * p.cols), size_t((t1 - t0) * p.cols)),
+                           y.subspan(size_t(t0 * p.rows), size_t((t1 - t0) * p.rows)));
+    });
   });
-  add_quant_tensors(c, "W", W);
-  c.tensors["x"] = f32_tensor(x);
-  c.tensors["y"] = output_f32(tokens * rows);
-  OutputSpec s;
-  s.name = "y", s.kind = Kind::Reduction;
-  s.bound = quant_dot_bound(W, x, y, device_model());
-  c.outputs["y"] = s;
-  c.truth["y"] = widen(y);
-  c.flops = 2.0 * double(tokens) * double(rows) * double(cols);
+  c.flops = 2.0 * double(p.tokens) * double(p.rows) * double(p.cols);
   return c;
 }
 
-namespace {
-
-OpCase matmul_q_case(const std::string& label, const MatmulQParams& p, uint64_t seed, bool exact = false) {
+// The spec's inputs for (p, seed).
+OpCase seeded_case(const std::string& label, const MatmulQParams& p, uint64_t seed, bool exact = false) {
   const QuantDotInputs in = quant_dot_inputs(p, seed, exact);
-  OpCase c = matmul_q_instance(label, seed, p, in.W.view(), in.x);
-  if (exact) std::ranges::fill(c.outputs["y"].bound, 0.0);
-  return c;
+  return matmul_q_case(label, seed, p, in.W.view(), in.x, exact);
 }
 
 }  // namespace
 
+OpCase matmul_q_instance(const std::string& label, uint64_t seed, const MatmulQParams& p, const QuantMatrix& W,
+                         std::span<const float> x) {
+  return matmul_q_case(label, seed, p, W, x, false);
+}
+
 std::vector<OpCase> matmul_q_cases(bool rem, bool real, uint64_t seed) {
   std::vector<OpCase> out;
   for (const MatmulQShape& s : matmul_q_shapes(rem, real))
-    if (s.variant.gpu) out.push_back(matmul_q_case(s.label, s.p, seed + s.seed_offset, s.variant.exact));
+    if (s.variant.gpu) out.push_back(seeded_case(s.label, s.p, seed + s.seed_offset, s.variant.exact));
   return out;
 }
 
@@ -70,7 +63,7 @@ std::vector<OpCase> matmul_q_perf_cases(uint64_t seed, const std::string& only) 
   uint64_t k = 0;
   const auto add = [&](const std::string& label, int64_t T, int64_t rows, int64_t cols) {
     ++k;
-    if (only.empty() || label == only) out.push_back(matmul_q_case(label, {T, rows, cols, 4, 64}, seed + k));
+    if (only.empty() || label == only) out.push_back(seeded_case(label, {T, rows, cols, 4, 64}, seed + k));
   };
   for (const PerfShape& ps : perf_matvec_shapes()) {
     if (ps.rows > 16384) continue;  // the lm_heads: one token per step
