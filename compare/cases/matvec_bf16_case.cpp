@@ -11,8 +11,8 @@ namespace moe::compare {
 
 // matvec_bf16's GPU cases: the shapes, inputs and bound of spec/matvec_bf16_spec.h under the
 // device's precision model; truth matvec_bf16_ref<double>.
-OpCase matvec_bf16_instance(const std::string& label, uint64_t seed, const MatvecBf16Params& p,
-                            std::span<const bf16> W, std::span<const float> x) {
+OpCase matvec_bf16_instance(const std::string& label, uint64_t seed, const MatvecBf16Params& p, std::span<const bf16> W,
+                            std::span<const float> x) {
   const int64_t rows = p.rows, cols = p.cols;
   OpCase c = new_case("matvec_bf16", label, seed);
   set_vars(c, p);

@@ -41,7 +41,8 @@ std::vector<OpCase> matvec_q_perf_cases(uint64_t seed, const std::string& only) 
       const std::string label = std::string(ps.name) + " " + std::to_string(ps.rows) + "x" + std::to_string(ps.cols) +
                                 " " + std::to_string(bits) + "-bit";
       ++k;
-      if (only.empty() || label == only) out.push_back(matvec_q_case(label, {ps.rows, ps.cols, bits, 64}, seed + k, false));
+      if (only.empty() || label == only)
+        out.push_back(matvec_q_case(label, {ps.rows, ps.cols, bits, 64}, seed + k, false));
     }
   return out;
 }

@@ -27,7 +27,7 @@ OpCase swiglu_expert_instance(const std::string& label, uint64_t seed, const Swi
   MOE_CHECK(e.gate.group_size == kExpertGroupSize && e.up.group_size == kExpertGroupSize &&
                 e.down.group_size == kExpertGroupSize,
             "swiglu_expert: expert matrices with group size " << e.gate.group_size << ", the kernels take "
-                                                             << kExpertGroupSize);
+                                                              << kExpertGroupSize);
   OpCase c = new_case("swiglu_expert", label, seed);
   set_expert_vars(c, p);  // group_size: the chain's matmul_q stage reads it
   std::vector<float> y(static_cast<size_t>(T * d));

@@ -37,7 +37,8 @@ inline CheckResult quant_dot_check(const char* op, const char* output, std::stri
     std::vector<float> t(size_t(tokens * n)), f32(t.size());
     res.truth_seconds += time_call([&] { truth_tier(Wb, in.x, t); });
     res.ref32.seconds += time_call([&] { ref32_tier(Wb, in.x, f32); });
-    const std::vector<double> b = v.exact ? std::vector<double>(t.size(), 0.0) : quant_dot_bound(Wb, in.x, t, cpu_f32_model());
+    const std::vector<double> b =
+        v.exact ? std::vector<double>(t.size(), 0.0) : quant_dot_bound(Wb, in.x, t, cpu_f32_model());
     truth.insert(truth.end(), t.begin(), t.end());
     r32.insert(r32.end(), f32.begin(), f32.end());
     bound.insert(bound.end(), b.begin(), b.end());

@@ -23,7 +23,8 @@ std::vector<DequantShape> dequant_shapes(bool remainders, bool real) {
           add("remainder " + std::to_string(bits) + "-bit " + std::to_string(rows) + "x" + std::to_string(cols), rows,
               cols, bits, 64, ++k);
     for (int bits : {2, 4, 8})
-      for (int G : {32, 128}) add("remainder G=" + std::to_string(G) + " " + std::to_string(bits) + "-bit", 33, 4 * 128, bits, G, ++k);
+      for (int G : {32, 128})
+        add("remainder G=" + std::to_string(G) + " " + std::to_string(bits) + "-bit", 33, 4 * 128, bits, G, ++k);
     for (int64_t cols : {8192 + 64, 16384 + 64}) add("remainder 4-bit 1x" + std::to_string(cols), 1, cols, 4, 64, ++k);
   }
   if (real) {

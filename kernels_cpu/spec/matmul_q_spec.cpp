@@ -6,7 +6,8 @@ namespace moe {
 namespace {
 
 void gpu_remainders(std::vector<MatmulQShape>& out) {
-  auto add = [&](const std::string& label, int64_t T, int64_t rows, int64_t cols, int bits, uint64_t offset, int G = 64) {
+  auto add = [&](const std::string& label, int64_t T, int64_t rows, int64_t cols, int bits, uint64_t offset,
+                 int G = 64) {
     out.push_back({label + " T " + std::to_string(T), MatmulQParams{T, rows, cols, bits, G}, offset});
   };
   // Tokens around the kernels' 8-token tiles (1, 2, 7, 16, 64 and a partial tile 67), rows
@@ -58,8 +59,8 @@ void gpu_remainders(std::vector<MatmulQShape>& out) {
   add("remainder 8-bit partial tile rows 5", 19, 5, 192, 8, 17);
   // Per token its own one-hot column; T = 9: a full 8-token tile and a partial one.
   for (int bits : {2, 4, 8})
-    out.push_back({"remainder exact " + std::to_string(bits) + "-bit rows 5 T 9", MatmulQParams{9, 5, kExactCols, bits, 64},
-                   4000 + uint64_t(bits), QuantDotVariant{.exact = true}});
+    out.push_back({"remainder exact " + std::to_string(bits) + "-bit rows 5 T 9",
+                   MatmulQParams{9, 5, kExactCols, bits, 64}, 4000 + uint64_t(bits), QuantDotVariant{.exact = true}});
 }
 
 void gpu_real(std::vector<MatmulQShape>& out) {

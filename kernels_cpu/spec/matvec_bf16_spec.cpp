@@ -55,7 +55,8 @@ std::vector<double> matvec_bf16_bound(const MatvecBf16Params& p, std::span<const
 #pragma omp parallel for schedule(dynamic, 256)
   for (int64_t r = 0; r < rows; ++r) {  // the timing shapes (a 248320-row lm_head) on every core
     double abs_sum = 0;
-    for (int64_t c = 0; c < cols; ++c) abs_sum += std::fabs(double(bf16_to_f32(W[size_t(r * cols + c)])) * double(x[size_t(c)]));
+    for (int64_t c = 0; c < cols; ++c)
+      abs_sum += std::fabs(double(bf16_to_f32(W[size_t(r * cols + c)])) * double(x[size_t(c)]));
     bound[size_t(r)] = g * abs_sum + m.u * std::fabs(double(truth[size_t(r)])) + kMinNormal32;
   }
   return bound;

@@ -29,7 +29,8 @@ void gpu_remainders(std::vector<MatvecQShape>& out) {
   // Groups wider than any checkpoint's (the contract allows any multiple of 32/bits dividing
   // cols): G = 256, three groups, 3 rows. Words per group computed with a wrong divisor
   // (group_size / 15 at 2 bits) agree with the right one up to G = 224 and differ from here on.
-  for (int bits : {8, 2}) add("remainder G=256 " + std::to_string(bits) + "-bit", 3, 768, bits, 2500 + uint64_t(bits), 256);
+  for (int bits : {8, 2})
+    add("remainder G=256 " + std::to_string(bits) + "-bit", 3, 768, bits, 2500 + uint64_t(bits), 256);
   // Past the shared-memory input caches engines size for the shapes they expect
   // (docs/ops/verification.md "Shapes to cover": in = 8192 is the VK staging limit): 8192 + one
   // group (an odd group count), 16384 + one group, and at G = 32 8192 + one group of 32 (257
@@ -59,9 +60,9 @@ void cpu_shapes(std::vector<MatvecQShape>& out, bool remainders, bool real) {
     for (int bits : {2, 4, 8})
       for (int64_t cols : {64, 128, 4096 + 64})
         for (int64_t rows : {1, 31, 33, 67})
-          out.push_back({"remainder " + std::to_string(rows) + "x" + std::to_string(cols) + " " +
-                             std::to_string(bits) + "-bit",
-                         MatvecQParams{rows, cols, bits, 64}, ++k, kCpuOnly});
+          out.push_back(
+              {"remainder " + std::to_string(rows) + "x" + std::to_string(cols) + " " + std::to_string(bits) + "-bit",
+               MatvecQParams{rows, cols, bits, 64}, ++k, kCpuOnly});
     for (int bits : {2, 4, 8}) {
       out.push_back({"remainder G=32", MatvecQParams{33, 96, bits, 32}, ++k, kCpuOnly});
       out.push_back({"remainder G=128", MatvecQParams{33, 384, bits, 128}, ++k, kCpuOnly});
@@ -109,8 +110,8 @@ std::vector<MatvecQShape> matvec_q_shapes(bool remainders, bool real) {
   std::vector<MatvecQShape> out;
   if (remainders)
     for (int64_t rows : {1, 3, 31, 33, 67})
-      out.push_back({"remainder rows " + std::to_string(rows), MatvecQParams{rows, 64 * (rows % 5 + 1), 4, 64},
-                     uint64_t(rows)});
+      out.push_back(
+          {"remainder rows " + std::to_string(rows), MatvecQParams{rows, 64 * (rows % 5 + 1), 4, 64}, uint64_t(rows)});
   if (real) {
     // A matvec is one decode token.
     uint64_t k = 100;

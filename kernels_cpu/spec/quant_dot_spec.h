@@ -106,6 +106,8 @@ void quant_row_sums(const QuantMatrix& W, const double* v, double* exact, double
 // apart (fma(q, s x, b x): u (|q s x| + |b x|), which u |W x| does not cover where q s and b
 // cancel), then its product rounded once or fused; the cols terms are summed in any order
 // (lanes, subgroup trees, token tiles): |Y - sum W x| <= m.sum(cols + 1) mag (quant_row_sums).
+// A kernel factored per 32 codes, s (sum q x) + b (sum x) (compare/shaders/matvec_q4.comp),
+// rounds the same magnitudes |q s x| and |b x|, at worst about 34 + cols/32 times: within cols + 1.
 // q s is exact in f32 at 2, 4 and 8 bits and any group size (q < 2^8 times an 8-bit bf16
 // significand). The truth adds its f64 sums' gamma_{cols+1}(2^-53) mag and its rounding u |Y|.
 // Floor: a GPU may flush subnormal products and partial sums to zero (Vulkan allows it without

@@ -65,7 +65,8 @@ std::vector<SwigluExpertShape> swiglu_expert_shapes(bool remainders, bool real) 
 ExpertGateUpInputs expert_gate_up_inputs(const SwigluExpertParams& p, uint64_t seed, float x_scale) {
   Rng rng(seed);
   ExpertGateUpInputs in{random_quant(rng.fork(1), p.inter, p.hidden, p.bits),
-                        random_quant(rng.fork(2), p.inter, p.hidden, p.bits), rng.fork(3).activations(p.tokens * p.hidden)};
+                        random_quant(rng.fork(2), p.inter, p.hidden, p.bits),
+                        rng.fork(3).activations(p.tokens * p.hidden)};
   for (float& v : in.x) v *= x_scale;
   return in;
 }
