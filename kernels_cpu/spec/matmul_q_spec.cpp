@@ -48,7 +48,7 @@ void gpu_remainders(std::vector<MatmulQShape>& out) {
           uint64_t(1000 + 100 * T + rows));
   // Other group sizes and 2 bits: for engines' kernels; the bundled ones skip what their limits exclude.
   for (int bits : {8, 4, 2}) {
-    const std::string b = " " + std::to_string(bits) + "-bit";
+    const std::string b = std::string(" ").append(std::to_string(bits)).append("-bit");
     add("remainder G=32" + b, 7, 33, 96, bits, 2000 + uint64_t(bits), 32);
     add("remainder G=128" + b, 7, 33, 384, bits, 3000 + uint64_t(bits), 128);
   }

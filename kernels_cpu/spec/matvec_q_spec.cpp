@@ -22,7 +22,7 @@ void gpu_remainders(std::vector<MatvecQShape>& out) {
       add("remainder " + std::to_string(bits) + "-bit rows " + std::to_string(rows), rows, 64 * (rows % 5 + 1), bits,
           100 * uint64_t(bits) + uint64_t(rows));
   for (int bits : {8, 4, 2}) {
-    const std::string b = " " + std::to_string(bits) + "-bit";
+    const std::string b = std::string(" ").append(std::to_string(bits)).append("-bit");
     add("remainder G=32" + b, 33, 96, bits, 1000 + uint64_t(bits), 32);
     add("remainder G=128" + b, 33, 384, bits, 2000 + uint64_t(bits), 128);
   }
@@ -36,7 +36,7 @@ void gpu_remainders(std::vector<MatvecQShape>& out) {
   // group (an odd group count), 16384 + one group, and at G = 32 8192 + one group of 32 (257
   // groups). Few rows, so cheap.
   for (int bits : {4, 8, 2}) {
-    const std::string b = " " + std::to_string(bits) + "-bit";
+    const std::string b = std::string(" ").append(std::to_string(bits)).append("-bit");
     add("remainder rows 3 cols 8256" + b, 3, 8256, bits, 3000 + uint64_t(bits));
     add("remainder rows 5 cols 16448" + b, 5, 16448, bits, 3100 + uint64_t(bits));
     add("remainder G=32 rows 3 cols 8224" + b, 3, 8224, bits, 3200 + uint64_t(bits), 32);
@@ -45,7 +45,7 @@ void gpu_remainders(std::vector<MatvecQShape>& out) {
   // min(8, rows / 1024)), each leaving a partial last workgroup (rows % R = 1, 3, 3); cols of 33,
   // 3 and 2 groups (264 words: a whole step of 256 words per workgroup and a partial one).
   for (int bits : {4, 8, 2}) {
-    const std::string b = " " + std::to_string(bits) + "-bit";
+    const std::string b = std::string(" ").append(std::to_string(bits)).append("-bit");
     add("remainder rows 2051 cols 2112" + b, 2051, 2112, bits, 3300 + uint64_t(bits));
     add("remainder rows 4099 cols 192" + b, 4099, 192, bits, 3400 + uint64_t(bits));
     add("remainder rows 8195 cols 128" + b, 8195, 128, bits, 3500 + uint64_t(bits));
