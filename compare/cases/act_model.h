@@ -6,7 +6,9 @@
 #include <cstddef>
 #include <vector>
 
+#include "compare/cases/cases.h"
 #include "core/quant.h"
+#include "ops/swiglu_expert.h"
 
 namespace moe::compare {
 
@@ -27,5 +29,9 @@ ActModel act_model(const QuantMatrix& gate, const QuantMatrix& up, const double*
 
 // Per row of m: the exact m . v and sum |m| |v| (nullptr: not wanted). matmul_q_case.cpp.
 void quant_rows(const QuantMatrix& m, const double* v, double* exact, double* mag);
+
+// An expert stage's variables: swiglu_expert's plus group_size (kExpertGroupSize), the names the
+// swiglu_expert chain hands its stages. expert_gate_up_case.cpp.
+void set_expert_vars(OpCase& c, const SwigluExpertParams& p);
 
 }  // namespace moe::compare

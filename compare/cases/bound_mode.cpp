@@ -35,6 +35,7 @@ PrecisionModel device_model() {
   // 2pi (|2pi_f - 2pi| = 0.47u 2pi, times |k| <= |a| / 2pi + 1), the product's and the
   // difference's roundings and one fold: <= 1.47u |a| + 13u, budgeted 2u |a| + 16u.
   m.sincos_reduction = [](double a) { return 2 * kU32 * std::fabs(a) + 16 * kU32; };
+  m.quant_weight_rounded_once = false;
   return m;
 }
 

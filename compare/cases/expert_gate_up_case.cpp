@@ -6,9 +6,8 @@
 #include "compare/cases/case_util.h"
 #include "compare/decide/precision.h"
 #include "core/expert_blob.h"
-#include "core/rng.h"
-#include "core/test_data.h"
 #include "ops/swiglu_expert.h"
+#include "spec/swiglu_expert_spec.h"
 
 namespace moe::compare {
 
@@ -72,8 +71,6 @@ std::vector<double> ActModel::down_input_bound() const {
   return v;
 }
 
-namespace {
-
 // The stage's variables: swiglu_expert's (tokens, hidden, inter, bits) plus group_size, the
 // names the swiglu_expert chain hands its stages (compare/manifest/chains.cpp).
 void set_expert_vars(OpCase& c, const SwigluExpertParams& p) {
@@ -82,78 +79,37 @@ void set_expert_vars(OpCase& c, const SwigluExpertParams& p) {
   c.params += " group_size=" + std::to_string(kExpertGroupSize);
 }
 
-// ---- expert_gate_up: act [T, I] = silu(gate x) * (up x); x activations with outlier
-// channels (x_scale > 1 pushes |g| past exp's overflow, the silu edge). Truth: act in f64 from
-// the f64 products (act_model); bound: gpu + ref64 per element, plus the smallest normal (a
-// flushed subnormal act).
-OpCase expert_gate_up_case(const std::string& label, int64_t T, int64_t d, int64_t I, int bits, uint64_t seed,
-                           float x_scale = 1.0f) {
-  SwigluExpertParams p;
-  p.tokens = T, p.hidden = d, p.inter = I, p.bits = bits;
-  OpCase c = new_case("expert_gate_up", label, seed);
-  set_expert_vars(c, p);
-  Rng rng(seed);
-  const QuantStorage gate = random_quant(rng.fork(1), I, d, bits), up = random_quant(rng.fork(2), I, d, bits);
-  std::vector<float> x = rng.fork(3).activations(T * d);
-  for (float& v : x) v *= x_scale;
-  add_quant_tensors(c, "gate", gate);
-  add_quant_tensors(c, "up", up);
-  c.tensors["x"] = f32_tensor(x);
-  c.tensors["act"] = output_f32(T * I);
-  OutputSpec s;
-  s.name = "act", s.kind = Kind::Reduction;
-  std::vector<double> truth(static_cast<size_t>(T * I)), xd(static_cast<size_t>(d));
-  s.bound.resize(truth.size());
-  for (int64_t t = 0; t < T; ++t) {
-    for (int64_t k = 0; k < d; ++k) xd[size_t(k)] = x[size_t(t * d + k)];
-    const ActModel m = act_model(gate.view(), up.view(), xd.data());
-    for (int64_t i = 0; i < I; ++i) {
-      truth[size_t(t * I + i)] = m.h[size_t(i)];
-      s.bound[size_t(t * I + i)] = m.act_bound(size_t(i));
-    }
-  }
-  c.outputs["act"] = s;
-  c.truth["act"] = truth;
-  c.flops = 4.0 * double(T) * double(I) * double(d);
-  return c;
-}
-
-}  // namespace
-
+// expert_gate_up's GPU cases, a stage of swiglu_expert: the shapes and inputs of
+// spec/swiglu_expert_spec.h (expert_gate_up_shapes). Truth: act in f64 from the f64 products
+// (act_model); bound: gpu + ref64 per element, plus the smallest normal (a flushed subnormal act).
 std::vector<OpCase> expert_gate_up_cases(bool rem, bool real, uint64_t seed) {
   std::vector<OpCase> out;
-  auto add = [&](const std::string& label, int64_t T, int64_t d, int64_t I, int bits, uint64_t s, float xs = 1.0f) {
-    out.push_back(expert_gate_up_case(label + " T " + std::to_string(T) + " d " + std::to_string(d) + " I " +
-                                          std::to_string(I) + " " + std::to_string(bits) + "-bit",
-                                      T, d, I, bits, s, xs));
-  };
-  if (rem) {
-    // I around the rows per workgroup, T around the 8-token tiles, d of 1 to 65 groups.
-    add("remainder", 1, 64, 1, 4, seed + 1);
-    add("remainder", 3, 64, 33, 4, seed + 2);
-    add("remainder", 7, 192, 67, 4, seed + 3);
-    add("remainder", 16, 320, 5, 4, seed + 4);
-    add("remainder partial tile", 67, 128, 3, 4, seed + 5);
-    add("remainder", 3, 4160, 33, 4, seed + 6);
-    add("remainder", 2, 128, 33, 2, seed + 7);
-    add("remainder", 7, 192, 67, 8, seed + 8);
-    add("remainder", 9, 64, 17, 2, seed + 9);
-    // |g| up to ~1000: exp(-g) overflows (silu -> -0) and vanishes (silu -> g).
-    add("edge exp overflow (x * 300)", 4, 64, 67, 4, seed + 10, 300.0f);
-    // Hidden sizes past the 8192 and 16384 floats engines stage x in, one token (decode).
-    add("remainder", 1, 8256, 5, 4, seed + 11);
-    add("remainder", 1, 16448, 3, 4, seed + 12);
-    add("remainder", 1, 8256, 3, 8, seed + 13);
-  }
-  if (real) {
-    // Routed and shared experts have the same shapes (docs/ops/verification.md "Shapes to cover"): A17B
-    // [1024, 4096], A3B [512, 2048].
-    add("A17B expert", 1, 4096, 1024, 4, seed + 20);
-    add("A17B expert", 16, 4096, 1024, 4, seed + 21);
-    add("A17B expert (requantised)", 1, 4096, 1024, 2, seed + 22);
-    add("A3B expert", 1, 2048, 512, 4, seed + 23);
-    add("A3B expert", 16, 2048, 512, 4, seed + 24);
-    add("A3B expert (requantised)", 1, 2048, 512, 2, seed + 25);
+  for (const auto& sh : expert_gate_up_shapes(rem, real)) {
+    const SwigluExpertParams& p = sh.p;
+    const int64_t T = p.tokens, d = p.hidden, I = p.inter;
+    const ExpertGateUpInputs in = expert_gate_up_inputs(p, seed + sh.seed_offset, sh.variant);
+    OpCase c = new_case("expert_gate_up", sh.label, seed + sh.seed_offset);
+    set_expert_vars(c, p);
+    add_quant_tensors(c, "gate", in.gate);
+    add_quant_tensors(c, "up", in.up);
+    c.tensors["x"] = f32_tensor(in.x);
+    c.tensors["act"] = output_f32(T * I);
+    OutputSpec s;
+    s.name = "act", s.kind = Kind::Reduction;
+    std::vector<double> truth(static_cast<size_t>(T * I)), xd(static_cast<size_t>(d));
+    s.bound.resize(truth.size());
+    for (int64_t t = 0; t < T; ++t) {
+      for (int64_t k = 0; k < d; ++k) xd[size_t(k)] = in.x[size_t(t * d + k)];
+      const ActModel m = act_model(in.gate.view(), in.up.view(), xd.data());
+      for (int64_t i = 0; i < I; ++i) {
+        truth[size_t(t * I + i)] = m.h[size_t(i)];
+        s.bound[size_t(t * I + i)] = m.act_bound(size_t(i));
+      }
+    }
+    c.outputs["act"] = s;
+    c.truth["act"] = truth;
+    c.flops = 4.0 * double(T) * double(I) * double(d);
+    out.push_back(std::move(c));
   }
   return out;
 }

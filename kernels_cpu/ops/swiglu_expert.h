@@ -53,7 +53,7 @@ void swiglu_expert_validate_weights(const SwigluExpertParams& p, const ExpertWei
                                     std::string_view what);
 
 // Per-element error bounds of the two tiers against the truth, for every token (derivation in
-// check/swiglu_expert_check.cpp). Used by this op's check and by moe_permute_fuse's.
+// spec/swiglu_expert_spec.cpp). Used by this op's check and by moe_permute_fuse's.
 struct SwigluExpertBound {
   std::vector<double> exact;  // [T, d] y computed in f64 from f64 intermediates (no f32 rounding)
   std::vector<double> ref32;  // [T, d] bound on |swiglu_expert_ref<float> - swiglu_expert_ref<double>|

@@ -32,6 +32,11 @@ struct PrecisionModel {
   // (glibc reduces exactly: 0).
   double sincos_abs = 2 * kU32;
   std::function<double(double a)> sincos_reduction = [](double) { return 0.0; };
+  // A quantized weight's term in a dot product: true where the implementation rounds the weight
+  // w = fma(q, s, b) once and multiplies by x (the CPU tiers), so its roundings scale with |w x|;
+  // false where it may form fma(q, s x, b x) instead, rounding s x and b x apart (GPU kernels,
+  // docs/ops/verification.md "Matvec rounding, CPU versus GPU"): they scale with |q s x| + |b x|.
+  bool quant_weight_rounded_once = true;
 };
 
 // The CPU tiers: f32 arithmetic, worst-case sums, glibc's f32 exp (within 1 ULP: 2u relative) and

@@ -59,7 +59,7 @@ TEST(matmul_q, RefRowTIsMatvecOfTokenT) {
 
 TEST(matmul_q, FastRowTWithinBoundOfMatvec) {
   // The fast tier's row t against the truth of token t (matvec_q_ref<double>): within
-  // gamma_{cols+1} sum |w x| + u |y| (derivation in check/matmul_q_check.cpp). Tile-crossing rows:
+  // gamma_{cols+1} sum |w x| + u |y| (derivation in spec/quant_dot_spec.h). Tile-crossing rows:
   // 1200 rows x 1024 cols is 512 rows per 2 MiB tile, 3 tiles, the last partial.
   const int64_t tokens = 7;
   const QuantStorage ws = random_quant(Rng(9), 1200, 1024, 4);
