@@ -34,6 +34,18 @@ inline void expect_all_pass(const std::vector<CheckResult>& results) {
   }
 }
 
+// The message of the moe::Error `f` throws ("" and a test failure where it throws none).
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const moe::Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a moe::Error";
+  return "";
+}
+
 // `f` throws moe::Error whose message contains `needle`.
 template <class F>
 void expect_error(F&& f, const std::string& needle) {

@@ -56,6 +56,16 @@ namespace moe::compare {
 
 enum class Access { In, Out, InOut };
 enum class ElemType { F32, BF16, U32, I32 };
+// The manifest's name of a type: "f32" | "bf16" | "u32" | "i32".
+inline const char* elem_type_name(ElemType t) {
+  switch (t) {
+    case ElemType::F32: return "f32";
+    case ElemType::BF16: return "bf16";
+    case ElemType::U32: return "u32";
+    case ElemType::I32: return "i32";
+  }
+  return "?";
+}
 
 // Where a binding's buffer holds an op tensor (docs/manifests.md "Engine layouts"): index
 // (i0, i1, ...) of `shape` is tensor element from + sum(ik * tensor_strides[k]) and sits at buffer

@@ -14,16 +14,6 @@ using nlohmann::json;
 
 namespace {
 
-const char* type_str(ElemType t) {
-  switch (t) {
-    case ElemType::F32: return "f32";
-    case ElemType::BF16: return "bf16";
-    case ElemType::U32: return "u32";
-    case ElemType::I32: return "i32";
-  }
-  return "?";
-}
-
 ElemType parse_type(const std::string& s, const std::string& where) {
   if (s == "f32") return ElemType::F32;
   if (s == "bf16") return ElemType::BF16;
@@ -63,7 +53,7 @@ void save_case_file(const std::string& path, const CaseFile& f) {
   j["tensors"] = json::object();
   std::vector<TensorOut> out;
   for (const auto& [name, t] : c.tensors) {
-    j["tensors"][name] = {{"type", type_str(t.type)}, {"elems", t.elems}, {"output", t.output}};
+    j["tensors"][name] = {{"type", elem_type_name(t.type)}, {"elems", t.elems}, {"output", t.output}};
     out.push_back({"in/" + name, DType::U32, {int64_t(t.words.size())}, t.words.data()});
   }
   j["outputs"] = json::array();

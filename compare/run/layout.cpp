@@ -11,16 +11,6 @@ namespace {
 
 int elem_bytes(ElemType t) { return t == ElemType::BF16 ? 2 : 4; }
 
-const char* type_text(ElemType t) {
-  switch (t) {
-    case ElemType::F32: return "f32";
-    case ElemType::BF16: return "bf16";
-    case ElemType::U32: return "u32";
-    case ElemType::I32: return "i32";
-  }
-  return "?";
-}
-
 // A layout quantity: an integral, non-negative value (elements can't be negative or fractional).
 int64_t eval_count(const std::string& expr, const ExprVars& vars, const std::string& what) {
   double v = 0;
@@ -78,9 +68,9 @@ PlacedView place_tensor_view(const ViewSpec& spec, const std::function<std::stri
                                         << (v.tensor != spec.tensor ? " ('" + v.tensor + "' in op " + c.op + ")" : "")
                                         << "; op '" << c.op << "' has: " << tensor_list(c));
   const HostTensor& t = it->second;
-  MOE_CHECK(!spec.type_declared || spec.type == t.type, what << " declares type " << type_text(spec.type) << ", op '"
+  MOE_CHECK(!spec.type_declared || spec.type == t.type, what << " declares type " << elem_type_name(spec.type) << ", op '"
                                                              << c.op << "' tensor '" << v.tensor << "' is "
-                                                             << type_text(t.type));
+                                                             << elem_type_name(t.type));
   v.type = t.type;
   v.from = eval_count(spec.from, vars, what + " from");
   MOE_CHECK(v.from <= t.elems, what << " from = " << v.from << " lies past the end of '" << v.tensor << "' ("
@@ -104,8 +94,8 @@ PlacedView place_tensor_view(const ViewSpec& spec, const std::function<std::stri
     MOE_CHECK(b != c.tensors.end(), what << " becomes '" << spec.becomes << "', which op '" << c.op
                                          << "' does not have; it has: " << tensor_list(c));
     MOE_CHECK(b->second.type == t.type && b->second.elems == t.elems,
-              what << ": '" << v.tensor << "' (" << t.elems << " " << type_text(t.type) << ") cannot become '"
-                    << v.becomes << "' (" << b->second.elems << " " << type_text(b->second.type) << ")");
+              what << ": '" << v.tensor << "' (" << t.elems << " " << elem_type_name(t.type) << ") cannot become '"
+                    << v.becomes << "' (" << b->second.elems << " " << elem_type_name(b->second.type) << ")");
   }
   return v;
 }
@@ -164,7 +154,7 @@ BufferLayout place_binding(const KernelEntry& k, const ManifestBinding& b,
       } catch (const Error& e) {
         MOE_FAIL(pw << " value: " << e.what());
       }
-      v.value_bits = to_bits(x, type_text(spec.type), pw + " value (" + spec.value + ")");
+      v.value_bits = to_bits(x, elem_type_name(spec.type), pw + " value (" + spec.value + ")");
     } else {
       v = place_tensor_view(spec, rename, vars, c, pw);
     }
@@ -204,7 +194,7 @@ BufferLayout place_binding(const KernelEntry& k, const ManifestBinding& b,
         L.covered[at] = true;
       }
     });
-    key << " | " << v.tensor << ">" << v.becomes << " " << type_text(v.type) << " " << v.value_bits << " " << v.from
+    key << " | " << v.tensor << ">" << v.becomes << " " << elem_type_name(v.type) << " " << v.value_bits << " " << v.from
         << " @" << v.offset;
     for (size_t d = 0; d < v.shape.size(); ++d) key << " " << v.shape[d] << ":" << v.strides[d] << ":" << v.tensor_strides[d];
   }

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "test_util.h"
 #include "compare/manifest/manifest.h"
 #include "core/check.h"
 
@@ -12,16 +13,7 @@ namespace moe::compare {
 namespace {
 
 // The message of the moe::Error `f` throws; a test fails if nothing is thrown.
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a moe::Error";
-  return "";
-}
+using test::error_of;
 
 double ev(const std::string& e, const ExprVars& v = {}) { return eval_expr(e, v); }
 

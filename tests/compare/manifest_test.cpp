@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "test_util.h"
 #include "compare/manifest/bundled_manifest.h"
 #include "compare/manifest/manifest.h"
 #include "compare/shaders/bundled.h"
@@ -61,15 +62,7 @@ std::string write_variant(json j, const std::string& name) {
   return path;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a moe::Error";
-  return "";
-}
+using test::error_of;
 
 // Loads the SPIR-V fixture after `edit` and expects an error containing every one of `parts`.
 void expect_load_error(const char* fixture, const std::function<void(json&)>& edit,

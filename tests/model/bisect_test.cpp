@@ -207,6 +207,21 @@ INSTANTIATE_TEST_SUITE_P(
                 "embedding", -1, "model.embed_tokens"}),
     [](const ::testing::TestParamInfo<Planted>& i) { return std::string(i.param.kernel); });
 
+// `html` as headless Chromium leaves it once its scripts ran (the DOM dumped to `dom`); "" and a
+// test failure where Chromium does not finish.
+std::string rendered_dom(const fs::path& html, const fs::path& dom) {
+  const std::string cmd = "timeout 120 chromium --headless --no-sandbox --disable-gpu --dump-dom 'file://" +
+                          html.string() + "' > '" + dom.string() + "' 2>/dev/null";
+  if (std::system(cmd.c_str()) != 0) {
+    ADD_FAILURE() << cmd;
+    return "";
+  }
+  std::ifstream in(dom);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 TEST(bisect, HtmlReportRendersInHeadlessChromium) {
   if (!have_device()) GTEST_SKIP() << "no Vulkan device";
   if (std::system("command -v chromium >/dev/null 2>&1") != 0) GTEST_SKIP() << "chromium not installed";
@@ -217,14 +232,7 @@ TEST(bisect, HtmlReportRendersInHeadlessChromium) {
     const ModelCompareResult r = run_model_compare(o);
     const fs::path html = work() / (std::string("report_") + mode + ".html");
     save_model_html(html.string(), r);
-    const fs::path dom = work() / (std::string("dom_") + mode + ".html");
-    const std::string cmd = "timeout 120 chromium --headless --no-sandbox --disable-gpu --dump-dom 'file://" +
-                            html.string() + "' > '" + dom.string() + "' 2>/dev/null";
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    std::ifstream in(dom);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    const std::string page = ss.str();
+    const std::string page = rendered_dom(html, work() / (std::string("dom_") + mode + ".html"));
     // The script ran to its end (no exception: it would have written "error: ...").
     EXPECT_NE(page.find("id=\"status\" class=\"good\">rendered "), std::string::npos) << mode;
     EXPECT_EQ(page.find("id=\"status\" class=\"bad\""), std::string::npos) << mode;
@@ -244,15 +252,9 @@ TEST(bisect, CompareHtmlReportRendersInHeadlessChromium) {
                                 "floatBitsToUint(x2 * c - x1 * s)");
   co.ops = "rope,rmsnorm", co.quiet = true, co.shapes = "remainders";
   const std::vector<CaseResult> rs = compare_cases(co);
-  const fs::path html = work() / "compare.html", dom = work() / "compare_dom.html";
+  const fs::path html = work() / "compare.html";
   save_report(html.string(), ReportFormat::Html, rs);
-  const std::string cmd = "timeout 120 chromium --headless --no-sandbox --disable-gpu --dump-dom 'file://" +
-                          html.string() + "' > '" + dom.string() + "' 2>/dev/null";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  std::ifstream in(dom);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string page = ss.str();
+  const std::string page = rendered_dom(html, work() / "compare_dom.html");
   EXPECT_NE(page.find("id=\"status\" class=\"good\">rendered 2 plots"), std::string::npos);
   EXPECT_NE(page.find("rope / rope_planted [remainder"), std::string::npos);  // a failure's heading
   EXPECT_NE(page.find("moeoracle compare --ops rope"), std::string::npos);     // its repro command

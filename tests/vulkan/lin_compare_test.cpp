@@ -76,45 +76,37 @@ TEST(lin_compare, ConvShiftReversedFailsStateExactly) {
   EXPECT_GT(seen, 0);
 }
 
-TEST(lin_compare, DecayWithWrongSignFailsGOnly) {
-  if (!have_device()) GTEST_SKIP() << "no Vulkan device";
-  const auto rs = of_kernel(planted(), "decay_wrong_sign");
+// Every case of the planted decay_beta kernel `kernel` fails exactly one of its outputs, "g" or
+// "beta", per element, and passes the other.
+void expect_only_output_fails(const char* kernel, const std::string& failing) {
+  const auto rs = of_kernel(planted(), kernel);
   ASSERT_FALSE(rs.empty());
   for (const CaseResult* r : rs) {
     const Verdict *g = verdict(*r, "g"), *b = verdict(*r, "beta");
     ASSERT_TRUE(g && b) << case_line(*r);
-    EXPECT_FALSE(g->pass) << case_line(*r);
-    // g = exp(+P) >= 1: over budget wherever P is not tiny, +inf (against a finite truth)
-    // where exp(P) overflows.
-    EXPECT_TRUE(g->failed & kElement) << case_line(*r) << " " << g->reason;
-    EXPECT_TRUE(b->pass) << case_line(*r) << " " << b->reason;
+    const Verdict* bad = failing == "g" ? g : b;
+    const Verdict* good = failing == "g" ? b : g;
+    EXPECT_FALSE(bad->pass) << kernel << ": " << case_line(*r);
+    EXPECT_TRUE(bad->failed & kElement) << kernel << ": " << case_line(*r) << " " << bad->reason;
+    EXPECT_TRUE(good->pass) << kernel << ": " << case_line(*r) << " " << good->reason;
   }
+}
+
+TEST(lin_compare, DecayWithWrongSignFailsGOnly) {
+  if (!have_device()) GTEST_SKIP() << "no Vulkan device";
+  // g = exp(+P) >= 1: over budget wherever P is not tiny, +inf (against a finite truth) where
+  // exp(P) overflows.
+  expect_only_output_fails("decay_wrong_sign", "g");
 }
 
 TEST(lin_compare, DecayWithoutOuterExpFailsGOnly) {
   if (!have_device()) GTEST_SKIP() << "no Vulkan device";
-  const auto rs = of_kernel(planted(), "decay_log_space");
-  ASSERT_FALSE(rs.empty());
-  for (const CaseResult* r : rs) {
-    const Verdict *g = verdict(*r, "g"), *b = verdict(*r, "beta");
-    ASSERT_TRUE(g && b) << case_line(*r);
-    EXPECT_FALSE(g->pass) << case_line(*r);
-    EXPECT_TRUE(g->failed & kElement) << case_line(*r) << " " << g->reason;
-    EXPECT_TRUE(b->pass) << case_line(*r) << " " << b->reason;
-  }
+  expect_only_output_fails("decay_log_space", "g");
 }
 
 TEST(lin_compare, BetaWithWrongSignFailsBetaOnly) {
   if (!have_device()) GTEST_SKIP() << "no Vulkan device";
-  const auto rs = of_kernel(planted(), "beta_wrong_sign");
-  ASSERT_FALSE(rs.empty());
-  for (const CaseResult* r : rs) {
-    const Verdict *g = verdict(*r, "g"), *b = verdict(*r, "beta");
-    ASSERT_TRUE(g && b) << case_line(*r);
-    EXPECT_TRUE(g->pass) << case_line(*r) << " " << g->reason;
-    EXPECT_FALSE(b->pass) << case_line(*r);
-    EXPECT_TRUE(b->failed & kElement) << case_line(*r) << " " << b->reason;
-  }
+  expect_only_output_fails("beta_wrong_sign", "beta");
 }
 
 TEST(lin_compare, EnginesSoftplusFormIsNotAFalseAlarm) {
