@@ -1,8 +1,8 @@
 // The scalar tiers of mla_attention: the naive HF form in f64 (the truth) and MFR's absorbed
 // form in f32 (the engines' order). They are different algorithms on purpose (mla_attention.h):
-// the check's bound between them is the evidence that absorbing W_kb into q and W_vb after the
-// softmax changes nothing but rounding. Shared: validation, the append, the dequantised weight
-// and the softmax.
+// the spec's bound between them (mla_attention_bound, spec/mla_attention_spec.h), which the check
+// applies, is the evidence that absorbing W_kb into q and W_vb after the softmax changes nothing
+// but rounding. Shared: validation, the append, the dequantised weight and the softmax.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

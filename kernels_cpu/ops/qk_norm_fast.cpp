@@ -6,7 +6,7 @@
 namespace moe {
 
 // Eigen's vectorised sum of squares per head; the two scales are folded into one factor per
-// head (inv * scale), which the bound in qk_norm_check.cpp covers. Heads spread over threads
+// head (inv * scale), which qk_norm_bound (spec/qk_norm_spec.h) covers. Heads spread over threads
 // only from 2^18 elements (~0.3 ms of single-thread work, a 256-token prefill): below that the
 // fork/join costs more than it saves; a decode step (16 heads of 128) stays on one thread.
 void qk_norm_fast(const QkNormParams& p, std::span<const float> q, std::span<const float> k, std::span<float> q_out,

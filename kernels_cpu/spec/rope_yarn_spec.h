@@ -48,8 +48,9 @@ RotaryInputs rope_yarn_inputs(const RopeYarnParams& p, uint64_t seed, const Rota
 // each), the products and the sum 3u, the truth's rounding u; dm: m as an f32 push constant (u),
 // or computed by the kernel from ln(factor) (both get_mscale values to 9u + 0.1 mscale log_abs,
 // the division 5u), or by the CPU tiers in f32 (13u).
-// At Cogito's last position (163839), pair 0 (inv = 1): da ~ 0.03 rad under the Vulkan rules; the
-// high pairs (interpolated, a ~ 163839 * 7.7e-6 ~ 1.3 rad) are checked to ~1e-6 relative.
+// At Cogito's last position (163839), pair 0 (inv = 1): da ~0.18 rad under the Vulkan rules (0.16
+// from inv_rel, 0.02 from the reduction into [-pi, pi]); the interpolated pairs past the ramp
+// (i >= 23, a <= 5.5 rad) to ~1.4e-4 rad, where the rules' 2^-11 for sin and cos dominates.
 std::vector<double> rope_yarn_bound(const RopeYarnParams& p, std::span<const int64_t> positions,
                                     std::span<const float> x, const PrecisionModel& m);
 

@@ -145,7 +145,8 @@ def test_rmsnorm_against_numpy(rng):
     truth = ops.rmsnorm(x, w, eps=eps, tier="ref64")
     # The truth is the f64 computation rounded once to f32.
     assert np.all(np.abs(truth - exact) <= U32 * np.abs(exact) * (1 + 1e-6) + 2.0 ** -149)
-    # rmsnorm_check.cpp: |y - y_true| <= |y_true| (gamma_dim / 2 + 8u) + smallest normal.
+    # rmsnorm_bound (kernels_cpu/spec/rmsnorm_spec.h) under cpu_f32_model():
+    # |y - y_true| <= |y_true| (gamma_dim / 2 + 7.5u) + smallest normal; 8u here is looser.
     bound = np.abs(truth.astype(np.float64)) * (gamma_n(257) / 2 + 8 * U32) + MIN_NORMAL32
     for tier in ("ref32", "fast"):
         assert np.all(np.abs(ops.rmsnorm(x, w, eps=eps, tier=tier) - truth.astype(np.float64)) <= bound), tier
@@ -157,7 +158,7 @@ def test_rmsnorm_against_numpy(rng):
 def test_residual_add_against_numpy_bit_exact(rng):
     a, b = normal(rng, 1000, 10.0), normal(rng, 1000, 0.1)
     want = (a.astype(np.float64) + b).astype(np.float32)
-    for tier in TIERS:  # residual_add_check.cpp: bound 0, every tier is the correctly rounded sum
+    for tier in TIERS:  # bound 0 (spec/residual_add_spec.h): every tier is the correctly rounded sum
         np.testing.assert_array_equal(ops.residual_add(a, b, tier=tier), want)
 
 
@@ -197,8 +198,10 @@ def test_router_topk_against_numpy(rng):
     t_idx, t_w = ops.router_topk(logits, K, tier="ref64")
     np.testing.assert_array_equal(t_idx, idx)
     assert np.all(np.abs(t_w - w) <= 4 * U32 * w)
-    # router_topk_check.cpp compare_tier: per expert a_e = u |x_e - m| + 3u; a renormalised
-    # weight's relative error is a_e + max_S a_j + gamma_K + 3u (+ the smallest normal).
+    # The CPU tiers' own order (x - m rounded, expf within 2u, the product with the sum's
+    # reciprocal): per expert a_e = u |x_e - m| + 3u; a renormalised weight's relative error is
+    # a_e + max_S a_j + gamma_K + 3u (+ the smallest normal). The spec's bound
+    # (kernels_cpu/spec/router_topk_spec.cpp) is looser: it also covers a kernel's exp2 form.
     m = logits.max(axis=-1, keepdims=True).astype(np.float64)
     a = U32 * np.abs(logits - m) + 3 * U32
     a_sel = np.take_along_axis(a, idx, axis=-1)

@@ -62,7 +62,8 @@ TEST(rope_yarn, InverseFrequenciesHandComputed) {
     ASSERT_EQ(inv32.size(), 32u);
     for (const auto& [i, v] : want) {
       EXPECT_NEAR(inv64[i], v, 1e-15 * v) << i;
-      // f32: within 6u inv + 3.01u extra (rope_yarn_check.cpp); extra <= 10 inv here.
+      // f32 (powf within 1 ULP, the reciprocals, the ramp weight and the blend, one rounding
+      // each): within 6u inv + 3.01u extra; extra <= 10 inv here.
       EXPECT_NEAR(inv32[i], v, 40 * kU32 * v) << i;
     }
     EXPECT_EQ(inv32[0], 1.0f);  // powf(theta, 0) = 1, w = 0: exact
@@ -211,8 +212,9 @@ TEST(rope_yarn, F32TierFollowsMfrOrderBitExact) {
 
 TEST(rope_yarn, PairNormsScaledByMscale) {
   // A rotation keeps |(x0, x1)| whatever the angle error; m scales it. Each component is within
-  // 5u m |r| + d_m |r| (d_m <= 13u m) of the exact scaled rotation by the computed angle
-  // (rope_yarn_check.cpp), the truth within u m |r|: the pair within sqrt(2) 18u m |r| < 26u m |r|.
+  // 5u m |r| + d_m |r| of the exact scaled rotation by the computed angle (cosf, sinf within 1 ULP
+  // and the product with m: 3u; the rotation's products and sum: 2u; d_m <= 13u m, m's f32
+  // ratio), the truth within u m |r|: the pair within sqrt(2) 18u m |r| < 26u m |r|.
   Rng rng(4);
   const std::vector<int64_t> pos{0, 1, 4095, 4096, 65535, 163839};
   const std::vector<float> x = rng.activations(6 * 16 * 64);

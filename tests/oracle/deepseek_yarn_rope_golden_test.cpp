@@ -75,7 +75,9 @@ class DeepseekYarnRope : public testing::Test {
     positions = read<int64_t>(*f, "positions", DType::I64, T);
     // HF's f64 table evaluates the same formula in f64 (< 10 roundings on each side, the ramp
     // weight's error scaled by extra <= 10 inv): within (inv + extra) 32 2^-53. HF's f32 table is
-    // an f32 evaluation (rope_yarn_check.cpp: inv 6u + on the ramp 2u inter + 1.01u extra).
+    // an f32 evaluation with one rounding per operation: inv 6u (powf within 1 ULP, the
+    // reciprocals, the blend) + on the ramp 2u inter + 1.01u extra (the weight's rounding, at the
+    // larger of HF's and our blend's).
     inv = rope_yarn_inv_freq<double>(p);
     const YarnRange range = rope_yarn_range(p);
     d_inv64.resize(half), d_inv32.resize(half);

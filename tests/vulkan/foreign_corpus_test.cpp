@@ -159,7 +159,7 @@ TEST(foreign_corpus, GgmlKernels) {
   // NeoX rope: every case with an even head_dim passes (odd ones skipped: ggml asserts it).
   // ggml's angle p * theta_scale^i, theta_scale = base^(-2/R), carries an error growing with i
   // (R = 512: 255 steps); the rope bound once failed it at 122-133 % on lavapipe and now budgets
-  // that form too (rope_case.cpp, power_form_rel).
+  // that form too (power_form_rel in rope_bound, kernels_cpu/spec/rope_spec.cpp).
   expect_correct(rs, "ggml_rope_neox", 20);
   expect_skip(rs, "ggml_rope_neox", "head_dim % 2 == 0 (head_dim = 31)");
   // A split-K matvec in two passes (a manifest sequence: pass 1's partials in a named scratch
