@@ -3,21 +3,18 @@
 #include <cmath>
 #include <string>
 
-#include "core/params.h"
+#include "check/three_tiers.h"
 #include "ops/decay_beta.h"
 #include "spec/decay_beta_spec.h"
 
 namespace moe {
 
 std::vector<CheckResult> decay_beta_check(uint64_t seed, CheckScope scope) {
-  std::vector<CheckResult> out;
-  for (const DecayBetaShape& s : decay_beta_shapes(scope_has_remainders(scope), scope_has_real(scope))) {
-    if (!s.variant.cpu) continue;
+  return check_shapes("decay_beta", decay_beta_shapes(scope_has_remainders(scope), scope_has_real(scope)), seed, [](const DecayBetaShape& s, CheckResult& res) {
     const DecayBetaParams& p = s.p;
-    const DecayBetaInputs in = decay_beta_inputs(p, seed + s.seed_offset, s.variant);
+    const DecayBetaInputs in = decay_beta_inputs(p, res.seed, s.variant);
     const size_t n = in.a.size();
     std::vector<float> g_t(n), b_t(n), g_r(n), b_r(n), g_f(n), b_f(n);
-    CheckResult res{"decay_beta", s.label, params_to_string(p), seed + s.seed_offset};
     res.truth_seconds = time_call([&] { decay_beta_ref<double>(p, in.a, in.b, in.A_log, in.dt_bias, g_t, b_t); });
     res.ref32.seconds = time_call([&] { decay_beta_ref<float>(p, in.a, in.b, in.A_log, in.dt_bias, g_r, b_r); });
     res.fast.seconds = time_call([&] { decay_beta_fast(p, in.a, in.b, in.A_log, in.dt_bias, g_f, b_f); });
@@ -35,9 +32,7 @@ std::vector<CheckResult> decay_beta_check(uint64_t seed, CheckScope scope) {
     res.fast.add("g", g_t, g_f, bd.g);
     res.ref32.add("beta", b_t, b_r, bd.beta);
     res.fast.add("beta", b_t, b_f, bd.beta);
-    out.push_back(std::move(res));
-  }
-  return out;
+  });
 }
 
 }  // namespace moe

@@ -8,18 +8,17 @@
 #include <span>
 #include <string>
 
-#include "core/params.h"
+#include "check/three_tiers.h"
 #include "ops/delta_net.h"
 #include "spec/delta_net_spec.h"
 
 namespace moe {
 namespace {
 
-CheckResult run_case(const DeltaNetShape& s, uint64_t seed) {
+void run_case(const DeltaNetShape& s, CheckResult& res) {
   const DeltaNetParams& p = s.p;
-  const DeltaNetInputs in = delta_net_inputs(p, seed, s.variant.special_gates);
+  const DeltaNetInputs in = delta_net_inputs(p, res.seed, s.variant.special_gates);
   const int64_t T = p.tokens, Hk = p.k_heads, Hv = p.v_heads, dk = p.key_dim, dv = p.value_dim;
-  CheckResult res{"delta_net", s.label, params_to_string(p), seed};
   DeltaNetParams p1 = p;
   p1.tokens = 1;
   std::vector<float> S = in.state0, st_t, st_r, st_f;
@@ -43,16 +42,13 @@ CheckResult run_case(const DeltaNetShape& s, uint64_t seed) {
     res.fast.add("state", st_t, st_f, tr.b);
     S.swap(st_t);
   }
-  return res;
 }
 
 }  // namespace
 
 std::vector<CheckResult> delta_net_check(uint64_t seed, CheckScope scope) {
-  std::vector<CheckResult> out;
-  for (const DeltaNetShape& s : delta_net_shapes(scope_has_remainders(scope), scope_has_real(scope)))
-    out.push_back(run_case(s, seed + s.seed_offset));
-  return out;
+  return check_shapes("delta_net", delta_net_shapes(scope_has_remainders(scope), scope_has_real(scope)), seed,
+                      [](const DeltaNetShape& s, CheckResult& res) { run_case(s, res); });
 }
 
 }  // namespace moe

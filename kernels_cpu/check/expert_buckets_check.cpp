@@ -1,6 +1,6 @@
 // expert_buckets' three-way check: the shapes and inputs of spec/expert_buckets_spec.h; every
 // output exact (data movement: the spec's bound 0).
-#include "core/params.h"
+#include "check/three_tiers.h"
 #include "ops/expert_buckets.h"
 #include "spec/expert_buckets_spec.h"
 
@@ -18,19 +18,15 @@ void compare(TierReport& rep, const ExpertBuckets& truth, const ExpertBuckets& b
 }  // namespace
 
 std::vector<CheckResult> expert_buckets_check(uint64_t seed, CheckScope scope) {
-  std::vector<CheckResult> out;
-  for (const ExpertBucketsShape& s : expert_buckets_shapes(scope_has_remainders(scope), scope_has_real(scope))) {
-    const ExpertBucketsInputs in = expert_buckets_inputs(s.p, seed + s.seed_offset, s.variant.specials);
+  return check_shapes("expert_buckets", expert_buckets_shapes(scope_has_remainders(scope), scope_has_real(scope)), seed, [](const ExpertBucketsShape& s, CheckResult& res) {
+    const ExpertBucketsInputs in = expert_buckets_inputs(s.p, res.seed, s.variant.specials);
     ExpertBuckets truth, r32, fast;
-    CheckResult res{"expert_buckets", s.label, params_to_string(s.p), seed + s.seed_offset};
     res.truth_seconds = time_call([&] { expert_buckets_ref<double>(s.p, in.idx, in.w, truth); });
     res.ref32.seconds = time_call([&] { expert_buckets_ref<float>(s.p, in.idx, in.w, r32); });
     res.fast.seconds = time_call([&] { expert_buckets_fast(s.p, in.idx, in.w, fast); });
     compare(res.ref32, truth, r32);
     compare(res.fast, truth, fast);
-    out.push_back(std::move(res));
-  }
-  return out;
+  });
 }
 
 }  // namespace moe

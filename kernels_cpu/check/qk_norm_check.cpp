@@ -1,18 +1,16 @@
 // qk_norm's three-way check: the shapes, inputs and bound of spec/qk_norm_spec.h.
-#include "core/params.h"
+#include "check/three_tiers.h"
 #include "ops/qk_norm.h"
 #include "spec/qk_norm_spec.h"
 
 namespace moe {
 
 std::vector<CheckResult> qk_norm_check(uint64_t seed, CheckScope scope) {
-  std::vector<CheckResult> out;
-  for (const auto& s : qk_norm_shapes(scope_has_remainders(scope), scope_has_real(scope))) {
+  return check_shapes("qk_norm", qk_norm_shapes(scope_has_remainders(scope), scope_has_real(scope)), seed, [](const auto& s, CheckResult& res) {
     const QkNormParams& p = s.p;
-    const QkNormInputs in = qk_norm_inputs(p, seed + s.seed_offset);
+    const QkNormInputs in = qk_norm_inputs(p, res.seed);
     const size_t n = in.q.size();
     std::vector<float> tq(n), tk(n), rq(n), rk(n), fq(n), fk(n);
-    CheckResult res{"qk_norm", s.label, params_to_string(p), seed + s.seed_offset};
     res.truth_seconds = time_call([&] { qk_norm_ref<double>(p, in.q, in.k, tq, tk); });
     res.ref32.seconds = time_call([&] { qk_norm_ref<float>(p, in.q, in.k, rq, rk); });
     res.fast.seconds = time_call([&] { qk_norm_fast(p, in.q, in.k, fq, fk); });
@@ -21,9 +19,7 @@ std::vector<CheckResult> qk_norm_check(uint64_t seed, CheckScope scope) {
     res.ref32.add("k_out", tk, rk, b.k);
     res.fast.add("q_out", tq, fq, b.q);
     res.fast.add("k_out", tk, fk, b.k);
-    out.push_back(std::move(res));
-  }
-  return out;
+  });
 }
 
 }  // namespace moe
