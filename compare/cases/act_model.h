@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <vector>
 
 #include "compare/cases/cases.h"
@@ -26,6 +27,13 @@ struct ActModel {
 };
 
 ActModel act_model(const QuantMatrix& gate, const QuantMatrix& up, const double* x);
+// The same over an f32 row of x.
+ActModel act_model(const QuantMatrix& gate, const QuantMatrix& up, std::span<const float> x);
+
+// act [rows, I] as expert_gate_up decides it, one ActModel per row: the tensor, the truth h and
+// the bound act_bound per element, the flops of the row's two d-term projections.
+// expert_gate_up_case.cpp.
+void add_act_output(OpCase& c, std::span<const ActModel> rows, int64_t d);
 
 // Per row of m: the exact m . v and sum |m| |v| (nullptr: not wanted). matmul_q_case.cpp.
 void quant_rows(const QuantMatrix& m, const double* v, double* exact, double* mag);

@@ -59,6 +59,11 @@ ActModel act_model(const QuantMatrix& gate, const QuantMatrix& up, const double*
   return m;
 }
 
+ActModel act_model(const QuantMatrix& gate, const QuantMatrix& up, std::span<const float> x) {
+  const std::vector<double> xd(x.begin(), x.end());
+  return act_model(gate, up, xd.data());
+}
+
 double ActModel::act_bound(size_t i) const { return gpu[i] + ref64[i] + kMinNormal32; }
 
 std::vector<double> ActModel::down_input_bound() const {
@@ -79,6 +84,18 @@ void set_expert_vars(OpCase& c, const SwigluExpertParams& p) {
   c.params += " group_size=" + std::to_string(kExpertGroupSize);
 }
 
+void add_act_output(OpCase& c, std::span<const ActModel> rows, int64_t d) {
+  OutputSpec s;
+  s.name = "act", s.kind = Kind::Reduction;
+  std::vector<double> truth;
+  for (const ActModel& m : rows)
+    for (size_t i = 0; i < m.h.size(); ++i) truth.push_back(m.h[i]), s.bound.push_back(m.act_bound(i));
+  c.tensors["act"] = output_f32(int64_t(truth.size()));
+  c.outputs["act"] = s;
+  c.truth["act"] = truth;
+  c.flops = 4.0 * double(truth.size()) * double(d);
+}
+
 // expert_gate_up's GPU cases, a stage of swiglu_expert: the shapes and inputs of
 // spec/swiglu_expert_spec.h (expert_gate_up_shapes). Truth: act in f64 from the f64 products
 // (act_model); bound: gpu + ref64 per element, plus the smallest normal (a flushed subnormal act).
@@ -86,29 +103,17 @@ std::vector<OpCase> expert_gate_up_cases(bool rem, bool real, uint64_t seed) {
   std::vector<OpCase> out;
   for (const auto& sh : expert_gate_up_shapes(rem, real)) {
     const SwigluExpertParams& p = sh.p;
-    const int64_t T = p.tokens, d = p.hidden, I = p.inter;
+    const int64_t d = p.hidden;
     const ExpertGateUpInputs in = expert_gate_up_inputs(p, seed + sh.seed_offset, sh.variant);
     OpCase c = new_case("expert_gate_up", sh.label, seed + sh.seed_offset);
     set_expert_vars(c, p);
     add_quant_tensors(c, "gate", in.gate);
     add_quant_tensors(c, "up", in.up);
     c.tensors["x"] = f32_tensor(in.x);
-    c.tensors["act"] = output_f32(T * I);
-    OutputSpec s;
-    s.name = "act", s.kind = Kind::Reduction;
-    std::vector<double> truth(static_cast<size_t>(T * I)), xd(static_cast<size_t>(d));
-    s.bound.resize(truth.size());
-    for (int64_t t = 0; t < T; ++t) {
-      for (int64_t k = 0; k < d; ++k) xd[size_t(k)] = in.x[size_t(t * d + k)];
-      const ActModel m = act_model(in.gate.view(), in.up.view(), xd.data());
-      for (int64_t i = 0; i < I; ++i) {
-        truth[size_t(t * I + i)] = m.h[size_t(i)];
-        s.bound[size_t(t * I + i)] = m.act_bound(size_t(i));
-      }
-    }
-    c.outputs["act"] = s;
-    c.truth["act"] = truth;
-    c.flops = 4.0 * double(T) * double(I) * double(d);
+    std::vector<ActModel> rows;
+    for (int64_t t = 0; t < p.tokens; ++t)
+      rows.push_back(act_model(in.gate.view(), in.up.view(), std::span(in.x).subspan(size_t(t * d), size_t(d))));
+    add_act_output(c, rows, d);
     out.push_back(std::move(c));
   }
   return out;
