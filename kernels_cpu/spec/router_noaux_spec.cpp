@@ -135,6 +135,9 @@ RouterNoauxInputs router_noaux_inputs(const RouterNoauxParams& p, uint64_t seed,
         d == D::NegativeBias ? rng.fork(3).uniform_vec(E, -0.95f, -0.85f) : rng.fork(3).uniform_vec(E, -0.1f, 0.1f);
   }
   place_non_finite(p, d, noise, x);
+  if (d == D::Large)  // even tokens every expert, odd tokens every third: + 100
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t e = 0; e < E; e += t % 2 ? 3 : 1) x[size_t(t * E + e)] += 100.0f;
   for (int64_t t = 0; t < T; ++t) {
     float* xr = x.data() + t * E;
     if (std::none_of(xr, xr + E, [](float v) { return std::isnan(v); })) separate_groups(p, xr, in.bias.data(), m);
@@ -188,6 +191,11 @@ std::vector<RouterNoauxShape> router_noaux_shapes(bool remainders, bool real) {
     // K = 64, the kernel's most (MAX_K): its chosen / weight arrays full.
     add("remainder E 256 K 64 groups 8/4", 2, 256, 64, 8, 4, 2.5f, true, D::Gaussian, 14);
     add("remainder T 1 E 2048 K 12 groups 16/5 ties", 1, 2048, 12, 16, 5, 1.0f, false, D::Ties, 12);
+    // Logits of 100 (router_noaux_inputs, Large): sigmoid is exactly 1 in f32, and a sigmoid
+    // formed as exp(x) / (1 + exp(x)) for every x gives inf / inf = NaN. Every group is kept:
+    // shifted experts all score s = 1, so their groups differ by bias alone and could not be
+    // kept apart by separate_groups' lowering.
+    add("remainder E 66 K 10 groups 6/6 large logits", 4, 66, 10, 6, 6, 2.5f, true, D::Large, 17);
   }
   if (real) {
     const std::string ds = "DeepSeek-V3 ";

@@ -17,7 +17,9 @@ namespace moe {
 // and exactly equal group scores. AllEqual: one grid value per token, bias 0 (every expert and
 // group ties). NonFinite: token 0 a NaN logit (bits 0xFF800001), token 1 a +inf and a -inf
 // (ordinary: s = 1 and 0), token 2 a NaN late in the row, token 3 every logit -inf. Nan: every
-// third token a NaN logit. Rows without NaN then have their groups kept apart beyond m's bounds
+// third token a NaN logit. Large: + 100 on every logit of even tokens and every third of odd
+// ones (sigmoid exactly 1 in f32; HF's torch.sigmoid and the op's are defined there,
+// docs/ops/moe.md "noaux_tc router"). Rows without NaN then have their groups kept apart beyond m's bounds
 // (separate_groups in the .cpp): the GPU's inputs depend on the device model, as its bounds do.
 struct RouterNoauxInputs {
   std::vector<float> logits, bias;
@@ -27,7 +29,7 @@ RouterNoauxInputs router_noaux_inputs(const RouterNoauxParams& p, uint64_t seed,
 using RouterNoauxShape = SpecShape<RouterNoauxParams, RouterVariant>;
 // Remainders: one group (plain top-K), groups of 2, every group kept, K = every kept expert, odd
 // group sizes; all equal, NaN/inf tokens, E past 256 and 512 (groups of 129), K above 10 and 16,
-// K = 64 (the kernel's most). Real: DeepSeek-V3 / Cogito-V2 (docs/ops/models.md "Shape
+// K = 64 (the kernel's most), logits of 100 (every group kept). Real: DeepSeek-V3 / Cogito-V2 (docs/ops/models.md "Shape
 // constants": E 256, K 8, n_group 8, topk_group 4, scale 2.5), decode and 64 tokens.
 std::vector<RouterNoauxShape> router_noaux_shapes(bool remainders, bool real);
 

@@ -55,6 +55,9 @@ std::vector<float> router_topk_inputs(const RouterTopkParams& p, uint64_t seed, 
     if (T > 2) x[size_t(2 * E)] = inf;
     if (T > 3) std::fill(x.begin() + 3 * E, x.begin() + 4 * E, -inf);
   }
+  if (d == RouterData::Large)
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t e = 0; e < E; ++e) x[size_t(t * E + e)] += t % 2 ? -110.0f : 100.0f;
   return x;
 }
 
@@ -95,6 +98,10 @@ std::vector<RouterTopkShape> router_topk_shapes(bool remainders, bool real) {
     // The all -inf (undefined) token last (T 4): a -1/NaN path writing one slot too many writes
     // past idx and w (guard), where a following token's workgroup would overwrite it.
     add("remainder E 33 K 5 undefined token last", 4, 33, 5, true, D::NonFinite, 8);
+    // Logits far from 0 (router_topk_inputs, Large): a softmax without its max shift, or with the
+    // shift's sign flipped, overflows or underflows to NaN weights here and nowhere else.
+    add("remainder E 67 K 8 large logits", 4, 67, 8, true, D::Large, 12);
+    add("remainder E 300 K 10 large logits not renormalised", 4, 300, 10, false, D::Large, 13);
     // More experts than 512 (and 1024, 2048) and K above the models' 10 and Metal's 16: engines
     // size their shared score arrays and top-K registers for the models they expect.
     for (auto [E, K] : std::vector<std::pair<int64_t, int64_t>>{{1031, 11}, {2053, 17}}) {
@@ -125,6 +132,7 @@ std::vector<RouterTopkShape> router_topk_shapes(bool remainders, bool real) {
     add("A17B 64 tokens not renormalised", 64, 512, 10, false, D::Gaussian, 3);
     add("A3B 64 tokens near-ties not renormalised", 64, 256, 8, false, D::NearTies, 4);
     add("A17B 8 tokens NaN/inf", 8, 512, 10, true, D::NonFinite, 5);
+    add("A17B 8 tokens large logits", 8, 512, 10, true, D::Large, 6);
   }
   return out;
 }

@@ -19,7 +19,8 @@ namespace moe {
 // equal scores are common at the K-th place. NearTies: the grid plus N(0, 1e-6): scores that
 // differ by about an implementation's rounding error. NegativeBias (router_noaux): bias ~ -0.9.
 // AllEqual: every expert of a row ties. NonFinite, Nan: NaN and infinite logits (per op).
-enum class RouterData { Gaussian, NegativeBias, Ties, NearTies, NonFinite, AllEqual, Nan };
+// Large (router_topk): logits far from 0, max >= 80 (router_topk_inputs).
+enum class RouterData { Gaussian, NegativeBias, Ties, NearTies, NonFinite, AllEqual, Nan, Large };
 struct RouterVariant {
   RouterData data = RouterData::Gaussian;
   // Whether the GPU cases run the shape too: the kernels' limits (K <= 64) and the planted-bug
@@ -34,14 +35,19 @@ std::vector<float> router_logits(int64_t T, int64_t E, double sigma, RouterData 
 // Logits N(0, 2^2). NonFinite: token 0 some -inf logits (still valid), token 1 a NaN (bits
 // 0xFF800001: negative, lowest payload), token 2 a +inf, token 3 all -inf (1 to 3 undefined:
 // -1 and NaN). AllEqual: even tokens one grid value, odd tokens -0.0 and +0.0 in turn.
+// Large: even tokens shifted by +100 (max >= 80: exp(x), or exp(x + max), overflows f32 past 88.7),
+// odd tokens by -110 (max <= -100: exp(x) underflows to 0 for every expert, a 0 / 0). The
+// softmax is shift-invariant and the op subtracts the max (docs/ops/README.md "Scalar helpers";
+// HF's torch softmax does too), so its truth is defined there and a kernel that drops or
+// misapplies the shift is wrong only at such rows: their common factor cancels everywhere else.
 std::vector<float> router_topk_inputs(const RouterTopkParams& p, uint64_t seed, RouterData d);
 
 using RouterTopkShape = SpecShape<RouterTopkParams, RouterVariant>;
 // Remainders: E 1 to 67 at K 1, 2, E/2, E - 1, E (the CPU's); odd E below, at and above the
 // GPU's 256 lanes, K = 64 (the kernel's most), all equal, NaN/inf tokens, E past 512 to 2053 with
-// K above the models' 10 and Metal's 16. Real: Qwen3.5-397B-A17B (512 experts, top-10) and
+// K above the models' 10 and Metal's 16, large logits (max >= 80 and <= -100), renormalised or not. Real: Qwen3.5-397B-A17B (512 experts, top-10) and
 // Qwen3.6-35B-A3B (256, top-8) (docs/ops/models.md "Shape constants"), the engines' K = 4
-// (docs/ops/moe.md "Which K"), decode and 64 tokens.
+// (docs/ops/moe.md "Which K"), decode and 64 tokens; A17B with large logits.
 std::vector<RouterTopkShape> router_topk_shapes(bool remainders, bool real);
 
 // What the judges of a router get: per expert [T, E] the score the near-tie rule ranks (score,

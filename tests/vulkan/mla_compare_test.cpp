@@ -44,8 +44,12 @@ TEST(mla_compare, PlantedBugsAreCaughtWhereTheyChangeTheResult) {
       {"mla_no_scale", [](const CaseResult& r) { return several_rows(r) && r.shape.find("peaked") == std::string::npos; }},
       {"mla_not_self", &several_rows},
       {"mla_head0_weights", [](const CaseResult& r) { return param(r, "heads") > 1; }},
+      // The softmax without its max shift (exp(s) in the sum and the weights): the common factor
+      // cancels, so only the peaked case's scores past the f32 exp range (inf / inf) show it.
+      {"mla_no_max", [](const CaseResult& r) { return r.shape.find("peaked") != std::string::npos; }},
   };
   for (const Bug& b : bugs) {
+    const bool one_case = std::string(b.kernel) == "mla_no_max";
     int wrong = 0;
     const std::vector<const CaseResult*> cs = of_kernel(rs, b.kernel);
     EXPECT_EQ(cs.size(), 6u) << b.kernel;
@@ -59,7 +63,7 @@ TEST(mla_compare, PlantedBugsAreCaughtWhereTheyChangeTheResult) {
         EXPECT_EQ(r->status(), CaseResult::Status::Pass) << b.kernel << ": " << case_line(*r);
       }
     }
-    EXPECT_GE(wrong, 3) << b.kernel;
+    EXPECT_GE(wrong, one_case ? 1 : 3) << b.kernel;
   }
 }
 

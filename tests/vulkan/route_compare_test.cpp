@@ -82,7 +82,43 @@ void expect_topk_bugs_caught(const std::vector<CaseResult>& rs) {
     }
   }
   EXPECT_GE(soft, 3);
+}
 
+// The planted overflow bugs: each right on every case of ordinary logits, wrong only where exp
+// overflows or underflows (the large-logit cases; docs/mutate.md "Extreme values").
+void expect_overflow_bugs_caught(const std::vector<CaseResult>& rs) {
+  // The softmax's max shift dropped (exp(x)) or its sign flipped (exp(x + m)), consistently in
+  // the sum and the chosen weights: the common factor cancels, so every case with logits of
+  // ordinary size passes (the 2026-12-05 record: 20 seeds at subgroup sizes 4, 8, 16). Only the
+  // large-logit cases catch them: exp overflows at max >= 80 (inf / inf) and underflows at
+  // max <= -100 (0 / 0): NaN probabilities where the truth is finite, which leave the kernel's
+  // slot ranking undefined (most slots never written, the rest NaN).
+  for (const char* kernel : {"topk_softmax_plus_max", "topk_softmax_no_shift"}) {
+    int large = 0;
+    for (const CaseResult* r : of_kernel(rs, kernel)) {
+      if (r->shape.find("large logits") == std::string::npos) {
+        EXPECT_NE(r->status(), CaseResult::Status::Fail) << case_line(*r);
+        continue;
+      }
+      EXPECT_TRUE(failed_with(*r, "w", kSpecial | kUnwritten)) << case_line(*r);
+      ++large;
+    }
+    EXPECT_EQ(large, 3) << kernel;  // two remainder shapes and A17B
+  }
+
+  // router_noaux's sigmoid as exp(x) / (1 + exp(x)) for every finite x (the bundled kernel takes
+  // 1 / (1 + exp(-x)) for x >= 0): right wherever exp(x) is finite, inf / inf = NaN past 88.7.
+  // Only the logits of 100 catch it: NaN scores, no valid selection (idx) or weights (w).
+  int noaux = 0;
+  for (const CaseResult* r : of_kernel(rs, "noaux_sigmoid_exp_form")) {
+    if (r->shape.find("large logits") == std::string::npos) {
+      EXPECT_NE(r->status(), CaseResult::Status::Fail) << case_line(*r);
+      continue;
+    }
+    EXPECT_EQ(r->status(), CaseResult::Status::Fail) << case_line(*r);
+    ++noaux;
+  }
+  EXPECT_EQ(noaux, 1);
 }
 
 // The planted argmax and expert_buckets bugs.
@@ -158,6 +194,7 @@ TEST(route_compare, PlantedBugsAreCaught) {
   expect_topk_bugs_caught(rs);
   expect_argmax_and_bucket_bugs_caught(rs);
   expect_weight_bugs_caught(rs);
+  expect_overflow_bugs_caught(rs);
 }
 
 }  // namespace
