@@ -23,7 +23,7 @@ hog_pids=()
 stop_hogs() { for p in "${hog_pids[@]}"; do kill "$p" 2>/dev/null; done; hog_pids=(); }
 trap 'stop_hogs; rm -rf "$log_dir"' EXIT
 
-declare -A failures  # test name -> "run/width ..."
+declare -A failures=()  # test name -> "run/width ..."; initialised: an empty array is unset under set -u
 rows=()
 for ((i = 1; i <= runs; ++i)); do
   w=${widths[$(( (i - 1) % 3 ))]}
