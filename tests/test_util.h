@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,10 @@
 #include "core/simd.h"
 
 namespace moe::test {
+
+// The non-finite inputs of the ops' NaN/Inf tests.
+constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // A scratch directory under the system's temporary one, named by `tag` and the process id (tests
 // run in parallel), empty at the start and removed at the end.

@@ -1,5 +1,6 @@
 // argmax's three-way check: the shapes and inputs of spec/argmax_spec.h; every tier must return
 // the very same index (the spec says why).
+#include "check/checks.h"
 #include "check/three_tiers.h"
 #include "ops/argmax.h"
 #include "spec/argmax_spec.h"

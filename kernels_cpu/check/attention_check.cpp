@@ -1,5 +1,6 @@
 // attention's three-way check: the shapes, inputs and bound of spec/attention_spec.h. A shape the
 // GPU runs over several calls runs here as one call of all its tokens (the same causal result).
+#include "check/checks.h"
 #include "core/params.h"
 #include "ops/attention.h"
 #include "spec/attention_spec.h"

@@ -1,6 +1,7 @@
 // conv1d_step's three-way check: the shapes, inputs and bound of spec/conv1d_step_spec.h, each
 // shape's tokens in one call (a T-token call equals T one-token calls bit for bit in every tier,
 // tested). The fast tier's exp is Eigen's: cpu_eigen_model().
+#include "check/checks.h"
 #include "check/three_tiers.h"
 #include "ops/conv1d_step.h"
 #include "spec/conv1d_step_spec.h"

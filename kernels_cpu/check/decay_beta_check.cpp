@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "check/checks.h"
 #include "check/three_tiers.h"
 #include "ops/decay_beta.h"
 #include "spec/decay_beta_spec.h"

@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 
+#include "check/checks.h"
 #include "check/three_tiers.h"
 #include "ops/delta_net.h"
 #include "spec/delta_net_spec.h"

@@ -1,5 +1,6 @@
 // dequant's three-way check: the shapes and inputs of spec/dequant_spec.h, bound 0 (bit-exact,
 // derived there).
+#include "check/checks.h"
 #include "check/three_tiers.h"
 #include "ops/dequant.h"
 #include "spec/dequant_spec.h"

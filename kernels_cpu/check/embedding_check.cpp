@@ -1,5 +1,6 @@
 // embedding's three-way check: the shapes and inputs of spec/embedding_spec.h (but invalid ids,
 // which the CPU tiers reject), bound 0 (the spec says why).
+#include "check/checks.h"
 #include "check/three_tiers.h"
 #include "ops/embedding.h"
 #include "spec/embedding_spec.h"

@@ -1,5 +1,6 @@
 // expert_buckets' three-way check: the shapes and inputs of spec/expert_buckets_spec.h; every
 // output exact (data movement: the spec's bound 0).
+#include "check/checks.h"
 #include "check/three_tiers.h"
 #include "ops/expert_buckets.h"
 #include "spec/expert_buckets_spec.h"

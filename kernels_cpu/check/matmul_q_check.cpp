@@ -1,5 +1,6 @@
 // matmul_q's three-way check: the shapes, inputs and bound of spec/matmul_q_spec.h, compared on
 // row windows, all tokens (check/quant_dot_check.h).
+#include "check/checks.h"
 #include "check/quant_dot_check.h"
 #include "core/params.h"
 #include "ops/matmul_q.h"

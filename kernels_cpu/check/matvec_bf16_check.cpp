@@ -1,4 +1,5 @@
 // matvec_bf16's three-way check: the shapes, inputs and bound of spec/matvec_bf16_spec.h.
+#include "check/checks.h"
 #include "check/three_tiers.h"
 #include "ops/matvec_bf16.h"
 #include "spec/matvec_bf16_spec.h"

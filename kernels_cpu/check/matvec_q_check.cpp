@@ -1,5 +1,6 @@
 // matvec_q's three-way check: the shapes, inputs and bound of spec/matvec_q_spec.h, compared on
 // row windows (check/quant_dot_check.h).
+#include "check/checks.h"
 #include "check/quant_dot_check.h"
 #include "core/params.h"
 #include "ops/matvec_q.h"

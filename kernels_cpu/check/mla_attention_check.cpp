@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "check/checks.h"
 #include "core/params.h"
 #include "ops/mla_attention.h"
 #include "spec/mla_attention_spec.h"

@@ -1,4 +1,5 @@
 // moe_combine's three-way check: the shapes, inputs and bound of spec/moe_combine_spec.h.
+#include "check/checks.h"
 #include "check/three_tiers.h"
 #include "ops/moe_combine.h"
 #include "spec/moe_combine_spec.h"

@@ -1,6 +1,7 @@
 // moe_permute_fuse's three-way check: the shapes and inputs of spec/moe_permute_fuse_spec.h, the
 // bound moe_permute_fuse_bound under cpu_f32_model() over the rows' swiglu_expert_bound (derived in
 // spec/swiglu_expert_spec.cpp).
+#include "check/checks.h"
 #include "core/params.h"
 #include "spec/moe_permute_fuse_spec.h"
 

@@ -1,4 +1,5 @@
 // qk_norm's three-way check: the shapes, inputs and bound of spec/qk_norm_spec.h.
+#include "check/checks.h"
 #include "check/three_tiers.h"
 #include "ops/qk_norm.h"
 #include "spec/qk_norm_spec.h"

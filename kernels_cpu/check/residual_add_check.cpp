@@ -1,5 +1,6 @@
 // residual_add's three-way check: the shapes and inputs of spec/residual_add_spec.h, bound 0 (the
 // spec says why).
+#include "check/checks.h"
 #include "check/three_tiers.h"
 #include "ops/residual_add.h"
 #include "spec/residual_add_spec.h"

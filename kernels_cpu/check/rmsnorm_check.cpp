@@ -1,4 +1,5 @@
 // rmsnorm's three-way check: the shapes, inputs and bound of spec/rmsnorm_spec.h.
+#include "check/checks.h"
 #include "check/three_tiers.h"
 #include "ops/rmsnorm.h"
 #include "spec/norm_bound.h"

@@ -1,4 +1,5 @@
 // rope's three-way check: the shapes, inputs and bound of spec/rope_spec.h.
+#include "check/checks.h"
 #include "check/rotary_check.h"
 #include "ops/rope.h"
 #include "spec/rope_spec.h"

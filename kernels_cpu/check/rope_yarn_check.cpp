@@ -1,4 +1,5 @@
 // rope_yarn's three-way check: the shapes, inputs and bound of spec/rope_yarn_spec.h.
+#include "check/checks.h"
 #include "check/rotary_check.h"
 #include "ops/rope_yarn.h"
 #include "spec/rope_yarn_spec.h"

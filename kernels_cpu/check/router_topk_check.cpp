@@ -1,5 +1,6 @@
 // router_topk's three-way check: the shapes, inputs and bounds of spec/router_topk_spec.h, judged
 // by router_judge (the GPU cases' rules) under cpu_f32_model().
+#include "check/checks.h"
 #include "check/three_tiers.h"
 #include "ops/router_topk.h"
 #include "spec/router_topk_spec.h"

@@ -1,5 +1,6 @@
 // swiglu_expert's three-way check: the shapes and inputs of spec/swiglu_expert_spec.h, the tiers'
 // bound swiglu_expert_bound (derived in spec/swiglu_expert_spec.cpp).
+#include "check/checks.h"
 #include "check/three_tiers.h"
 #include "ops/swiglu_expert.h"
 #include "spec/swiglu_expert_spec.h"

@@ -45,6 +45,22 @@ struct QuantMatrix {
   }
 };
 
+// The params of an op over one whole quantized matrix (dequant, matvec_q): its shape and format,
+// which must equal the matrix's own (each op's validate says which differs).
+struct QuantMatrixParams {
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int bits = 4;
+  int group_size = 64;
+  template <class F>
+  void visit(F&& f) const {
+    f("rows", rows), f("cols", cols), f("bits", bits), f("group_size", group_size);
+  }
+};
+
+// The params that describe m itself.
+inline QuantMatrixParams quant_params(const QuantMatrix& m) { return {m.rows, m.cols, m.bits, m.group_size}; }
+
 // The code of column c in a row's packed words.
 inline uint32_t quant_code(const uint32_t* row_words, int64_t c, int bits) {
   const int vpw = 32 / bits;

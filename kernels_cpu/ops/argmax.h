@@ -12,9 +12,6 @@
 #pragma once
 #include <cstdint>
 #include <span>
-#include <vector>
-
-#include "core/check_util.h"
 
 namespace moe {
 
@@ -30,7 +27,6 @@ struct ArgmaxParams {
 template <class Acc>
 void argmax_ref(const ArgmaxParams& p, std::span<const float> x, std::span<int32_t> idx);
 void argmax_fast(const ArgmaxParams& p, std::span<const float> x, std::span<int32_t> idx);
-std::vector<CheckResult> argmax_check(uint64_t seed, CheckScope scope);
 
 // Shared by every tier: argument validation with messages naming the op.
 void argmax_validate(const ArgmaxParams& p, std::span<const float> x, std::span<int32_t> idx);

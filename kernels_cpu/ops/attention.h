@@ -31,7 +31,6 @@
 #pragma once
 #include <cstdint>
 #include <span>
-#include <vector>
 
 #include "core/check_util.h"
 
@@ -63,7 +62,6 @@ void attention_ref(const AttentionParams& p, std::span<const float> q, std::span
 void attention_fast(const AttentionParams& p, std::span<const float> q, std::span<const float> gate,
                     std::span<const float> k, std::span<const float> v, std::span<float> k_cache,
                     std::span<float> v_cache, std::span<float> o);
-std::vector<CheckResult> attention_check(uint64_t seed, CheckScope scope);
 // One case of attention_check (seeded inputs, three tiers, bounds), for tests that want a
 // single real shape without the whole real scope.
 CheckResult attention_check_one(const char* label, const AttentionParams& p, uint64_t seed);

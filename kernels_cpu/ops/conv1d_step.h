@@ -19,9 +19,6 @@
 #pragma once
 #include <cstdint>
 #include <span>
-#include <vector>
-
-#include "core/check_util.h"
 
 namespace moe {
 
@@ -40,7 +37,6 @@ void conv1d_step_ref(const Conv1dStepParams& p, std::span<const float> x, std::s
                      std::span<float> state, std::span<float> y);
 void conv1d_step_fast(const Conv1dStepParams& p, std::span<const float> x, std::span<const float> w,
                       std::span<float> state, std::span<float> y);
-std::vector<CheckResult> conv1d_step_check(uint64_t seed, CheckScope scope);
 
 // Shared by every tier: argument validation with messages naming the op.
 void conv1d_step_validate(const Conv1dStepParams& p, std::span<const float> x, std::span<const float> w,

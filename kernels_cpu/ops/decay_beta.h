@@ -32,9 +32,6 @@
 #pragma once
 #include <cstdint>
 #include <span>
-#include <vector>
-
-#include "core/check_util.h"
 
 namespace moe {
 
@@ -54,7 +51,6 @@ void decay_beta_ref(const DecayBetaParams& p, std::span<const float> a, std::spa
 void decay_beta_fast(const DecayBetaParams& p, std::span<const float> a, std::span<const float> b,
                      std::span<const float> A_log, std::span<const float> dt_bias, std::span<float> g,
                      std::span<float> beta);
-std::vector<CheckResult> decay_beta_check(uint64_t seed, CheckScope scope);
 
 // Shared by every tier: argument validation with messages naming the op.
 void decay_beta_validate(const DecayBetaParams& p, std::span<const float> a, std::span<const float> b,

@@ -23,9 +23,6 @@
 #pragma once
 #include <cstdint>
 #include <span>
-#include <vector>
-
-#include "core/check_util.h"
 
 namespace moe {
 
@@ -49,7 +46,6 @@ void delta_net_ref(const DeltaNetParams& p, std::span<const float> q, std::span<
 void delta_net_fast(const DeltaNetParams& p, std::span<const float> q, std::span<const float> k,
                     std::span<const float> v, std::span<const float> g, std::span<const float> beta,
                     std::span<float> state, std::span<float> o);
-std::vector<CheckResult> delta_net_check(uint64_t seed, CheckScope scope);
 
 // Shared by every tier: argument validation with messages naming the op.
 void delta_net_validate(const DeltaNetParams& p, std::span<const float> q, std::span<const float> k,

@@ -14,28 +14,16 @@
 #pragma once
 #include <cstdint>
 #include <span>
-#include <vector>
 
-#include "core/check_util.h"
 #include "core/quant.h"
 
 namespace moe {
 
-struct DequantParams {
-  int64_t rows = 0;
-  int64_t cols = 0;
-  int bits = 4;
-  int group_size = 64;
-  template <class F>
-  void visit(F&& f) const {
-    f("rows", rows), f("cols", cols), f("bits", bits), f("group_size", group_size);
-  }
-};
+using DequantParams = QuantMatrixParams;
 
 template <class Acc>
 void dequant_ref(const DequantParams& p, const QuantMatrix& W, std::span<float> y);
 void dequant_fast(const DequantParams& p, const QuantMatrix& W, std::span<float> y);
-std::vector<CheckResult> dequant_check(uint64_t seed, CheckScope scope);
 
 void dequant_validate(const DequantParams& p, const QuantMatrix& W, std::span<float> y);
 

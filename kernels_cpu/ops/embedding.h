@@ -12,9 +12,7 @@
 #pragma once
 #include <cstdint>
 #include <span>
-#include <vector>
 
-#include "core/check_util.h"
 #include "core/quant.h"
 
 namespace moe {
@@ -36,7 +34,6 @@ void embedding_ref(const EmbeddingParams& p, const QuantMatrix& table, std::span
                    std::span<float> y);
 void embedding_fast(const EmbeddingParams& p, const QuantMatrix& table, std::span<const int32_t> ids,
                     std::span<float> y);
-std::vector<CheckResult> embedding_check(uint64_t seed, CheckScope scope);
 
 void embedding_validate(const EmbeddingParams& p, const QuantMatrix& table, std::span<const int32_t> ids,
                         std::span<float> y);

@@ -17,8 +17,6 @@
 #include <string_view>
 #include <vector>
 
-#include "core/check_util.h"
-
 namespace moe {
 
 // One bucket per expert chosen by at least one token, experts ascending. Bucket b owns rows
@@ -46,7 +44,6 @@ void expert_buckets_ref(const ExpertBucketsParams& p, std::span<const int32_t> i
                         ExpertBuckets& out);
 void expert_buckets_fast(const ExpertBucketsParams& p, std::span<const int32_t> idx, std::span<const float> w,
                          ExpertBuckets& out);
-std::vector<CheckResult> expert_buckets_check(uint64_t seed, CheckScope scope);
 
 // Routing validation: sizes, ids in [0, E), no expert twice in a token's row.
 void expert_buckets_validate(const ExpertBucketsParams& p, std::span<const int32_t> idx, std::span<const float> w);

@@ -15,9 +15,7 @@
 #pragma once
 #include <cstdint>
 #include <span>
-#include <vector>
 
-#include "core/check_util.h"
 #include "core/quant.h"
 
 namespace moe {
@@ -37,7 +35,6 @@ struct MatmulQParams {
 template <class Acc>
 void matmul_q_ref(const MatmulQParams& p, const QuantMatrix& W, std::span<const float> X, std::span<float> Y);
 void matmul_q_fast(const MatmulQParams& p, const QuantMatrix& W, std::span<const float> X, std::span<float> Y);
-std::vector<CheckResult> matmul_q_check(uint64_t seed, CheckScope scope);
 
 void matmul_q_validate(const MatmulQParams& p, const QuantMatrix& W, std::span<const float> X, std::span<float> Y);
 

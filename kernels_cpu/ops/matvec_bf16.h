@@ -13,10 +13,8 @@
 #pragma once
 #include <cstdint>
 #include <span>
-#include <vector>
 
 #include "core/bf16.h"
-#include "core/check_util.h"
 
 namespace moe {
 
@@ -34,7 +32,6 @@ void matvec_bf16_ref(const MatvecBf16Params& p, std::span<const bf16> W, std::sp
                      std::span<float> y);
 void matvec_bf16_fast(const MatvecBf16Params& p, std::span<const bf16> W, std::span<const float> x,
                       std::span<float> y);
-std::vector<CheckResult> matvec_bf16_check(uint64_t seed, CheckScope scope);
 
 void matvec_bf16_validate(const MatvecBf16Params& p, std::span<const bf16> W, std::span<const float> x,
                           std::span<float> y);

@@ -10,28 +10,16 @@
 #pragma once
 #include <cstdint>
 #include <span>
-#include <vector>
 
-#include "core/check_util.h"
 #include "core/quant.h"
 
 namespace moe {
 
-struct MatvecQParams {
-  int64_t rows = 0;
-  int64_t cols = 0;
-  int bits = 4;
-  int group_size = 64;
-  template <class F>
-  void visit(F&& f) const {
-    f("rows", rows), f("cols", cols), f("bits", bits), f("group_size", group_size);
-  }
-};
+using MatvecQParams = QuantMatrixParams;
 
 template <class Acc>
 void matvec_q_ref(const MatvecQParams& p, const QuantMatrix& W, std::span<const float> x, std::span<float> y);
 void matvec_q_fast(const MatvecQParams& p, const QuantMatrix& W, std::span<const float> x, std::span<float> y);
-std::vector<CheckResult> matvec_q_check(uint64_t seed, CheckScope scope);
 
 void matvec_q_validate(const MatvecQParams& p, const QuantMatrix& W, std::span<const float> x, std::span<float> y);
 

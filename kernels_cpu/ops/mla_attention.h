@@ -99,7 +99,6 @@ void mla_attention_ref(const MlaAttentionParams& p, std::span<const float> q, st
 void mla_attention_fast(const MlaAttentionParams& p, std::span<const float> q, std::span<const float> latent,
                         std::span<const float> k_pe, const QuantMatrix& kv_b, std::span<float> latent_cache,
                         std::span<float> kpe_cache, std::span<float> o);
-std::vector<CheckResult> mla_attention_check(uint64_t seed, CheckScope scope);
 // One case of mla_attention_check (seeded inputs, three tiers, bounds) for tests. `head_windows`
 // > 0 runs the scalar tiers on that many windows of 4 heads only (start, middle, end; the op is
 // head-independent), the fast tier on all heads.

@@ -18,9 +18,6 @@
 #pragma once
 #include <cstdint>
 #include <span>
-#include <vector>
-
-#include "core/check_util.h"
 
 namespace moe {
 
@@ -42,7 +39,6 @@ void moe_combine_ref(const MoeCombineParams& p, std::span<const float> h_mid, st
 void moe_combine_fast(const MoeCombineParams& p, std::span<const float> h_mid, std::span<const float> e,
                       std::span<const float> w, std::span<const float> sh, std::span<const float> gamma,
                       std::span<float> out);
-std::vector<CheckResult> moe_combine_check(uint64_t seed, CheckScope scope);
 
 void moe_combine_validate(const MoeCombineParams& p, std::span<const float> h_mid, std::span<const float> e,
                           std::span<const float> w, std::span<const float> sh, std::span<const float> gamma,

@@ -20,9 +20,7 @@
 #pragma once
 #include <cstdint>
 #include <span>
-#include <vector>
 
-#include "core/check_util.h"
 #include "core/expert_blob.h"
 #include "ops/expert_buckets.h"
 
@@ -45,7 +43,6 @@ void moe_permute_fuse_ref(const MoePermuteFuseParams& p, const ExpertBuckets& b,
                           std::span<const ExpertWeights> experts, std::span<const float> x, std::span<float> out);
 void moe_permute_fuse_fast(const MoePermuteFuseParams& p, const ExpertBuckets& b,
                            std::span<const ExpertWeights> experts, std::span<const float> x, std::span<float> out);
-std::vector<CheckResult> moe_permute_fuse_check(uint64_t seed, CheckScope scope);
 
 void moe_permute_fuse_validate(const MoePermuteFuseParams& p, const ExpertBuckets& b,
                                std::span<const ExpertWeights> experts, std::span<const float> x,

@@ -25,9 +25,6 @@
 #pragma once
 #include <cstdint>
 #include <span>
-#include <vector>
-
-#include "core/check_util.h"
 
 namespace moe {
 
@@ -47,7 +44,6 @@ void qk_norm_ref(const QkNormParams& p, std::span<const float> q, std::span<cons
                  std::span<float> k_out);
 void qk_norm_fast(const QkNormParams& p, std::span<const float> q, std::span<const float> k, std::span<float> q_out,
                   std::span<float> k_out);
-std::vector<CheckResult> qk_norm_check(uint64_t seed, CheckScope scope);
 
 // Shared by every tier: argument validation with messages naming the op.
 void qk_norm_validate(const QkNormParams& p, std::span<const float> q, std::span<const float> k,

@@ -11,9 +11,6 @@
 #pragma once
 #include <cstdint>
 #include <span>
-#include <vector>
-
-#include "core/check_util.h"
 
 namespace moe {
 
@@ -30,7 +27,6 @@ void residual_add_ref(const ResidualAddParams& p, std::span<const float> a, std:
                       std::span<float> y);
 void residual_add_fast(const ResidualAddParams& p, std::span<const float> a, std::span<const float> b,
                        std::span<float> y);
-std::vector<CheckResult> residual_add_check(uint64_t seed, CheckScope scope);
 
 // Shared by every tier: argument validation with messages naming the op.
 void residual_add_validate(const ResidualAddParams& p, std::span<const float> a, std::span<const float> b,

@@ -13,9 +13,6 @@
 #pragma once
 #include <cstdint>
 #include <span>
-#include <vector>
-
-#include "core/check_util.h"
 
 namespace moe {
 
@@ -33,7 +30,6 @@ struct RmsNormParams {
 template <class Acc>
 void rmsnorm_ref(const RmsNormParams& p, std::span<const float> x, std::span<const float> w, std::span<float> y);
 void rmsnorm_fast(const RmsNormParams& p, std::span<const float> x, std::span<const float> w, std::span<float> y);
-std::vector<CheckResult> rmsnorm_check(uint64_t seed, CheckScope scope);
 
 // Shared by every tier: argument validation with messages naming the op.
 void rmsnorm_validate(const RmsNormParams& p, std::span<const float> x, std::span<const float> w,

@@ -18,9 +18,6 @@
 #pragma once
 #include <cstdint>
 #include <span>
-#include <vector>
-
-#include "core/check_util.h"
 
 namespace moe {
 
@@ -40,7 +37,6 @@ void rmsnorm_gated_ref(const RmsNormGatedParams& p, std::span<const float> o, st
                        std::span<const float> w, std::span<float> y);
 void rmsnorm_gated_fast(const RmsNormGatedParams& p, std::span<const float> o, std::span<const float> z,
                         std::span<const float> w, std::span<float> y);
-std::vector<CheckResult> rmsnorm_gated_check(uint64_t seed, CheckScope scope);
 
 // Shared by every tier: argument validation with messages naming the op.
 void rmsnorm_gated_validate(const RmsNormGatedParams& p, std::span<const float> o, std::span<const float> z,

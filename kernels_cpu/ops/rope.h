@@ -31,9 +31,6 @@
 #pragma once
 #include <cstdint>
 #include <span>
-#include <vector>
-
-#include "core/check_util.h"
 
 namespace moe {
 
@@ -53,7 +50,6 @@ struct RopeParams {
 template <class Acc>
 void rope_ref(const RopeParams& p, std::span<const int64_t> positions, std::span<const float> x, std::span<float> y);
 void rope_fast(const RopeParams& p, std::span<const int64_t> positions, std::span<const float> x, std::span<float> y);
-std::vector<CheckResult> rope_check(uint64_t seed, CheckScope scope);
 
 // Shared by every tier: argument validation with messages naming the op.
 void rope_validate(const RopeParams& p, std::span<const int64_t> positions, std::span<const float> x,

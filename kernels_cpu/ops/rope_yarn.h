@@ -82,8 +82,6 @@
 #include <span>
 #include <vector>
 
-#include "core/check_util.h"
-
 namespace moe {
 
 struct RopeYarnParams {
@@ -111,7 +109,6 @@ void rope_yarn_ref(const RopeYarnParams& p, std::span<const int64_t> positions, 
                    std::span<float> y);
 void rope_yarn_fast(const RopeYarnParams& p, std::span<const int64_t> positions, std::span<const float> x,
                     std::span<float> y);
-std::vector<CheckResult> rope_yarn_check(uint64_t seed, CheckScope scope);
 
 // Shared by every tier: argument validation with messages naming the op.
 void rope_yarn_validate(const RopeYarnParams& p, std::span<const int64_t> positions, std::span<const float> x,

@@ -30,11 +30,11 @@
 // every tier (a NaN c can neither be ranked nor silently dropped). +-inf logits are ordinary
 // (s = 1 or 0). A non-finite bias is a bad argument (an error), not data.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <span>
-#include <vector>
 
-#include "core/check_util.h"
+#include "core/math.h"
 #include "ops/router_topk.h"  // router::topk_lowest_index, router::selection_consistent
 
 namespace moe {
@@ -59,10 +59,25 @@ void router_noaux_ref(const RouterNoauxParams& p, std::span<const float> logits,
                       std::span<int32_t> idx, std::span<float> w);
 void router_noaux_fast(const RouterNoauxParams& p, std::span<const float> logits, std::span<const float> bias,
                        std::span<int32_t> idx, std::span<float> w);
-std::vector<CheckResult> router_noaux_check(uint64_t seed, CheckScope scope);
 
 // Shared by every tier: argument validation with messages naming the op.
 void router_noaux_validate(const RouterNoauxParams& p, std::span<const float> logits, std::span<const float> bias,
                            std::span<int32_t> idx, std::span<float> w);
 
+namespace router {
+
+// One token's scores in T, shared by every tier: s = sigmoid(x) (the weights) and c = s + bias
+// (the selection score). False when some c is NaN: the token then gets no expert (fill_nan_row).
+template <class T>
+bool noaux_scores(const float* x, std::span<const float> bias, T* s, T* c) {
+  bool has_nan = false;
+  for (size_t e = 0; e < bias.size(); ++e) {
+    s[e] = sigmoid(T(x[e]));
+    c[e] = s[e] + T(bias[e]);
+    has_nan |= std::isnan(c[e]);
+  }
+  return !has_nan;
+}
+
+}  // namespace router
 }  // namespace moe

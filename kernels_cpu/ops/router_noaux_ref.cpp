@@ -44,14 +44,7 @@ void router_noaux_ref(const RouterNoauxParams& p, std::span<const float> logits,
     const float* x = logits.data() + t * E;
     int32_t* it = idx.data() + t * K;
     float* wt = w.data() + t * K;
-
-    bool has_nan = false;
-    for (int64_t e = 0; e < E; ++e) {
-      s[e] = sigmoid(Acc(x[e]));
-      c[e] = s[e] + Acc(bias[e]);
-      has_nan |= std::isnan(c[e]);
-    }
-    if (has_nan) {
+    if (!router::noaux_scores(x, bias, s.data(), c.data())) {
       router::fill_nan_row(it, wt, K);
       continue;
     }

@@ -30,8 +30,6 @@
 #include <span>
 #include <vector>
 
-#include "core/check_util.h"
-
 namespace moe {
 
 struct RouterTopkParams {
@@ -50,7 +48,6 @@ void router_topk_ref(const RouterTopkParams& p, std::span<const float> logits, s
                      std::span<float> w);
 void router_topk_fast(const RouterTopkParams& p, std::span<const float> logits, std::span<int32_t> idx,
                       std::span<float> w);
-std::vector<CheckResult> router_topk_check(uint64_t seed, CheckScope scope);
 
 // Shared by every tier: argument validation with messages naming the op.
 void router_topk_validate(const RouterTopkParams& p, std::span<const float> logits, std::span<int32_t> idx,

@@ -22,7 +22,6 @@
 #include <string_view>
 #include <vector>
 
-#include "core/check_util.h"
 #include "core/expert_blob.h"
 
 namespace moe {
@@ -43,7 +42,6 @@ void swiglu_expert_ref(const SwigluExpertParams& p, const ExpertWeights& e, std:
                        std::span<float> y);
 void swiglu_expert_fast(const SwigluExpertParams& p, const ExpertWeights& e, std::span<const float> x,
                         std::span<float> y);
-std::vector<CheckResult> swiglu_expert_check(uint64_t seed, CheckScope scope);
 
 void swiglu_expert_validate(const SwigluExpertParams& p, const ExpertWeights& e, std::span<const float> x,
                             std::span<float> y);

@@ -11,9 +11,9 @@ namespace moe {
 void swiglu_expert_fast(const SwigluExpertParams& p, const ExpertWeights& e, std::span<const float> x,
                         std::span<float> y) {
   swiglu_expert_validate(p, e, x, y);
-  const MatvecQParams pg{e.gate.rows, e.gate.cols, e.gate.bits, e.gate.group_size};
-  const MatvecQParams pu{e.up.rows, e.up.cols, e.up.bits, e.up.group_size};
-  const MatvecQParams pd{e.down.rows, e.down.cols, e.down.bits, e.down.group_size};
+  const MatvecQParams pg = quant_params(e.gate);
+  const MatvecQParams pu = quant_params(e.up);
+  const MatvecQParams pd = quant_params(e.down);
   std::vector<float> g(p.inter), u(p.inter), h(p.inter);
   for (int64_t t = 0; t < p.tokens; ++t) {
     const std::span<const float> xt = x.subspan(t * p.hidden, p.hidden);

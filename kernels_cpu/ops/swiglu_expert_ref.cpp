@@ -33,10 +33,6 @@ void swiglu_expert_validate(const SwigluExpertParams& p, const ExpertWeights& e,
   check_size(y, p.tokens * p.hidden, "swiglu_expert", "y");
 }
 
-namespace {
-MatvecQParams mv(const QuantMatrix& m) { return {m.rows, m.cols, m.bits, m.group_size}; }
-}  // namespace
-
 template <class Acc>
 void swiglu_expert_ref(const SwigluExpertParams& p, const ExpertWeights& e, std::span<const float> x,
                        std::span<float> y) {
@@ -44,11 +40,11 @@ void swiglu_expert_ref(const SwigluExpertParams& p, const ExpertWeights& e, std:
   std::vector<float> g(p.inter), u(p.inter), h(p.inter);
   for (int64_t t = 0; t < p.tokens; ++t) {
     const std::span<const float> xt = x.subspan(t * p.hidden, p.hidden);
-    matvec_q_ref<Acc>(mv(e.gate), e.gate, xt, g);
-    matvec_q_ref<Acc>(mv(e.up), e.up, xt, u);
+    matvec_q_ref<Acc>(quant_params(e.gate), e.gate, xt, g);
+    matvec_q_ref<Acc>(quant_params(e.up), e.up, xt, u);
     // The engines' form: (g / (1 + exp(-g))) * u, every step rounded in Acc; h stored as f32.
     for (int64_t i = 0; i < p.inter; ++i) h[i] = float(silu(Acc(g[i])) * Acc(u[i]));
-    matvec_q_ref<Acc>(mv(e.down), e.down, h, y.subspan(t * p.hidden, p.hidden));
+    matvec_q_ref<Acc>(quant_params(e.down), e.down, h, y.subspan(t * p.hidden, p.hidden));
   }
 }
 

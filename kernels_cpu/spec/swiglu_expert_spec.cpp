@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/check_util.h"
 #include "core/rng.h"
 #include "core/test_data.h"
 

@@ -1,6 +1,7 @@
 #include <cmath>
 #include <limits>
 
+#include "check/checks.h"
 #include "core/rng.h"
 #include "ops/argmax.h"
 #include "test_util.h"
@@ -8,8 +9,8 @@
 namespace moe {
 namespace {
 
-constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
-constexpr float kInf = std::numeric_limits<float>::infinity();
+using test::kInf;
+using test::kNan;
 
 // Runs all three tiers on x and returns their answers.
 std::vector<std::vector<int32_t>> all_tiers(const ArgmaxParams& p, const std::vector<float>& x) {

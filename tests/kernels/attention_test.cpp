@@ -2,6 +2,7 @@
 #include <cstring>
 #include <limits>
 
+#include "check/checks.h"
 #include "core/check_util.h"
 #include "core/params.h"
 #include "core/rng.h"

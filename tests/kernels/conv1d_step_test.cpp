@@ -2,6 +2,7 @@
 #include <cstring>
 #include <limits>
 
+#include "check/checks.h"
 #include "core/math.h"
 #include "core/rng.h"
 #include "ops/conv1d_step.h"

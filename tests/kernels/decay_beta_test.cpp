@@ -1,6 +1,7 @@
 #include <cmath>
 #include <limits>
 
+#include "check/checks.h"
 #include "core/rng.h"
 #include "ops/decay_beta.h"
 #include "test_util.h"

@@ -2,6 +2,7 @@
 #include <cstring>
 #include <limits>
 
+#include "check/checks.h"
 #include "core/rng.h"
 #include "ops/delta_net.h"
 #include "test_util.h"

@@ -1,6 +1,7 @@
 #include <cmath>
 #include <limits>
 
+#include "check/checks.h"
 #include "core/mlx_quantize.h"
 #include "core/rng.h"
 #include "core/test_data.h"

@@ -1,5 +1,6 @@
 #include <cmath>
 
+#include "check/checks.h"
 #include "core/mlx_quantize.h"
 #include "core/rng.h"
 #include "core/test_data.h"

@@ -3,6 +3,7 @@
 #include <set>
 #include <utility>
 
+#include "check/checks.h"
 #include "core/rng.h"
 #include "ops/expert_buckets.h"
 #include "test_util.h"

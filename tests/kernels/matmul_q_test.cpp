@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 
+#include "check/checks.h"
 #include "core/rng.h"
 #include "core/test_data.h"
 #include "ops/matmul_q.h"

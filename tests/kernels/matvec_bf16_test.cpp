@@ -1,6 +1,7 @@
 #include <cmath>
 #include <limits>
 
+#include "check/checks.h"
 #include "core/check_util.h"
 #include "core/rng.h"
 #include "ops/matvec_bf16.h"

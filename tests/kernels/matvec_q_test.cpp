@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "check/checks.h"
 #include "core/rng.h"
 #include "core/test_data.h"
 #include "ops/matvec_q.h"
@@ -13,8 +14,6 @@ namespace {
 
 using Fn = void (*)(const MatvecQParams&, const QuantMatrix&, std::span<const float>, std::span<float>);
 const Fn kTiers[3] = {matvec_q_ref<double>, matvec_q_ref<float>, matvec_q_fast};
-
-MatvecQParams params_of(const QuantMatrix& W) { return {W.rows, W.cols, W.bits, W.group_size}; }
 
 TEST(matvec_q, HandComputed) {
   // One row, 64 columns, 4-bit codes q[c] = c % 16 (word 0x76543210, 0xFEDCBA98 repeated),
@@ -27,7 +26,7 @@ TEST(matvec_q, HandComputed) {
   const std::vector<float> x(64, 1.0f);
   for (Fn f : kTiers) {
     std::vector<float> y(1);
-    f(params_of(m.view()), m.view(), x, y);
+    f(quant_params(m.view()), m.view(), x, y);
     EXPECT_EQ(y[0], 176.0f);
   }
   // 8-bit: bytes 1, 2, 3, 4 in one word (low byte first), s = 2, b = 0.5, x = 1, 0, 0, 1 ...
@@ -40,7 +39,7 @@ TEST(matvec_q, HandComputed) {
   for (int c = 0; c < 64; c += 4) x8[c] = 1.0f, x8[c + 3] = 1.0f;  // picks 2*1+0.5 and 2*4+0.5
   for (Fn f : kTiers) {
     std::vector<float> y(1);
-    f(params_of(m8.view()), m8.view(), x8, y);
+    f(quant_params(m8.view()), m8.view(), x8, y);
     EXPECT_EQ(y[0], 16 * (2.5f + 8.5f));
   }
 }
@@ -55,7 +54,7 @@ void one_hot_reads_each_dequantised_weight(const std::vector<int>& group_sizes) 
         x[c] = 1.0f;
         for (int tier = 0; tier < 3; ++tier) {
           std::vector<float> y(W.rows);
-          kTiers[tier](params_of(W), W, x, y);
+          kTiers[tier](quant_params(W), W, x, y);
           for (int64_t r = 0; r < W.rows; ++r) {
             const int64_t gi = r * W.groups_per_row() + c / g;
             const float w = std::fma(float(quant_code(W.w + r * W.words_per_row(), c, bits)),
@@ -86,7 +85,7 @@ TEST(matvec_q, EverySimdTarget) {
     const QuantMatrix W = ws.view();
     std::vector<float> x = Rng(32).activations(256), y(W.rows);
     x[77] = std::numeric_limits<float>::quiet_NaN();
-    matvec_q_fast(params_of(W), W, x, y);
+    matvec_q_fast(quant_params(W), W, x, y);
     for (float v : y) EXPECT_TRUE(std::isnan(v));
   });
 }
@@ -98,7 +97,7 @@ TEST(matvec_q, F32TierMatchesEngineOrderBitExact) {
   const QuantMatrix W = ws.view();
   const std::vector<float> x = Rng(12).activations(256);
   std::vector<float> y(3);
-  matvec_q_ref<float>(params_of(W), W, x, y);
+  matvec_q_ref<float>(quant_params(W), W, x, y);
   for (int r = 0; r < 3; ++r) {
     float acc = 0;
     for (int g = 0; g < 4; ++g) {
@@ -120,9 +119,9 @@ TEST(matvec_q, FastIndependentOfThreadCount) {
   std::vector<float> y1(W.rows), yn(W.rows);
   const int saved = omp_get_max_threads();
   omp_set_num_threads(1);
-  matvec_q_fast(params_of(W), W, x, y1);
+  matvec_q_fast(quant_params(W), W, x, y1);
   omp_set_num_threads(saved);
-  matvec_q_fast(params_of(W), W, x, yn);
+  matvec_q_fast(quant_params(W), W, x, yn);
   EXPECT_EQ(y1, yn);
 }
 
@@ -136,13 +135,13 @@ TEST(matvec_q, NanPropagates) {
     ws.biases[4 * 2 + 0] = f32_to_bf16_rne(nan);
     for (int tier = 0; tier < 3; ++tier) {
       std::vector<float> y(6);
-      kTiers[tier](params_of(ws.view()), ws.view(), x, y);
+      kTiers[tier](quant_params(ws.view()), ws.view(), x, y);
       for (int r = 0; r < 6; ++r)
         EXPECT_EQ(std::isnan(y[r]), r == 1 || r == 4) << "bits " << bits << " tier " << tier << " r " << r;
       // A NaN in x poisons every row.
       std::vector<float> xn = x;
       xn[77] = nan;
-      kTiers[tier](params_of(ws.view()), ws.view(), xn, y);
+      kTiers[tier](quant_params(ws.view()), ws.view(), xn, y);
       for (int r = 0; r < 6; ++r) EXPECT_TRUE(std::isnan(y[r])) << "bits " << bits << " tier " << tier << " r " << r;
     }
   }

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <limits>
 
+#include "check/checks.h"
 #include "core/bf16.h"
 #include "core/check_util.h"
 #include "core/params.h"

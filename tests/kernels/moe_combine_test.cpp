@@ -1,6 +1,7 @@
 #include <cmath>
 #include <limits>
 
+#include "check/checks.h"
 #include "core/math.h"
 #include "core/rng.h"
 #include "ops/moe_combine.h"

@@ -2,6 +2,7 @@
 #include <limits>
 #include <string>
 
+#include "check/checks.h"
 #include "core/rng.h"
 #include "ops/moe_combine.h"
 #include "ops/moe_permute_fuse.h"

@@ -1,6 +1,7 @@
 #include <cmath>
 #include <limits>
 
+#include "check/checks.h"
 #include "core/rng.h"
 #include "ops/qk_norm.h"
 #include "test_util.h"

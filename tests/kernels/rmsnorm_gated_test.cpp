@@ -1,6 +1,7 @@
 #include <cmath>
 #include <limits>
 
+#include "check/checks.h"
 #include "core/rng.h"
 #include "ops/rmsnorm_gated.h"
 #include "test_util.h"

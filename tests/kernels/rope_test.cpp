@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "check/checks.h"
 #include "core/rng.h"
 #include "ops/rope.h"
 #include "test_util.h"

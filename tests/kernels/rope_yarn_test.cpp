@@ -5,6 +5,7 @@
 #include <limits>
 #include <numbers>
 
+#include "check/checks.h"
 #include "core/rng.h"
 #include "ops/rope_yarn.h"
 #include "test_util.h"

@@ -3,6 +3,7 @@
 #include <limits>
 #include <set>
 
+#include "check/checks.h"
 #include "core/rng.h"
 #include "ops/router_noaux.h"
 #include "test_util.h"
@@ -10,8 +11,8 @@
 namespace moe {
 namespace {
 
-constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
-constexpr float kInf = std::numeric_limits<float>::infinity();
+using test::kInf;
+using test::kNan;
 
 struct Out {
   std::vector<int32_t> idx;

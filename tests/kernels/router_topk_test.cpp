@@ -4,6 +4,7 @@
 #include <numeric>
 #include <set>
 
+#include "check/checks.h"
 #include "core/rng.h"
 #include "ops/router_topk.h"
 #include "test_util.h"
@@ -11,8 +12,8 @@
 namespace moe {
 namespace {
 
-constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
-constexpr float kInf = std::numeric_limits<float>::infinity();
+using test::kInf;
+using test::kNan;
 
 struct Out {
   std::vector<int32_t> idx;

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <limits>
 
+#include "check/checks.h"
 #include "core/expert_blob.h"
 #include "core/math.h"
 #include "core/rng.h"

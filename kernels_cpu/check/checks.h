@@ -1,0 +1,16 @@
+// Every op's three-way self-check (check/<stem>_check.cpp), declared once from op_list.def:
+// the f64 truth, the f32 tier and the fast tier on the op's spec shapes, one CheckResult per
+// shape and tier. Kept out of the op headers: the checks are the tiers' test, not their API.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/check_util.h"
+
+namespace moe {
+
+#define MOE_OP(stem, summary) std::vector<CheckResult> stem##_check(uint64_t seed, CheckScope scope);
+#include "op_list.def"
+#undef MOE_OP
+
+}  // namespace moe
