@@ -134,13 +134,6 @@ void values_truth(const AttentionParams& p, const std::vector<float>& P, const s
     }
 }
 
-void set_reduction(OpCase& c, const std::string& name, std::vector<double> truth, std::vector<double> bound) {
-  OutputSpec s;
-  s.name = name, s.kind = Kind::Reduction, s.bound = std::move(bound);
-  c.outputs[name] = s;
-  c.truth[name] = std::move(truth);
-}
-
 // Floating-point operations of one call (2 per multiply-add in scores and values), for --perf.
 double attention_flops(const AttentionParams& p) {
   double f = 0;
@@ -172,7 +165,7 @@ OpCase stage_case(const std::string& op, const AttentionShape& sh, uint64_t seed
   if (op == "attention_scores") {
     c.tensors["q"] = f32_tensor(in.q), c.tensors["k_cache"] = f32_tensor(kc);
     c.tensors["scores"] = output_f32(n_s);
-    set_reduction(c, "scores", s, sb);
+    set_reduction_output(c, "scores", s, sb);
     c.flops = 2.0 * double(n_s) * double(p.head_dim);
     return c;
   }
@@ -180,7 +173,7 @@ OpCase stage_case(const std::string& op, const AttentionShape& sh, uint64_t seed
   softmax_truth(p, s32, m, P, pb);
   if (op == "attention_softmax") {
     c.tensors["scores"] = f32_tensor(s32), c.tensors["probs"] = output_f32(n_s);
-    set_reduction(c, "probs", P, pb);
+    set_reduction_output(c, "probs", P, pb);
     return c;
   }
   const std::vector<float> P32 = to_f32(P);
@@ -188,7 +181,7 @@ OpCase stage_case(const std::string& op, const AttentionShape& sh, uint64_t seed
   if (op == "attention_values") {
     c.tensors["probs"] = f32_tensor(P32), c.tensors["v_cache"] = f32_tensor(vc);
     c.tensors["attn"] = output_f32(n_o);
-    set_reduction(c, "attn", a, ab);
+    set_reduction_output(c, "attn", a, ab);
     c.flops = attention_flops(p) / 2;
     return c;
   }
@@ -261,16 +254,10 @@ OpCase steps_case(const std::string& op, const AttentionShape& sh, uint64_t seed
     attention_ref<double>(p, q, g, k, v, kc, vc, o);  // appends to the mirror
     if (whole) {
       st.upload["q"] = f32_tensor(q), st.upload["gate"] = f32_tensor(g);
-      OutputSpec so;
-      so.name = "o", so.kind = Kind::Reduction, so.bound = attention_bound(p, q, g, kc, vc, o, 0, m);
-      st.outputs["o"] = so;
-      st.truth["o"] = widen(o);
+      set_reduction_output(st, "o", widen(o), attention_bound(p, q, g, kc, vc, o, 0, m));
       c.flops += attention_flops(p);
     }
-    OutputSpec ex;
-    ex.kind = Kind::Exact;
-    ex.name = "k_cache", st.outputs["k_cache"] = ex, st.truth["k_cache"] = widen(kc);
-    ex.name = "v_cache", st.outputs["v_cache"] = ex, st.truth["v_cache"] = widen(vc);
+    set_exact_output(st, "k_cache", kc), set_exact_output(st, "v_cache", vc);
     c.steps.push_back(std::move(st));
   }
   return c;
@@ -312,7 +299,7 @@ OpCase softmax_spread_case(uint64_t seed) {
     }
   softmax_truth(p, s32, m, P, pb);
   c.tensors["scores"] = f32_tensor(s32), c.tensors["probs"] = output_f32(int64_t(s32.size()));
-  set_reduction(c, "probs", P, pb);
+  set_reduction_output(c, "probs", P, pb);
   return c;
 }
 
@@ -333,7 +320,7 @@ OpCase attention_instance(const std::string& label, uint64_t seed, const Attenti
   c.tensors["k_cache"] = f32_tensor(k_cache), c.tensors["v_cache"] = f32_tensor(v_cache);
   c.tensors["o"] = output_f32(int64_t(o.size()));
   add_chain_scratch(c, p, p.past + p.tokens);
-  set_reduction(c, "o", widen(o), attention_bound(p, q, gate, kc, vc, o, 0, vulkan_model()));
+  set_reduction_output(c, "o", widen(o), attention_bound(p, q, gate, kc, vc, o, 0, vulkan_model()));
   set_exact_output(c, "k_cache", kc), set_exact_output(c, "v_cache", vc);
   c.flops = attention_flops(p);
   return c;

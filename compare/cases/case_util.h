@@ -70,6 +70,29 @@ void set_vars(OpCase& c, const P& p) {
   p.visit([&](const char* name, const auto& value) { c.vars[name] = double(value); });
 }
 
+// An output decided per element against `truth` within `bound` (sums, norms, softmax: anything
+// rounded more than once), on a case or on one of its steps.
+template <class Target>
+void set_reduction_output(Target& c, const std::string& name, std::vector<double> truth, std::vector<double> bound) {
+  OutputSpec s;
+  s.name = name, s.kind = Kind::Reduction, s.bound = std::move(bound);
+  c.outputs[name] = std::move(s);
+  c.truth[name] = std::move(truth);
+}
+
+// An output compared bit-exactly against `truth` (data movement, single correctly rounded ops).
+template <class Target>
+void set_exact_output(Target& c, const std::string& name, std::vector<double> truth) {
+  OutputSpec s;
+  s.name = name, s.kind = Kind::Exact;
+  c.outputs[name] = std::move(s);
+  c.truth[name] = std::move(truth);
+}
+
+template <class Target>
+void set_exact_output(Target& c, const std::string& name, std::span<const float> truth) {
+  set_exact_output(c, name, widen(truth));
+}
 
 // A rotary embedding's tensors (rope, rope_yarn): the positions as the kernels' u32 buffer (each
 // checked to fit), x, and the output y decided per element against `truth` within `bound`.
@@ -81,18 +104,7 @@ inline void set_rotary_tensors(OpCase& c, std::span<const int64_t> positions, st
   c.tensors["positions"] = u32_tensor(pos32);
   c.tensors["x"] = f32_tensor(x);
   c.tensors["y"] = output_f32(int64_t(truth.size()));
-  OutputSpec s;
-  s.name = "y", s.kind = Kind::Reduction, s.bound = std::move(bound);
-  c.outputs["y"] = s;
-  c.truth["y"] = widen(truth);
-}
-
-// An output compared bit-exactly against `truth` (data movement, single correctly rounded ops).
-inline void set_exact_output(OpCase& c, const std::string& name, const std::vector<float>& truth) {
-  OutputSpec s;
-  s.name = name, s.kind = Kind::Exact;
-  c.outputs[name] = s;
-  c.truth[name] = widen(truth);
+  set_reduction_output(c, "y", widen(truth), std::move(bound));
 }
 
 // The three arrays of a quantized matrix, bound as "<name>.w", "<name>.scales", "<name>.biases".

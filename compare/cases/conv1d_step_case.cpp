@@ -9,26 +9,14 @@
 namespace moe::compare {
 namespace {
 
-OutputSpec y_spec(std::vector<double> bound) {
-  OutputSpec s;
-  s.name = "y", s.kind = Kind::Reduction, s.bound = std::move(bound);
-  return s;
-}
-
 // y against the spec's bound (spec/conv1d_step_spec.h) under the device's precision model; the
 // state, raw inputs moved between slots and never computed, Exact (bit-equal, -0 != +0). The
 // state is compared even when K = 1 (empty: nothing to compare then).
 template <class Target>
 void set_outputs(Target& c, const Conv1dStepParams& p, std::span<const float> x, std::span<const float> w,
                  std::span<const float> state0, const std::vector<float>& y, const std::vector<float>& state) {
-  c.outputs["y"] = y_spec(conv1d_step_bound(p, x, w, state0, y, device_model()));
-  c.truth["y"] = widen(y);
-  if (p.kernel > 1) {
-    OutputSpec s;
-    s.name = "state", s.kind = Kind::Exact;
-    c.outputs["state"] = s;
-    c.truth["state"] = widen(state);
-  }
+  set_reduction_output(c, "y", widen(y), conv1d_step_bound(p, x, w, state0, y, device_model()));
+  if (p.kernel > 1) set_exact_output(c, "state", state);
 }
 
 // Decode: one CaseStep per token (tokens = 1 per dispatch), the state kept on the device between

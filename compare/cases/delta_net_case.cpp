@@ -10,12 +10,6 @@
 namespace moe::compare {
 namespace {
 
-OutputSpec reduction(const std::string& name, std::vector<double> bound) {
-  OutputSpec s;
-  s.name = name, s.kind = Kind::Reduction, s.bound = std::move(bound);
-  return s;
-}
-
 std::vector<float> slice(const std::vector<float>& v, int64_t off, int64_t n) {
   return std::vector<float>(v.begin() + off, v.begin() + off + n);
 }
@@ -48,10 +42,8 @@ OpCase decode_case(const std::string& label, const DeltaNetParams& p, uint64_t s
     token_inputs(t, st.upload);
     std::vector<double> ob(static_cast<size_t>(Hv * dv));
     delta_net_token_step(p, in, t, R, tr, o.data(), ob.data(), device_model());
-    st.outputs["o"] = reduction("o", std::move(ob));
-    st.truth["o"] = widen(o);
-    st.outputs["state"] = reduction("state", tr.b);
-    st.truth["state"] = widen(R);
+    set_reduction_output(st, "o", widen(o), std::move(ob));
+    set_reduction_output(st, "state", widen(R), tr.b);
     c.steps.push_back(std::move(st));
   }
   c.flops = double(T * Hv * dv * dk * 7);
@@ -82,10 +74,8 @@ OpCase delta_net_instance(const std::string& label, uint64_t seed, const DeltaNe
   DeltaNetErrorTracker tr(p);
   for (int64_t t = 0; t < T; ++t)
     delta_net_token_step(p, in, t, R, tr, o.data() + t * Hv * dv, ob.data() + t * Hv * dv, device_model());
-  c.outputs["o"] = reduction("o", std::move(ob));
-  c.truth["o"] = widen(o);
-  c.outputs["state"] = reduction("state", tr.b);
-  c.truth["state"] = widen(R);
+  set_reduction_output(c, "o", widen(o), std::move(ob));
+  set_reduction_output(c, "state", widen(R), tr.b);
   c.flops = double(T * Hv * dv * p.key_dim * 7);
   return c;
 }

@@ -13,12 +13,6 @@ HostTensor int_tensor(ElemType type, const std::vector<int32_t>& v, bool output)
   return t;
 }
 
-OutputSpec exact(const std::string& name) {
-  OutputSpec s;
-  s.name = name, s.kind = Kind::Exact;
-  return s;
-}
-
 // expert_buckets' GPU case: the shapes and inputs of spec/expert_buckets_spec.h; every output
 // exact (the spec's bound 0).
 OpCase buckets_case(const ExpertBucketsShape& sh, uint64_t seed) {
@@ -40,10 +34,8 @@ OpCase buckets_case(const ExpertBucketsShape& sh, uint64_t seed) {
   c.tensors["offsets"] = int_tensor(ElemType::U32, std::vector<int32_t>(dense.size(), 0), true);
   c.tensors["token_idx"] = int_tensor(ElemType::I32, std::vector<int32_t>(in.idx.size(), 0), true);
   c.tensors["weights"] = output_f32(p.tokens * p.k);
-  c.outputs["offsets"] = exact("offsets");
-  c.truth["offsets"] = std::vector<double>(dense.begin(), dense.end());
-  c.outputs["token_idx"] = exact("token_idx");
-  c.truth["token_idx"] = std::vector<double>(b.token_idx.begin(), b.token_idx.end());
+  set_exact_output(c, "offsets", std::vector<double>(dense.begin(), dense.end()));
+  set_exact_output(c, "token_idx", std::vector<double>(b.token_idx.begin(), b.token_idx.end()));
   set_exact_output(c, "weights", b.weights);
   return c;
 }

@@ -24,11 +24,7 @@ OpCase matvec_bf16_instance(const std::string& label, uint64_t seed, const Matve
   c.tensors["W"] = bf16_tensor(W);
   c.tensors["x"] = f32_tensor(x);
   c.tensors["y"] = output_f32(rows);
-  OutputSpec s;
-  s.name = "y", s.kind = Kind::Reduction;
-  s.bound = matvec_bf16_bound(p, W, x, y, device_model());
-  c.outputs["y"] = s;
-  c.truth["y"] = widen(y);
+  set_reduction_output(c, "y", widen(y), matvec_bf16_bound(p, W, x, y, device_model()));
   return c;
 }
 

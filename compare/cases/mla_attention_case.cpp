@@ -31,11 +31,7 @@ OpCase mla_attention_instance(const std::string& label, uint64_t seed, const Mla
   c.tensors["kpe_cache"] = f32_tensor(kpe_cache);
   add_quant_tensors(c, "kv_b", kv_b);
   c.tensors["o"] = output_f32(n);
-  OutputSpec s;
-  s.name = "o", s.kind = Kind::Reduction;
-  s.bound = mla_attention_bound(p, q, kv_b, lc, kc, 0, device_model());
-  c.outputs["o"] = s;
-  c.truth["o"] = widen(o);
+  set_reduction_output(c, "o", widen(o), mla_attention_bound(p, q, kv_b, lc, kc, 0, device_model()));
   set_exact_output(c, "latent_cache", lc);
   set_exact_output(c, "kpe_cache", kc);
   return c;

@@ -24,11 +24,7 @@ OpCase moe_combine_instance(const std::string& label, uint64_t seed, const MoeCo
   c.tensors["sh"] = f32_tensor(sh);
   c.tensors["gamma"] = f32_tensor(gamma);
   c.tensors["out"] = output_f32(p.tokens * p.dim);
-  OutputSpec s;
-  s.name = "out", s.kind = Kind::Reduction;
-  s.bound = moe_combine_bound(p, h, e, w, sh, gamma, out, device_model());
-  c.outputs["out"] = s;
-  c.truth["out"] = widen(out);
+  set_reduction_output(c, "out", widen(out), moe_combine_bound(p, h, e, w, sh, gamma, out, device_model()));
   return c;
 }
 

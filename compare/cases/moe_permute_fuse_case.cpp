@@ -77,11 +77,8 @@ void whole_case(OpCase& c, const MoePermuteFuseShape& s, const Inputs& in) {
       rows.err[size_t(r * d + i)] = ey, rows.mag[size_t(r * d + i)] = ya + ey;
     }
   });
-  OutputSpec o;
-  o.name = "out", o.kind = Kind::Reduction;
-  o.bound = moe_permute_fuse_bound(s.p, s.variant.k, in.b, in.out_in, rows, out, device_model());
-  c.outputs["out"] = o;
-  c.truth["out"] = widen(out);
+  set_reduction_output(c, "out", widen(out),
+                       moe_permute_fuse_bound(s.p, s.variant.k, in.b, in.out_in, rows, out, device_model()));
   c.tensors["act"] = output_f32(int64_t(models.size()) * I);
   c.flops = 6.0 * double(models.size()) * double(I) * double(d);
 }
@@ -122,11 +119,7 @@ void down_scatter_case(OpCase& c, const MoePermuteFuseShape& s, const Inputs& in
       rows.mag[size_t(r * d + i)] = std::fabs(y[size_t(i)]) + gi * mag[size_t(i)];
     }
   });
-  OutputSpec o;
-  o.name = "out", o.kind = Kind::Reduction;
-  o.bound = moe_permute_fuse_bound(s.p, s.variant.k, in.b, in.out_in, rows, {}, device_model());
-  c.outputs["out"] = o;
-  c.truth["out"] = truth;
+  set_reduction_output(c, "out", truth, moe_permute_fuse_bound(s.p, s.variant.k, in.b, in.out_in, rows, {}, device_model()));
   c.flops = 2.0 * double(act.size()) * double(d);
 }
 

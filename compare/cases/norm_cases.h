@@ -26,10 +26,7 @@ inline PrecisionModel norm_device_model() {
 inline void set_norm_output(OpCase& c, const std::string& name, const std::vector<float>& truth,
                             std::vector<double> bound) {
   c.tensors[name] = output_f32(int64_t(truth.size()));
-  OutputSpec s;
-  s.name = name, s.kind = Kind::Reduction, s.bound = std::move(bound);
-  c.outputs[name] = s;
-  c.truth[name] = widen(truth);
+  set_reduction_output(c, name, widen(truth), std::move(bound));
 }
 
 }  // namespace moe::compare

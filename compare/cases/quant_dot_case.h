@@ -22,11 +22,8 @@ OpCase quant_dot_case(const char* op, const std::string& label, uint64_t seed, c
   add_quant_tensors(c, "W", W);
   c.tensors["x"] = f32_tensor(x);
   c.tensors["y"] = output_f32(int64_t(y.size()));
-  OutputSpec s;
-  s.name = "y", s.kind = Kind::Reduction;
-  s.bound = exact ? std::vector<double>(y.size(), 0.0) : quant_dot_bound(W, x, y, device_model());
-  c.outputs["y"] = s;
-  c.truth["y"] = widen(y);
+  set_reduction_output(c, "y", widen(y),
+                       exact ? std::vector<double>(y.size(), 0.0) : quant_dot_bound(W, x, y, device_model()));
   return c;
 }
 
