@@ -46,9 +46,8 @@ void bind_mla_attention(py::module_& m) {
   bind_op(
       m, "mla_attention", {"q", "latent", "k_pe", "kv_b", "latent_cache", "kpe_cache", "o"},
       [](Tier t, const MlaAttentionParams& p, In<float> q, In<float> latent, In<float> k_pe, const QuantArg& kv_b,
-         Out<float> latent_cache, Out<float> kpe_cache, Out<float> o) {
-        MOE_PY_CALL_TIER(t, mla_attention, p, q, latent, k_pe, kv_b.m, latent_cache, kpe_cache, o);
-      },
+         Out<float> latent_cache, Out<float> kpe_cache,
+         Out<float> o) { MOE_PY_CALL_TIER(t, mla_attention, p, q, latent, k_pe, kv_b.m, latent_cache, kpe_cache, o); },
       "o [tokens, heads * v_dim]: DeepSeek-V3 MLA core over the latent cache; latent_cache [capacity, kv_lora], "
       "kpe_cache [capacity, rope_dim] in/out (rows past .. past + tokens appended)");
 }

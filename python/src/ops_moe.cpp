@@ -12,8 +12,8 @@ namespace {
 const py::handle& expert_like(const py::handle& e, std::string_view op, std::string_view what) {
   for (const char* attr : {"gate", "up", "down"})
     if (!py::hasattr(e, attr))
-      throw py::type_error(std::string(op) + ": " + std::string(what) + " is a " + type_name(e) + " without ." +
-                           attr + ", expected a moeoracle.Expert (gate, up, down)");
+      throw py::type_error(std::string(op) + ": " + std::string(what) + " is a " + type_name(e) + " without ." + attr +
+                           ", expected a moeoracle.Expert (gate, up, down)");
   return e;
 }
 
