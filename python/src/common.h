@@ -1,7 +1,8 @@
 // What every binding of the Python module shares: numpy arrays viewed as spans without a copy
 // (C-contiguous, aligned, of the exact dtype, else a TypeError/ValueError naming the op, the
 // tensor, what was expected and what was found), C++-owned vectors handed to numpy without a
-// copy, params structs filled from a dict through their visit() field list, and the op tiers.
+// copy, params structs filled from a dict through their visit() field list, the op tiers, and
+// bind_op, which binds an op from its argument names and a typed call of its tiers.
 #pragma once
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -41,9 +42,16 @@ std::span<const T> in(const py::handle& h, std::string_view op, std::string_view
   return {static_cast<const T*>(a.data()), size_t(a.size())};
 }
 
-// The argument types of an op binding (bind_op below): each is made from the Python object, the
-// op's name and the argument's name, which every conversion error names. In<T>, InOrNone<T> and
-// Out<T> are the spans the kernels take.
+// The same for an output or in/out argument: the array must also be writable.
+template <class T>
+std::span<T> out(const py::handle& h, std::string_view op, std::string_view name) {
+  check_array(h, py::dtype::of<T>(), alignof(T), true, op, name);
+  auto a = py::reinterpret_borrow<py::array>(h);
+  return {static_cast<T*>(a.mutable_data()), size_t(a.size())};
+}
+
+// The array argument types of an op binding (bind_op below), the spans the kernels take: each is
+// made from the Python object, the op's name and the argument's name, which its errors name.
 template <class T>
 struct In : std::span<const T> {
   In(const py::handle& h, std::string_view op, std::string_view name) : std::span<const T>(in<T>(h, op, name)) {}
@@ -56,17 +64,9 @@ struct InOrNone : std::span<const T> {
       : std::span<const T>(h.is_none() ? std::span<const T>() : in<T>(h, op, name)) {}
 };
 
-// An output or in/out argument: the array must also be writable.
 template <class T>
 struct Out : std::span<T> {
-  Out(const py::handle& h, std::string_view op, std::string_view name) : std::span<T>(view(h, op, name)) {}
-
- private:
-  static std::span<T> view(const py::handle& h, std::string_view op, std::string_view name) {
-    check_array(h, py::dtype::of<T>(), alignof(T), true, op, name);
-    auto a = py::reinterpret_borrow<py::array>(h);
-    return {static_cast<T*>(a.mutable_data()), size_t(a.size())};
-  }
+  Out(const py::handle& h, std::string_view op, std::string_view name) : std::span<T>(out<T>(h, op, name)) {}
 };
 
 // A vector handed to numpy without a copy: the array owns it through a capsule.

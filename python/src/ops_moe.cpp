@@ -17,6 +17,7 @@ const py::handle& expert_like(const py::handle& e, std::string_view op, std::str
   return e;
 }
 
+// An expert's three matrices; gate, the first member initialised, checks the object first.
 struct ExpertArg {
   ExpertArg(const py::handle& e, std::string_view op, std::string_view what)
       : gate(expert_like(e, op, what).attr("gate"), op, std::string(what) + ".gate"),
