@@ -59,6 +59,11 @@ def _taps(taps) -> str | list[str] | None:
     return [str(t) for t in taps]
 
 
+def _core_attr(core: str, name: str, doc: str | None = None) -> property:
+    """A read-only property that is attribute `name` of the C++ object self.<core>."""
+    return property(lambda self: getattr(getattr(self, core), name), doc=doc)
+
+
 class Model:
     """A loaded checkpoint: an MLX directory (config.json, model*.safetensors) or moeflux
     artifacts (model_weights.bin/.json, packed_experts/). Every tensor is validated at load; the
@@ -68,15 +73,8 @@ class Model:
         self.path = os.fspath(path)  # as given: recorded in dump metadata like the CLI's --model
         self._m = _core.Model(self.path)
 
-    @property
-    def config(self) -> dict:
-        """The model's shape and conventions (oracle/config.h), layer kinds included."""
-        return self._m.config
-
-    @property
-    def format(self) -> str:
-        """"mlx" or "moeflux"."""
-        return self._m.format
+    config = _core_attr("_m", "config", "The model's shape and conventions (oracle/config.h), layer kinds included.")
+    format = _core_attr("_m", "format", '"mlx" or "moeflux".')
 
     def session(self, backend: str = "fast", *, experts_per_token: int = 0, qk_norm_eps: str = "hf",
                 capacity: int = 0, seed: int = 0) -> "Session":
@@ -116,18 +114,9 @@ class Session:
         self.seed = seed  # recorded in the metadata, as the CLI's --seed
         self._s = _core.Session(self.model._m, backend, experts_per_token, qk_norm_eps, capacity)
 
-    @property
-    def pos(self) -> int:
-        """The next token's position."""
-        return self._s.pos
-
-    @property
-    def backend(self) -> str:
-        return self._s.backend
-
-    @property
-    def experts_per_token(self) -> int:
-        return self._s.experts_per_token
+    pos = _core_attr("_s", "pos", "The next token's position.")
+    backend = _core_attr("_s", "backend")
+    experts_per_token = _core_attr("_s", "experts_per_token")
 
     def run(self, tokens, *, taps=None, decode: bool = False) -> RunResult:
         """Runs tokens from the current position: one prefill call, or one call per token with

@@ -82,6 +82,19 @@ def _state(state, state_out, shape, op: str, name: str) -> np.ndarray:
     return state_out
 
 
+def _capacity(cache, other_cache, past: int, tokens: int, op: str, names: tuple[str, str]) -> int:
+    """The rows of an attention op's pair of caches: the first one's, or past + tokens for new ones
+    (both None, which holds no past rows)."""
+    if (cache is None) != (other_cache is None):
+        raise ValueError(f"{op}: give both {names[0]} and {names[1]}, or neither")
+    if cache is None:
+        if past != 0:
+            raise ValueError(f"{op}: past={past} without caches, expected {names[0]} and {names[1]} holding the "
+                             "past rows (or past=0)")
+        return past + tokens
+    return int(_arr(cache, op, names[0]).shape[0]) if cache.ndim else 0
+
+
 def _quant(W, op: str, name: str) -> QuantizedMatrix:
     if not isinstance(W, QuantizedMatrix):
         raise TypeError(f"{op}: {name} is a {type(W).__name__}, expected a moeoracle.QuantizedMatrix "
@@ -286,15 +299,7 @@ def attention(q: np.ndarray, gate: np.ndarray, k: np.ndarray, v: np.ndarray, k_c
     Returns (o [tokens, q_heads * head_dim], k cache after, v cache after)."""
     tokens, (q_heads, head_dim) = _split(q, "attention", "q", ["q_heads", "head_dim"])
     _, (kv_heads, _) = _split(k, "attention", "k", ["kv_heads", "head_dim"])
-    if (k_cache is None) != (v_cache is None):
-        raise ValueError("attention: give both k_cache and v_cache, or neither")
-    if k_cache is None:
-        if past != 0:
-            raise ValueError(f"attention: past={past} without caches, expected k_cache and v_cache holding the "
-                             "past rows (or past=0)")
-        capacity = past + tokens
-    else:
-        capacity = int(_arr(k_cache, "attention", "k_cache").shape[0]) if k_cache.ndim else 0
+    capacity = _capacity(k_cache, v_cache, past, tokens, "attention", ("k_cache", "v_cache"))
     kc = _state(k_cache, k_cache_out, (capacity, kv_heads, head_dim), "attention", "k_cache")
     vc = _state(v_cache, v_cache_out, (capacity, kv_heads, head_dim), "attention", "v_cache")
     o = _out(out, (tokens, q_heads * head_dim), np.float32, "attention", "o")
@@ -325,15 +330,7 @@ def mla_attention(q: np.ndarray, latent: np.ndarray, k_pe: np.ndarray, kv_b: Qua
         raise ValueError(f"{op}: q's last dimension {qk_dim}, k_pe's {rope_dim} and kv_b's rows {kv_b.rows} do not "
                          f"give nope_dim > 0 and kv_b rows = heads ({heads}) * (nope_dim + v_dim) with v_dim > 0")
     v_dim = kv_b.rows // heads - nope_dim
-    if (latent_cache is None) != (kpe_cache is None):
-        raise ValueError(f"{op}: give both latent_cache and kpe_cache, or neither")
-    if latent_cache is None:
-        if past != 0:
-            raise ValueError(f"{op}: past={past} without caches, expected latent_cache and kpe_cache holding the "
-                             "past rows (or past=0)")
-        capacity = past + tokens
-    else:
-        capacity = int(_arr(latent_cache, op, "latent_cache").shape[0]) if latent_cache.ndim else 0
+    capacity = _capacity(latent_cache, kpe_cache, past, tokens, op, ("latent_cache", "kpe_cache"))
     lc = _state(latent_cache, latent_cache_out, (capacity, kv_lora), op, "latent_cache")
     kc = _state(kpe_cache, kpe_cache_out, (capacity, rope_dim), op, "kpe_cache")
     o = _out(out, (tokens, heads * v_dim), np.float32, op, "o")

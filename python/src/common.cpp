@@ -48,24 +48,22 @@ py::ssize_t dim2(const py::array& a, int d, const std::string& what) {
 
 }  // namespace
 
-QuantArg quant_arg(const py::handle& q, std::string_view op, std::string_view what) {
+QuantArg::QuantArg(const py::handle& q, std::string_view op, std::string_view what) {
   const std::string where = std::string(op) + ": " + std::string(what);
   for (const char* attr : {"w", "scales", "biases", "bits", "group_size"})
     if (!py::hasattr(q, attr))
       throw py::type_error(where + " is a " + type_name(q) + " without ." + attr +
                            ", expected a moeoracle.QuantizedMatrix (w, scales, biases, bits, group_size)");
-  QuantArg arg{{}, q.attr("w"), q.attr("scales"), q.attr("biases")};
-  QuantMatrix& m = arg.m;
+  w = q.attr("w"), scales = q.attr("scales"), biases = q.attr("biases");
   try {
     m.bits = q.attr("bits").cast<int>();
     m.group_size = q.attr("group_size").cast<int>();
   } catch (const py::cast_error&) {
     throw py::type_error(where + ".bits or .group_size is not an int");
   }
-  const py::object &w = arg.w, &s = arg.scales, &b = arg.biases;
   const std::span<const uint32_t> ws = in<uint32_t>(w, op, std::string(what) + ".w");
-  const std::span<const uint16_t> ss = in<uint16_t>(s, op, std::string(what) + ".scales");
-  const std::span<const uint16_t> bs = in<uint16_t>(b, op, std::string(what) + ".biases");
+  const std::span<const uint16_t> ss = in<uint16_t>(scales, op, std::string(what) + ".scales");
+  const std::span<const uint16_t> bs = in<uint16_t>(biases, op, std::string(what) + ".biases");
   if (m.bits != 2 && m.bits != 4 && m.bits != 8)
     throw py::value_error(where + " has bits=" + std::to_string(m.bits) + ", expected 2, 4 or 8");
   const auto wa = py::reinterpret_borrow<py::array>(w);
@@ -73,7 +71,7 @@ QuantArg quant_arg(const py::handle& q, std::string_view op, std::string_view wh
   m.cols = dim2(wa, 1, where + ".w") * (32 / m.bits);
   m.w = ws.data(), m.scales = ss.data(), m.biases = bs.data();
   check_quant(m, op, what);
-  for (const auto& [arr, name] : {std::pair{s, ".scales"}, std::pair{b, ".biases"}}) {
+  for (const auto& [arr, name] : {std::pair{scales, ".scales"}, std::pair{biases, ".biases"}}) {
     const auto a = py::reinterpret_borrow<py::array>(arr);
     const py::ssize_t r = dim2(a, 0, where + name), c = dim2(a, 1, where + name);
     if (r != m.rows || c != m.groups_per_row())
@@ -83,7 +81,6 @@ QuantArg quant_arg(const py::handle& q, std::string_view op, std::string_view wh
                             std::to_string(m.bits) + " bits: cols " + std::to_string(m.cols) + ", group_size " +
                             std::to_string(m.group_size) + ")");
   }
-  return arg;
 }
 
 Tier parse_tier(const std::string& name, std::string_view op) {

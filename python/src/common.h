@@ -1,17 +1,20 @@
 // What every binding of the Python module shares: numpy arrays viewed as spans without a copy
 // (C-contiguous, aligned, of the exact dtype, else a TypeError/ValueError naming the op, the
 // tensor, what was expected and what was found), C++-owned vectors handed to numpy without a
-// copy, params structs filled from a dict through their visit() field list, and the op tiers.
+// copy, params structs filled from a dict through their visit() field list, the op tiers, and
+// bind_op, which binds an op from its argument names and a typed call of its tiers.
 #pragma once
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -47,12 +50,24 @@ std::span<T> out(const py::handle& h, std::string_view op, std::string_view name
   return {static_cast<T*>(a.mutable_data()), size_t(a.size())};
 }
 
+// The array argument types of an op binding (bind_op below), the spans the kernels take: each is
+// made from the Python object, the op's name and the argument's name, which its errors name.
+template <class T>
+struct In : std::span<const T> {
+  In(const py::handle& h, std::string_view op, std::string_view name) : std::span<const T>(in<T>(h, op, name)) {}
+};
+
 // An optional input: None is an empty span.
 template <class T>
-std::span<const T> in_or_empty(const py::handle& h, std::string_view op, std::string_view name) {
-  if (h.is_none()) return {};
-  return in<T>(h, op, name);
-}
+struct InOrNone : std::span<const T> {
+  InOrNone(const py::handle& h, std::string_view op, std::string_view name)
+      : std::span<const T>(h.is_none() ? std::span<const T>() : in<T>(h, op, name)) {}
+};
+
+template <class T>
+struct Out : std::span<T> {
+  Out(const py::handle& h, std::string_view op, std::string_view name) : std::span<T>(out<T>(h, op, name)) {}
+};
 
 // A vector handed to numpy without a copy: the array owns it through a capsule.
 template <class T>
@@ -76,10 +91,10 @@ py::array readonly_view(const py::dtype& dt, std::vector<py::ssize_t> shape, con
 // (moeoracle.QuantizedMatrix): views into its arrays, every size checked against the others.
 // The Python objects are kept so that the views stay valid whatever the attributes are.
 struct QuantArg {
+  QuantArg(const py::handle& q, std::string_view op, std::string_view what);
   QuantMatrix m;
   py::object w, scales, biases;
 };
-QuantArg quant_arg(const py::handle& q, std::string_view op, std::string_view what);
 
 // The op tiers: ref64 (the truth), ref32 (the engines' f32 order), fast.
 enum class Tier { Ref64, Ref32, Fast };
@@ -148,6 +163,52 @@ template <class P, class F>
 void def_op(py::module_& m, const char* stem, F&& f, const char* doc) {
   m.def(stem, std::forward<F>(f), doc);
   m.attr("OP_PARAMS")[stem] = params_dict(P{});
+}
+
+// The Python type pybind checks an op argument against before the binding converts it: object,
+// unless the argument type names another (a py::sequence of experts).
+template <class A>
+struct PyArg {
+  using type = py::object;
+};
+template <class A>
+  requires requires { typename A::py_type; }
+struct PyArg<A> {
+  using type = typename A::py_type;
+};
+
+namespace detail {
+
+template <size_t N, class P, class... A>
+void bind_op(py::module_& m, const char* op, std::array<const char*, N> names, void (*kernel)(Tier, const P&, A...),
+             const char* doc) {
+  static_assert(N == sizeof...(A), "one name per argument after the params");
+  // The kernel runs without the GIL: an argument that holds Python objects must not be copied.
+  static_assert(((std::is_reference_v<A> || std::is_trivially_copyable_v<A>) && ...),
+                "take an argument holding Python objects (QuantArg, ...) by const reference");
+  auto call = [op, names, kernel](const std::string& tier, const py::dict& params,
+                                  const typename PyArg<std::remove_cvref_t<A>>::type&... args) {
+    const P p = params_from<P>(params, op);
+    const auto values = [&]<size_t... I>(std::index_sequence<I...>) {
+      // A braced list converts left to right: the first bad argument is the one reported.
+      return std::tuple<std::remove_cvref_t<A>...>{std::remove_cvref_t<A>(args, op, names[I])...};
+    }(std::index_sequence_for<A...>{});
+    const Tier t = parse_tier(tier, op);
+    py::gil_scoped_release nogil;
+    std::apply([&](const auto&... v) { kernel(t, p, v...); }, values);
+  };
+  def_op<P>(m, op, call, doc);
+}
+
+}  // namespace detail
+
+// Binds _core.<op>(tier, params, args...) to `kernel`, a captureless callable
+// (Tier, const Params&, A...) that calls the op's tier: params is a dict of Params' fields, each
+// argument is converted to its kernel parameter type A (In<float>, Out<int32_t>, QuantArg, ...)
+// under its name in `names`, then the tier is parsed and the kernel runs without the GIL.
+template <size_t N, class F>
+void bind_op(py::module_& m, const char* op, const char* const (&names)[N], F kernel, const char* doc) {
+  detail::bind_op(m, op, std::to_array(names), +kernel, doc);
 }
 
 }  // namespace moe::python

@@ -8,107 +8,94 @@
 namespace moe::python {
 namespace {
 
-struct ExpertArg {
-  QuantArg gate, up, down;
-  ExpertWeights view() const { return {gate.m, up.m, down.m}; }
-};
-
-ExpertArg expert_arg(const py::handle& e, std::string_view op, const std::string& what) {
+// `e` after checking it has gate, up and down (before any of them is converted).
+const py::handle& expert_like(const py::handle& e, std::string_view op, std::string_view what) {
   for (const char* attr : {"gate", "up", "down"})
     if (!py::hasattr(e, attr))
-      throw py::type_error(std::string(op) + ": " + what + " is a " + type_name(e) + " without ." + attr +
+      throw py::type_error(std::string(op) + ": " + std::string(what) + " is a " + type_name(e) + " without ." + attr +
                            ", expected a moeoracle.Expert (gate, up, down)");
-  return {quant_arg(e.attr("gate"), op, what + ".gate"), quant_arg(e.attr("up"), op, what + ".up"),
-          quant_arg(e.attr("down"), op, what + ".down")};
+  return e;
 }
 
+// An expert's three matrices; gate, the first member initialised, checks the object first.
+struct ExpertArg {
+  ExpertArg(const py::handle& e, std::string_view op, std::string_view what)
+      : gate(expert_like(e, op, what).attr("gate"), op, std::string(what) + ".gate"),
+        up(e.attr("up"), op, std::string(what) + ".up"),
+        down(e.attr("down"), op, std::string(what) + ".down") {}
+  ExpertWeights view() const { return {gate.m, up.m, down.m}; }
+  QuantArg gate, up, down;
+};
+
+// A list of experts; None for an expert no token is routed to.
+struct ExpertsArg {
+  using py_type = py::sequence;  // pybind rejects anything else before the binding runs
+  ExpertsArg(const py::sequence& experts, std::string_view op, std::string_view name) : views(experts.size()) {
+    for (size_t i = 0; i < experts.size(); ++i) {
+      if (experts[i].is_none()) continue;
+      args.emplace_back(experts[i], op, std::string(name) + "[" + std::to_string(i) + "]");
+      views[i] = args.back().view();
+    }
+  }
+  std::vector<ExpertArg> args;  // keeps the experts' arrays referenced
+  std::vector<ExpertWeights> views;
+};
+
 // The op's ExpertBuckets holds std::vectors: the four arrays are copied in (T*K rows, small).
-ExpertBuckets buckets_arg(const py::handle& b, std::string_view op) {
-  for (const char* attr : {"expert_ids", "offsets", "token_idx", "weights"})
-    if (!py::hasattr(b, attr))
-      throw py::type_error(std::string(op) + ": buckets is a " + type_name(b) + " without ." + attr +
-                           ", expected moeoracle.ops.ExpertBuckets (from ops.expert_buckets)");
-  const auto ids = in<int32_t>(b.attr("expert_ids"), op, "buckets.expert_ids");
-  const auto off = in<uint32_t>(b.attr("offsets"), op, "buckets.offsets");
-  const auto tok = in<int32_t>(b.attr("token_idx"), op, "buckets.token_idx");
-  const auto w = in<float>(b.attr("weights"), op, "buckets.weights");
-  return {{ids.begin(), ids.end()}, {off.begin(), off.end()}, {tok.begin(), tok.end()}, {w.begin(), w.end()}};
-}
+struct BucketsArg {
+  BucketsArg(const py::handle& b, std::string_view op, std::string_view name) {
+    const std::string n(name);
+    for (const char* attr : {"expert_ids", "offsets", "token_idx", "weights"})
+      if (!py::hasattr(b, attr))
+        throw py::type_error(std::string(op) + ": " + n + " is a " + type_name(b) + " without ." + attr +
+                             ", expected moeoracle.ops.ExpertBuckets (from ops.expert_buckets)");
+    const auto ids = in<int32_t>(b.attr("expert_ids"), op, n + ".expert_ids");
+    const auto off = in<uint32_t>(b.attr("offsets"), op, n + ".offsets");
+    const auto tok = in<int32_t>(b.attr("token_idx"), op, n + ".token_idx");
+    const auto w = in<float>(b.attr("weights"), op, n + ".weights");
+    buckets = {{ids.begin(), ids.end()}, {off.begin(), off.end()}, {tok.begin(), tok.end()}, {w.begin(), w.end()}};
+  }
+  ExpertBuckets buckets;
+};
 
 }  // namespace
 
 void bind_router_topk(py::module_& m) {
-  def_op<RouterTopkParams>(
-      m, "router_topk",
-      [](const std::string& tier, const py::dict& params, const py::object& logits, const py::object& idx,
-         const py::object& w) {
-        constexpr const char* op = "router_topk";
-        const auto p = params_from<RouterTopkParams>(params, op);
-        const auto ls = in<float>(logits, op, "logits");
-        const auto is = out<int32_t>(idx, op, "idx");
-        const auto ws = out<float>(w, op, "w");
-        const Tier t = parse_tier(tier, op);
-        py::gil_scoped_release nogil;
-        MOE_PY_CALL_TIER(t, router_topk, p, ls, is, ws);
+  bind_op(
+      m, "router_topk", {"logits", "idx", "w"},
+      [](Tier t, const RouterTopkParams& p, In<float> logits, Out<int32_t> idx, Out<float> w) {
+        MOE_PY_CALL_TIER(t, router_topk, p, logits, idx, w);
       },
       "idx, w [tokens, k]: softmax -> top-k -> renormalise");
 }
 
 void bind_router_noaux(py::module_& m) {
-  def_op<RouterNoauxParams>(
-      m, "router_noaux",
-      [](const std::string& tier, const py::dict& params, const py::object& logits, const py::object& bias,
-         const py::object& idx, const py::object& w) {
-        constexpr const char* op = "router_noaux";
-        const auto p = params_from<RouterNoauxParams>(params, op);
-        const auto ls = in<float>(logits, op, "logits");
-        const auto bs = in<float>(bias, op, "bias");
-        const auto is = out<int32_t>(idx, op, "idx");
-        const auto ws = out<float>(w, op, "w");
-        const Tier t = parse_tier(tier, op);
-        py::gil_scoped_release nogil;
-        MOE_PY_CALL_TIER(t, router_noaux, p, ls, bs, is, ws);
+  bind_op(
+      m, "router_noaux", {"logits", "bias", "idx", "w"},
+      [](Tier t, const RouterNoauxParams& p, In<float> logits, In<float> bias, Out<int32_t> idx, Out<float> w) {
+        MOE_PY_CALL_TIER(t, router_noaux, p, logits, bias, idx, w);
       },
       "idx, w [tokens, k]: DeepSeek-V3 noaux_tc routing");
 }
 
 void bind_swiglu_expert(py::module_& m) {
-  def_op<SwigluExpertParams>(
-      m, "swiglu_expert",
-      [](const std::string& tier, const py::dict& params, const py::object& expert, const py::object& x,
-         const py::object& y) {
-        constexpr const char* op = "swiglu_expert";
-        const auto p = params_from<SwigluExpertParams>(params, op);
-        const ExpertArg e = expert_arg(expert, op, "expert");
-        const auto xs = in<float>(x, op, "x");
-        const auto ys = out<float>(y, op, "y");
-        const Tier t = parse_tier(tier, op);
-        py::gil_scoped_release nogil;
-        MOE_PY_CALL_TIER(t, swiglu_expert, p, e.view(), xs, ys);
+  bind_op(
+      m, "swiglu_expert", {"expert", "x", "y"},
+      [](Tier t, const SwigluExpertParams& p, const ExpertArg& expert, In<float> x, Out<float> y) {
+        MOE_PY_CALL_TIER(t, swiglu_expert, p, expert.view(), x, y);
       },
       "y [tokens, hidden] = down(silu(gate x) * up x); y may be x");
 }
 
 void bind_moe_combine(py::module_& m) {
-  def_op<MoeCombineParams>(
-      m, "moe_combine",
-      [](const std::string& tier, const py::dict& params, const py::object& h_mid, const py::object& e,
-         const py::object& w, const py::object& sh, const py::object& gamma, const py::object& out_arr) {
-        constexpr const char* op = "moe_combine";
-        const auto p = params_from<MoeCombineParams>(params, op);
-        const auto hs = in<float>(h_mid, op, "h_mid");
-        const auto es = in<float>(e, op, "e");
-        const auto ws = in<float>(w, op, "w");
-        const auto ss = in<float>(sh, op, "sh");
-        const auto gs = in_or_empty<float>(gamma, op, "gamma");
-        const auto os = out<float>(out_arr, op, "out");
-        const Tier t = parse_tier(tier, op);
-        py::gil_scoped_release nogil;
-        MOE_PY_CALL_TIER(t, moe_combine, p, hs, es, ws, ss, gs, os);
-      },
+  bind_op(
+      m, "moe_combine", {"h_mid", "e", "w", "sh", "gamma", "out"},
+      [](Tier t, const MoeCombineParams& p, In<float> h_mid, In<float> e, In<float> w, In<float> sh,
+         InOrNone<float> gamma, Out<float> out) { MOE_PY_CALL_TIER(t, moe_combine, p, h_mid, e, w, sh, gamma, out); },
       "out [tokens, dim] = h_mid + sum_k w_k e_k + sigmoid(gamma) sh (gamma None: ungated)");
 }
 
+// Bound by hand: its result is built into numpy arrays after the kernel, with the GIL held.
 void bind_expert_buckets(py::module_& m) {
   def_op<ExpertBucketsParams>(
       m, "expert_buckets",
@@ -135,26 +122,10 @@ void bind_expert_buckets(py::module_& m) {
 }
 
 void bind_moe_permute_fuse(py::module_& m) {
-  def_op<MoePermuteFuseParams>(
-      m, "moe_permute_fuse",
-      [](const std::string& tier, const py::dict& params, const py::object& buckets, const py::sequence& experts,
-         const py::object& x, const py::object& out_arr) {
-        constexpr const char* op = "moe_permute_fuse";
-        const auto p = params_from<MoePermuteFuseParams>(params, op);
-        const ExpertBuckets b = buckets_arg(buckets, op);
-        std::vector<ExpertArg> args;  // keeps the experts' arrays referenced
-        std::vector<ExpertWeights> ew(experts.size());
-        for (size_t i = 0; i < experts.size(); ++i) {
-          if (experts[i].is_none()) continue;  // an expert no token is routed to may be absent
-          args.push_back(expert_arg(experts[i], op, "experts[" + std::to_string(i) + "]"));
-          ew[i] = args.back().view();
-        }
-        const auto xs = in<float>(x, op, "x");
-        const auto os = out<float>(out_arr, op, "out");
-        const Tier t = parse_tier(tier, op);
-        py::gil_scoped_release nogil;
-        MOE_PY_CALL_TIER(t, moe_permute_fuse, p, b, ew, xs, os);
-      },
+  bind_op(
+      m, "moe_permute_fuse", {"buckets", "experts", "x", "out"},
+      [](Tier t, const MoePermuteFuseParams& p, const BucketsArg& buckets, const ExpertsArg& experts, In<float> x,
+         Out<float> out) { MOE_PY_CALL_TIER(t, moe_permute_fuse, p, buckets.buckets, experts.views, x, out); },
       "out [tokens, hidden] += the bucketed routed experts' SwiGLU outputs times their weights");
 }
 

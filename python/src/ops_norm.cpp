@@ -6,105 +6,55 @@
 namespace moe::python {
 
 void bind_rmsnorm(py::module_& m) {
-  def_op<RmsNormParams>(
-      m, "rmsnorm",
-      [](const std::string& tier, const py::dict& params, const py::object& x, const py::object& w,
-         const py::object& y) {
-        constexpr const char* op = "rmsnorm";
-        const auto p = params_from<RmsNormParams>(params, op);
-        const auto xs = in<float>(x, op, "x");
-        const auto ws = in<float>(w, op, "w");
-        const auto ys = out<float>(y, op, "y");
-        const Tier t = parse_tier(tier, op);
-        py::gil_scoped_release nogil;
-        MOE_PY_CALL_TIER(t, rmsnorm, p, xs, ws, ys);
+  bind_op(
+      m, "rmsnorm", {"x", "w", "y"},
+      [](Tier t, const RmsNormParams& p, In<float> x, In<float> w, Out<float> y) {
+        MOE_PY_CALL_TIER(t, rmsnorm, p, x, w, y);
       },
       "y [rows, dim] = rmsnorm(x) * w (or 1 + w); y may be x");
 }
 
 void bind_qk_norm(py::module_& m) {
-  def_op<QkNormParams>(
-      m, "qk_norm",
-      [](const std::string& tier, const py::dict& params, const py::object& q, const py::object& k,
-         const py::object& q_out, const py::object& k_out) {
-        constexpr const char* op = "qk_norm";
-        const auto p = params_from<QkNormParams>(params, op);
-        const auto qs = in<float>(q, op, "q");
-        const auto ks = in<float>(k, op, "k");
-        const auto qo = out<float>(q_out, op, "q_out");
-        const auto ko = out<float>(k_out, op, "k_out");
-        const Tier t = parse_tier(tier, op);
-        py::gil_scoped_release nogil;
-        MOE_PY_CALL_TIER(t, qk_norm, p, qs, ks, qo, ko);
+  bind_op(
+      m, "qk_norm", {"q", "k", "q_out", "k_out"},
+      [](Tier t, const QkNormParams& p, In<float> q, In<float> k, Out<float> q_out, Out<float> k_out) {
+        MOE_PY_CALL_TIER(t, qk_norm, p, q, k, q_out, k_out);
       },
       "q_out, k_out [tokens, heads, head_dim]: per-head unweighted RMSNorm, q * 1/dk, k * 1/sqrt(dk)");
 }
 
 void bind_rmsnorm_gated(py::module_& m) {
-  def_op<RmsNormGatedParams>(
-      m, "rmsnorm_gated",
-      [](const std::string& tier, const py::dict& params, const py::object& o, const py::object& z, const py::object& w,
-         const py::object& y) {
-        constexpr const char* op = "rmsnorm_gated";
-        const auto p = params_from<RmsNormGatedParams>(params, op);
-        const auto os = in<float>(o, op, "o");
-        const auto zs = in<float>(z, op, "z");
-        const auto ws = in<float>(w, op, "w");
-        const auto ys = out<float>(y, op, "y");
-        const Tier t = parse_tier(tier, op);
-        py::gil_scoped_release nogil;
-        MOE_PY_CALL_TIER(t, rmsnorm_gated, p, os, zs, ws, ys);
+  bind_op(
+      m, "rmsnorm_gated", {"o", "z", "w", "y"},
+      [](Tier t, const RmsNormGatedParams& p, In<float> o, In<float> z, In<float> w, Out<float> y) {
+        MOE_PY_CALL_TIER(t, rmsnorm_gated, p, o, z, w, y);
       },
       "y [tokens, heads, head_dim] = rmsnorm(o) * w * silu(z) per head");
 }
 
 void bind_rope(py::module_& m) {
-  def_op<RopeParams>(
-      m, "rope",
-      [](const std::string& tier, const py::dict& params, const py::object& positions, const py::object& x,
-         const py::object& y) {
-        constexpr const char* op = "rope";
-        const auto p = params_from<RopeParams>(params, op);
-        const auto ps = in<int64_t>(positions, op, "positions");
-        const auto xs = in<float>(x, op, "x");
-        const auto ys = out<float>(y, op, "y");
-        const Tier t = parse_tier(tier, op);
-        py::gil_scoped_release nogil;
-        MOE_PY_CALL_TIER(t, rope, p, ps, xs, ys);
+  bind_op(
+      m, "rope", {"positions", "x", "y"},
+      [](Tier t, const RopeParams& p, In<int64_t> positions, In<float> x, Out<float> y) {
+        MOE_PY_CALL_TIER(t, rope, p, positions, x, y);
       },
       "y [tokens, heads, head_dim] = partial half-split RoPE of x; y may be x");
 }
 
 void bind_rope_yarn(py::module_& m) {
-  def_op<RopeYarnParams>(
-      m, "rope_yarn",
-      [](const std::string& tier, const py::dict& params, const py::object& positions, const py::object& x,
-         const py::object& y) {
-        constexpr const char* op = "rope_yarn";
-        const auto p = params_from<RopeYarnParams>(params, op);
-        const auto ps = in<int64_t>(positions, op, "positions");
-        const auto xs = in<float>(x, op, "x");
-        const auto ys = out<float>(y, op, "y");
-        const Tier t = parse_tier(tier, op);
-        py::gil_scoped_release nogil;
-        MOE_PY_CALL_TIER(t, rope_yarn, p, ps, xs, ys);
+  bind_op(
+      m, "rope_yarn", {"positions", "x", "y"},
+      [](Tier t, const RopeYarnParams& p, In<int64_t> positions, In<float> x, Out<float> y) {
+        MOE_PY_CALL_TIER(t, rope_yarn, p, positions, x, y);
       },
       "y [tokens, heads, rotary_dim] = YaRN RoPE of x (DeepSeek-V3 q_pe / k_pe); y may be x");
 }
 
 void bind_residual_add(py::module_& m) {
-  def_op<ResidualAddParams>(
-      m, "residual_add",
-      [](const std::string& tier, const py::dict& params, const py::object& a, const py::object& b,
-         const py::object& y) {
-        constexpr const char* op = "residual_add";
-        const auto p = params_from<ResidualAddParams>(params, op);
-        const auto as = in<float>(a, op, "a");
-        const auto bs = in<float>(b, op, "b");
-        const auto ys = out<float>(y, op, "y");
-        const Tier t = parse_tier(tier, op);
-        py::gil_scoped_release nogil;
-        MOE_PY_CALL_TIER(t, residual_add, p, as, bs, ys);
+  bind_op(
+      m, "residual_add", {"a", "b", "y"},
+      [](Tier t, const ResidualAddParams& p, In<float> a, In<float> b, Out<float> y) {
+        MOE_PY_CALL_TIER(t, residual_add, p, a, b, y);
       },
       "y [n] = a + b; y may be a or b");
 }

@@ -33,7 +33,7 @@ py::tuple quantize(const py::object& w, int bits, int group_size) {
 }
 
 py::tuple requantize(const py::object& w4) {
-  const QuantArg q = quant_arg(w4, "requantize_2bit", "w4");
+  const QuantArg q(w4, "requantize_2bit", "w4");
   QuantStorage r;
   {
     py::gil_scoped_release nogil;
