@@ -215,7 +215,7 @@ void BM_matmul_q_fast(benchmark::State& state) {
   QuantPool& p = quant_pool(rows, cols, bits);
   const std::vector<float> X = moe::Rng(1).activations(tokens * cols);
   std::vector<float> Y(tokens * rows);
-  const moe::MatmulQParams mp{tokens, rows, cols, bits, 64};
+  const moe::MatmulQParams mp{{rows, cols, bits, 64}, tokens};
   omp_set_num_threads(threads);
   openblas_set_num_threads(threads);
   run_rotating(state, p.count, p.view(0).bytes(), threads, [&](int64_t i) { moe::matmul_q_fast(mp, p.view(i), X, Y); });

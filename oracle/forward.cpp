@@ -25,9 +25,7 @@ void Forward::tap(const std::string& name, std::span<const float> data, int64_t 
 void Forward::locate(const std::string& where) { be_.locate(where); }
 
 void Forward::matmul(const QuantMatrix& w, std::span<const float> x, int64_t T, std::span<float> y) {
-  MatmulQParams p;
-  p.tokens = T, p.rows = w.rows, p.cols = w.cols, p.bits = w.bits, p.group_size = w.group_size;
-  be_.matmul_q(p, w, x, y);
+  be_.matmul_q(MatmulQParams{quant_params(w), T}, w, x, y);
 }
 
 std::vector<float> Forward::run(std::span<const int32_t> tokens, ModelState& state, TapSink* taps) {

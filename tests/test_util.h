@@ -1,7 +1,6 @@
 // Helpers shared by the tests.
 #pragma once
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -18,6 +17,13 @@ namespace moe::test {
 // The non-finite inputs of the ops' NaN/Inf tests.
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// A router's output for n = tokens * K slots, pre-filled with -7 so a slot left unwritten shows.
+struct RouterOut {
+  std::vector<int32_t> idx;
+  std::vector<float> w;
+  explicit RouterOut(int64_t n) : idx(size_t(n), -7), w(size_t(n), -7.0f) {}
+};
 
 // A scratch directory under the system's temporary one, named by `tag` and the process id (tests
 // run in parallel), empty at the start and removed at the end.

@@ -63,7 +63,7 @@ std::vector<OpCase> matmul_q_perf_cases(uint64_t seed, const std::string& only) 
   uint64_t k = 0;
   const auto add = [&](const std::string& label, int64_t T, int64_t rows, int64_t cols) {
     ++k;
-    if (only.empty() || label == only) out.push_back(seeded_case(label, {T, rows, cols, 4, 64}, seed + k));
+    if (only.empty() || label == only) out.push_back(seeded_case(label, {{rows, cols, 4, 64}, T}, seed + k));
   };
   for (const PerfShape& ps : perf_matvec_shapes()) {
     if (ps.rows > 16384) continue;  // the lm_heads: one token per step

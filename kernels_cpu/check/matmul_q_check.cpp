@@ -13,7 +13,7 @@ std::vector<CheckResult> matmul_q_check(uint64_t seed, CheckScope scope) {
   for (const MatmulQShape& s : matmul_q_shapes(scope_has_remainders(scope), scope_has_real(scope))) {
     const auto tier = [&](auto fn) -> QuantDotTier {
       return [fn, T = s.p.tokens](const QuantMatrix& W, std::span<const float> x, std::span<float> y) {
-        fn(MatmulQParams{T, W.rows, W.cols, W.bits, W.group_size}, W, x, y);
+        fn(MatmulQParams{quant_params(W), T}, W, x, y);
       };
     };
     out.push_back(quant_dot_check("matmul_q", "Y", s.label, params_to_string(s.p), seed + s.seed_offset, s.variant,

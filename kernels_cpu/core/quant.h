@@ -47,11 +47,16 @@ struct QuantMatrix {
 
 // The params of an op over one whole quantized matrix (dequant, matvec_q): its shape and format,
 // which must equal the matrix's own (each op's validate says which differs).
+// The constructor is there so that no brace list initialises it by elision: a derived params
+// struct (MatmulQParams) must spell its base as {rows, cols, bits, group_size}.
 struct QuantMatrixParams {
   int64_t rows = 0;
   int64_t cols = 0;
   int bits = 4;
   int group_size = 64;
+  QuantMatrixParams() = default;
+  QuantMatrixParams(int64_t rows_, int64_t cols_, int bits_, int group_size_)
+      : rows(rows_), cols(cols_), bits(bits_), group_size(group_size_) {}
   template <class F>
   void visit(F&& f) const {
     f("rows", rows), f("cols", cols), f("bits", bits), f("group_size", group_size);

@@ -20,15 +20,13 @@
 
 namespace moe {
 
-struct MatmulQParams {
+// W's shape and format (the matvec's params: each token's row is that matvec), and the tokens.
+struct MatmulQParams : QuantMatrixParams {
   int64_t tokens = 1;
-  int64_t rows = 0;
-  int64_t cols = 0;
-  int bits = 4;
-  int group_size = 64;
   template <class F>
   void visit(F&& f) const {
-    f("tokens", tokens), f("rows", rows), f("cols", cols), f("bits", bits), f("group_size", group_size);
+    f("tokens", tokens);
+    QuantMatrixParams::visit(f);
   }
 };
 

@@ -349,7 +349,7 @@ void matmul_q_fast(const MatmulQParams& p, const QuantMatrix& W, std::span<const
   matmul_q_validate(p, W, X, Y);
   if (p.tokens == 0 || p.rows == 0) return;
   if (p.tokens == 1) {  // the matvec: bandwidth bound, its own kernel
-    const MatvecQParams mp{p.rows, p.cols, p.bits, p.group_size};
+    const MatvecQParams& mp = p;
     return matvec_q_fast(mp, W, X, Y);
   }
   HWY_DYNAMIC_DISPATCH(MatmulQ)(W, X.data(), Y.data(), p.tokens);

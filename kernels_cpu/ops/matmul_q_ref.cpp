@@ -19,7 +19,7 @@ void matmul_q_validate(const MatmulQParams& p, const QuantMatrix& W, std::span<c
 template <class Acc>
 void matmul_q_ref(const MatmulQParams& p, const QuantMatrix& W, std::span<const float> X, std::span<float> Y) {
   matmul_q_validate(p, W, X, Y);
-  const MatvecQParams mp{p.rows, p.cols, p.bits, p.group_size};
+  const MatvecQParams& mp = p;
   for (int64_t t = 0; t < p.tokens; ++t)
     matvec_q_ref<Acc>(mp, W, X.subspan(t * p.cols, p.cols), Y.subspan(t * p.rows, p.rows));
 }

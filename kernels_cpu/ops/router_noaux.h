@@ -32,6 +32,7 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <span>
 
 #include "core/math.h"
@@ -77,6 +78,20 @@ bool noaux_scores(const float* x, std::span<const float> bias, T* s, T* c) {
     has_nan |= std::isnan(c[e]);
   }
   return !has_nan;
+}
+
+// Each group's score: the sum of its two largest c (values: which of two equal ones is moot).
+template <class T>
+void noaux_group_scores(const T* c, int64_t n_group, int64_t group_size, T* score) {
+  const T neg_inf = -std::numeric_limits<T>::infinity();
+  for (int64_t g = 0; g < n_group; ++g) {
+    T top1 = neg_inf, top2 = neg_inf;
+    for (int64_t e = g * group_size; e < (g + 1) * group_size; ++e) {
+      top2 = c[e] > top1 ? top1 : (c[e] > top2 ? c[e] : top2);
+      top1 = c[e] > top1 ? c[e] : top1;
+    }
+    score[g] = top1 + top2;
+  }
 }
 
 }  // namespace router

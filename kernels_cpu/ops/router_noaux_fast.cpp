@@ -1,6 +1,5 @@
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <numeric>
 
 #include "ops/router_noaux.h"
@@ -15,7 +14,6 @@ void router_noaux_fast(const RouterNoauxParams& p, std::span<const float> logits
                        std::span<int32_t> idx, std::span<float> w) {
   router_noaux_validate(p, logits, bias, idx, w);
   const int64_t E = p.experts, K = p.k, n_group = p.n_group, group_size = E / n_group, TG = p.topk_group;
-  const float neg_inf = -std::numeric_limits<float>::infinity();
 #pragma omp parallel if (p.tokens * E >= (1 << 14))
   {
     std::vector<float> s(E), c(E), group_score(n_group);
@@ -29,15 +27,7 @@ void router_noaux_fast(const RouterNoauxParams& p, std::span<const float> logits
         router::fill_nan_row(it, wt, K);
         continue;
       }
-      for (int64_t g = 0; g < n_group; ++g) {
-        float top1 = neg_inf, top2 = neg_inf;
-        for (int64_t e = g * group_size; e < (g + 1) * group_size; ++e) {
-          const float v = c[e];
-          top2 = v > top1 ? top1 : (v > top2 ? v : top2);
-          top1 = v > top1 ? v : top1;
-        }
-        group_score[g] = top1 + top2;
-      }
+      router::noaux_group_scores(c.data(), n_group, group_size, group_score.data());
       std::iota(groups.begin(), groups.end(), 0);
       std::partial_sort(groups.begin(), groups.begin() + TG, groups.end(), [&](int32_t a, int32_t b) {
         return group_score[a] > group_score[b] || (group_score[a] == group_score[b] && a < b);

@@ -13,13 +13,14 @@ void router_noaux_validate(const RouterNoauxParams& p, std::span<const float> lo
             "router_noaux: experts=" << p.experts << ", expected in [1, 2^31)");
   MOE_CHECK(p.n_group >= 1 && p.experts % p.n_group == 0,
             "router_noaux: experts=" << p.experts << " not divisible by n_group=" << p.n_group);
-  MOE_CHECK(p.experts / p.n_group >= 2, "router_noaux: experts/n_group=" << p.experts / p.n_group
-                                                                         << ", expected >= 2 (a group's score is its top-2 sum)");
+  MOE_CHECK(p.experts / p.n_group >= 2,
+            "router_noaux: experts/n_group=" << p.experts / p.n_group
+                                             << ", expected >= 2 (a group's score is its top-2 sum)");
   MOE_CHECK(p.topk_group >= 1 && p.topk_group <= p.n_group,
             "router_noaux: topk_group=" << p.topk_group << " out of range [1, " << p.n_group << "] (n_group)");
   const int64_t kept = p.topk_group * (p.experts / p.n_group);
-  MOE_CHECK(p.k >= 1 && p.k <= kept, "router_noaux: k=" << p.k << " out of range [1, " << kept
-                                                         << "] (topk_group * experts / n_group)");
+  MOE_CHECK(p.k >= 1 && p.k <= kept,
+            "router_noaux: k=" << p.k << " out of range [1, " << kept << "] (topk_group * experts / n_group)");
   MOE_CHECK(std::isfinite(p.routed_scaling_factor),
             "router_noaux: routed_scaling_factor=" << p.routed_scaling_factor << ", expected finite");
   check_size(logits, p.tokens * p.experts, "router_noaux", "logits");
@@ -27,8 +28,8 @@ void router_noaux_validate(const RouterNoauxParams& p, std::span<const float> lo
   check_size(idx, p.tokens * p.k, "router_noaux", "idx");
   check_size(w, p.tokens * p.k, "router_noaux", "w");
   for (int64_t e = 0; e < p.experts; ++e) {
-    MOE_CHECK(std::isfinite(bias[e]), "router_noaux: bias[" << e << "]=" << bias[e]
-                                                             << ", expected finite (e_score_correction_bias)");
+    MOE_CHECK(std::isfinite(bias[e]),
+              "router_noaux: bias[" << e << "]=" << bias[e] << ", expected finite (e_score_correction_bias)");
   }
 }
 
@@ -48,19 +49,7 @@ void router_noaux_ref(const RouterNoauxParams& p, std::span<const float> logits,
       router::fill_nan_row(it, wt, K);
       continue;
     }
-
-    // Group score: the two largest c of the group (values; which of two equal ones is moot).
-    for (int64_t g = 0; g < n_group; ++g) {
-      Acc top1 = neg_inf, top2 = neg_inf;
-      for (int64_t e = g * group_size; e < (g + 1) * group_size; ++e) {
-        if (c[e] > top1) {
-          top2 = top1, top1 = c[e];
-        } else if (c[e] > top2) {
-          top2 = c[e];
-        }
-      }
-      group_score[g] = top1 + top2;
-    }
+    router::noaux_group_scores(c.data(), n_group, group_size, group_score.data());
     router::topk_lowest_index(group_score.data(), n_group, p.topk_group, kept.data());
 
     for (int64_t e = 0; e < E; ++e) masked[e] = neg_inf;

@@ -8,7 +8,7 @@ namespace {
 void gpu_remainders(std::vector<MatmulQShape>& out) {
   auto add = [&](const std::string& label, int64_t T, int64_t rows, int64_t cols, int bits, uint64_t offset,
                  int G = 64) {
-    out.push_back({label + " T " + std::to_string(T), MatmulQParams{T, rows, cols, bits, G}, offset});
+    out.push_back({label + " T " + std::to_string(T), MatmulQParams{{rows, cols, bits, G}, T}, offset});
   };
   // Tokens around the kernels' 8-token tiles (1, 2, 7, 16, 64 and a partial tile 67), rows
   // around the rows-per-workgroup (1, 3, 33, 67), cols of 1 to 5 groups (an odd count of words
@@ -60,7 +60,7 @@ void gpu_remainders(std::vector<MatmulQShape>& out) {
   // Per token its own one-hot column; T = 9: a full 8-token tile and a partial one.
   for (int bits : {2, 4, 8})
     out.push_back({"remainder exact " + std::to_string(bits) + "-bit rows 5 T 9",
-                   MatmulQParams{9, 5, kExactCols, bits, 64}, 4000 + uint64_t(bits), QuantDotVariant{.exact = true}});
+                   MatmulQParams{{5, kExactCols, bits, 64}, 9}, 4000 + uint64_t(bits), QuantDotVariant{.exact = true}});
 }
 
 void gpu_real(std::vector<MatmulQShape>& out) {
@@ -70,9 +70,9 @@ void gpu_real(std::vector<MatmulQShape>& out) {
   // swiglu_expert (A17B down [4096, 1024] at T = 16 through this kernel).
   uint64_t k = 100;
   for (const Projection& pr : real_projections())
-    out.push_back({decode_label(pr), MatmulQParams{1, pr.rows, pr.cols, pr.bits, 64}, ++k});
+    out.push_back({decode_label(pr), MatmulQParams{{pr.rows, pr.cols, pr.bits, 64}, 1}, ++k});
   auto add = [&](const std::string& label, int64_t T, int64_t rows, int64_t cols, int bits, uint64_t offset) {
-    out.push_back({label + " T " + std::to_string(T), MatmulQParams{T, rows, cols, bits, 64}, offset});
+    out.push_back({label + " T " + std::to_string(T), MatmulQParams{{rows, cols, bits, 64}, T}, offset});
   };
   add("A17B k/v_proj", 16, 512, 4096, 4, 20);
   add("A3B expert gate/up", 16, 512, 2048, 4, 23);
@@ -94,22 +94,22 @@ void cpu_shapes(std::vector<MatmulQShape>& out, bool remainders, bool real) {
             if (tokens == 64 && cols > 128) continue;  // the real shapes below cover T = 64 x 4096
             add("remainder T=" + std::to_string(tokens) + " " + std::to_string(rows) + "x" + std::to_string(cols) +
                     " " + std::to_string(bits) + "-bit",
-                {tokens, rows, cols, bits, 64}, ++k, 64);
+                {{rows, cols, bits, 64}, tokens}, ++k, 64);
           }
-    add("remainder G=32", {7, 33, 96, 4, 32}, ++k, 64);
-    add("remainder G=128", {7, 33, 384, 4, 128}, ++k, 64);
+    add("remainder G=32", {{33, 96, 4, 32}, 7}, ++k, 64);
+    add("remainder G=128", {{33, 384, 4, 128}, 7}, ++k, 64);
   }
   if (!real) return;
   // docs/ops/verification.md "Shapes to cover" (docs/ops/formats.md "Tensor catalog") with prefill
   // token counts; large ones on row windows.
-  add("A17B linear in_proj_qkv, T=64", {64, 12288, 4096, 4, 64}, 1001, 8);
-  add("A17B o_proj/out_proj, T=7", {7, 4096, 8192, 4, 64}, 1002, 16);
-  add("A17B expert gate/up, T=7", {7, 1024, 4096, 4, 64}, 1003, 16);
-  add("A17B expert down 2-bit, T=2", {2, 4096, 1024, 2, 64}, 1004, 32);
-  add("A3B linear in_proj_qkv, T=64", {64, 8192, 2048, 4, 64}, 1005, 8);
-  add("A3B router mlp.gate 8-bit, T=64", {64, 256, 2048, 8, 64}, 1006, 8);
-  add("A3B expert gate/up, T=7", {7, 512, 2048, 4, 64}, 1007, 16);
-  add("A3B lm_head rows 0..8191 of 248320, T=2", {2, 8192, 2048, 4, 64}, 1008, 32);
+  add("A17B linear in_proj_qkv, T=64", {{12288, 4096, 4, 64}, 64}, 1001, 8);
+  add("A17B o_proj/out_proj, T=7", {{4096, 8192, 4, 64}, 7}, 1002, 16);
+  add("A17B expert gate/up, T=7", {{1024, 4096, 4, 64}, 7}, 1003, 16);
+  add("A17B expert down 2-bit, T=2", {{4096, 1024, 2, 64}, 2}, 1004, 32);
+  add("A3B linear in_proj_qkv, T=64", {{8192, 2048, 4, 64}, 64}, 1005, 8);
+  add("A3B router mlp.gate 8-bit, T=64", {{256, 2048, 8, 64}, 64}, 1006, 8);
+  add("A3B expert gate/up, T=7", {{512, 2048, 4, 64}, 7}, 1007, 16);
+  add("A3B lm_head rows 0..8191 of 248320, T=2", {{8192, 2048, 4, 64}, 2}, 1008, 32);
 }
 
 }  // namespace

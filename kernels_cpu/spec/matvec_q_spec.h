@@ -21,7 +21,7 @@ using MatvecQShape = SpecShape<MatvecQParams, QuantDotVariant>;
 std::vector<MatvecQShape> matvec_q_shapes(bool remainders, bool real);
 
 inline QuantDotInputs matvec_q_inputs(const MatvecQParams& p, uint64_t seed, bool exact) {
-  return quant_dot_inputs({1, p.rows, p.cols, p.bits, p.group_size}, seed, exact);
+  return quant_dot_inputs(MatmulQParams{p, 1}, seed, exact);
 }
 
 }  // namespace moe

@@ -17,7 +17,7 @@ namespace {
 using Fn = void (*)(const MatmulQParams&, const QuantMatrix&, std::span<const float>, std::span<float>);
 const Fn kTiers[3] = {matmul_q_ref<double>, matmul_q_ref<float>, matmul_q_fast};
 
-MatmulQParams params_of(const QuantMatrix& W, int64_t tokens) { return {tokens, W.rows, W.cols, W.bits, W.group_size}; }
+MatmulQParams params_of(const QuantMatrix& W, int64_t tokens) { return {quant_params(W), tokens}; }
 
 TEST(matmul_q, HandComputed) {
   // Two rows of 64 4-bit codes q[c] = c % 16 (row 1: s = 1, b = 0; row 0: s = 0.5, b = -1) and
@@ -113,13 +113,13 @@ TEST(matmul_q, BadArguments) {
   const QuantStorage ws = random_quant(Rng(41), 4, 128, 4);
   const QuantMatrix W = ws.view();
   std::vector<float> X(2 * 128), Y(2 * 4), Xs(255), Ys(7);
-  test::expect_error([&] { matmul_q_fast({2, 4, 128, 4, 64}, W, Xs, Y); }, "matmul_q: X has 255 elements, expected 256");
-  test::expect_error([&] { matmul_q_ref<float>({2, 4, 128, 4, 64}, W, X, Ys); }, "matmul_q: Y has 7 elements, expected 8");
-  test::expect_error([&] { matmul_q_ref<double>({-1, 4, 128, 4, 64}, W, X, Y); }, "matmul_q: tokens=-1");
-  test::expect_error([&] { matmul_q_fast({2, 4, 128, 8, 64}, W, X, Y); }, "params say [4, 128] bits=8");
+  test::expect_error([&] { matmul_q_fast({{4, 128, 4, 64}, 2}, W, Xs, Y); }, "matmul_q: X has 255 elements, expected 256");
+  test::expect_error([&] { matmul_q_ref<float>({{4, 128, 4, 64}, 2}, W, X, Ys); }, "matmul_q: Y has 7 elements, expected 8");
+  test::expect_error([&] { matmul_q_ref<double>({{4, 128, 4, 64}, -1}, W, X, Y); }, "matmul_q: tokens=-1");
+  test::expect_error([&] { matmul_q_fast({{4, 128, 8, 64}, 2}, W, X, Y); }, "params say [4, 128] bits=8");
   QuantMatrix bad = W;
   bad.group_size = 6;
-  test::expect_error([&] { matmul_q_fast({2, 4, 128, 4, 6}, bad, X, Y); }, "matmul_q: W has group_size=6");
+  test::expect_error([&] { matmul_q_fast({{4, 128, 4, 6}, 2}, bad, X, Y); }, "matmul_q: W has group_size=6");
 }
 
 // Every element of the fast tier's Y against the truth (matmul_q_ref<double>): within

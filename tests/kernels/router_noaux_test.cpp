@@ -11,17 +11,11 @@
 namespace moe {
 namespace {
 
-using test::kInf;
-using test::kNan;
-
-struct Out {
-  std::vector<int32_t> idx;
-  std::vector<float> w;
-};
+using test::RouterOut;
 
 // Runs tier 0 (f64 truth), 1 (f32) or 2 (fast).
-Out run(int tier, const RouterNoauxParams& p, const std::vector<float>& logits, const std::vector<float>& bias) {
-  Out o{std::vector<int32_t>(p.tokens * p.k, -7), std::vector<float>(p.tokens * p.k, -7.0f)};
+RouterOut run(int tier, const RouterNoauxParams& p, const std::vector<float>& logits, const std::vector<float>& bias) {
+  RouterOut o(p.tokens * p.k);
   if (tier == 0) router_noaux_ref<double>(p, logits, bias, o.idx, o.w);
   if (tier == 1) router_noaux_ref<float>(p, logits, bias, o.idx, o.w);
   if (tier == 2) router_noaux_fast(p, logits, bias, o.idx, o.w);
@@ -48,7 +42,7 @@ TEST(router_noaux, HandComputedNegativeBiasMasksWithMinusInf) {
   const RouterNoauxParams p{1, 16, 4, 4, 2, 2.5f, true};
   const double sum = sig(3) + sig(2) + 2 * sig(1);
   for (int tier = 0; tier < 3; ++tier) {
-    const Out o = run(tier, p, x, bias);
+    const RouterOut o = run(tier, p, x, bias);
     EXPECT_EQ(o.idx, (std::vector<int32_t>{0, 1, 4, 5})) << "tier " << tier;
     EXPECT_NE(o.idx, (std::vector<int32_t>{0, 8, 9, 10})) << "tier " << tier;
     EXPECT_NEAR(o.w[0], 2.5 * sig(3) / sum, kHandRel * 2.5 * sig(3) / sum) << "tier " << tier;
@@ -56,7 +50,7 @@ TEST(router_noaux, HandComputedNegativeBiasMasksWithMinusInf) {
     EXPECT_NEAR(o.w[2], 2.5 * sig(1) / sum, kHandRel * 2.5 * sig(1) / sum) << "tier " << tier;
     EXPECT_EQ(o.w[2], o.w[3]) << "tier " << tier;
     // Unrenormalised: w = s * scale.
-    const Out raw = run(tier, {1, 16, 4, 4, 2, 2.5f, false}, x, bias);
+    const RouterOut raw = run(tier, {1, 16, 4, 4, 2, 2.5f, false}, x, bias);
     // s * scale: 4u (sigmoid) + u (scale) + u (the truth's rounding) = 6u relative.
     EXPECT_NEAR(raw.w[0], 2.5 * sig(3), 6 * kU32 * 2.5 * sig(3)) << "tier " << tier;
   }
@@ -67,7 +61,7 @@ TEST(router_noaux, GroupScoreDecidesBeforeExpertScore) {
   // ~0.993 + 0.007 = 1.0; group 1 [1, 1] scores ~1.462: experts 2 and 3 (tied, index order).
   const std::vector<float> x{5, -5, 1, 1, -2, -2, -2, -2}, bias(8, 0.0f);
   for (int tier = 0; tier < 3; ++tier) {
-    const Out o = run(tier, {1, 8, 2, 4, 1, 2.5f, true}, x, bias);
+    const RouterOut o = run(tier, {1, 8, 2, 4, 1, 2.5f, true}, x, bias);
     EXPECT_EQ(o.idx, (std::vector<int32_t>{2, 3})) << "tier " << tier;
     EXPECT_EQ(o.w[0], o.w[1]) << "tier " << tier;
     EXPECT_EQ(o.w[0], 1.25f) << "tier " << tier;  // s / (s + s) = 0.5 exactly, times 2.5 exact
@@ -79,7 +73,7 @@ TEST(router_noaux, ExactTiesGoToTheLowerGroupAndExpert) {
   // selection only: bias[3] = 0.5 makes group 1 win and expert 3 first, but w uses s alone.
   const std::vector<float> x(6, 0.0f);
   for (int tier = 0; tier < 3; ++tier) {
-    Out o = run(tier, {1, 6, 2, 3, 1, 1.0f, true}, x, std::vector<float>(6, 0.0f));
+    RouterOut o = run(tier, {1, 6, 2, 3, 1, 1.0f, true}, x, std::vector<float>(6, 0.0f));
     EXPECT_EQ(o.idx, (std::vector<int32_t>{0, 1})) << "tier " << tier;
     EXPECT_EQ(o.w[0], 0.5f) << "tier " << tier;  // s / (2 s) with s = 0.5 exactly
     o = run(tier, {1, 6, 2, 3, 1, 1.0f, true}, x, {0, 0, 0, 0.5f, 0, 0});
@@ -95,7 +89,7 @@ TEST(router_noaux, InvariantsAtDeepSeekShape) {
   const RouterNoauxParams p{32, 256, 8, 8, 4, 2.5f, true};
   const std::vector<float> x = rng.normal_vec(p.tokens * p.experts, 1.5), bias = rng.uniform_vec(256, -0.1f, 0.1f);
   for (int tier = 0; tier < 3; ++tier) {
-    const Out o = run(tier, p, x, bias);
+    const RouterOut o = run(tier, p, x, bias);
     for (int64_t t = 0; t < p.tokens; ++t) {
       const int32_t* it = o.idx.data() + t * p.k;
       const float* wt = o.w.data() + t * p.k;
@@ -128,7 +122,7 @@ TEST(router_noaux, F32TierFollowsHfFp32Order) {
   Rng rng(12);
   const RouterNoauxParams p{16, 256, 8, 8, 4, 2.5f, true};
   const std::vector<float> x = rng.normal_vec(p.tokens * p.experts, 1.5), bias = rng.uniform_vec(256, -0.1f, 0.1f);
-  const Out o = run(1, p, x, bias);
+  const RouterOut o = run(1, p, x, bias);
   for (int64_t t = 0; t < p.tokens; ++t) {
     float sum = 0;
     for (int64_t j = 0; j < p.k; ++j) sum += 1.0f / (1.0f + std::exp(-x[t * 256 + o.idx[t * p.k + j]]));
@@ -144,10 +138,10 @@ TEST(router_noaux, NanLogitGivesANanRowInfinitiesAreOrdinary) {
   // Token 0: a NaN logit -> (idx -1, w NaN). Token 1: +inf / -inf logits (s = 1 / 0) route
   // normally. Token 2: all -inf -> every s = 0, the chosen sum is 0, the weights are 0 (as HF's
   // +1e-20 gives), chosen by bias alone.
-  const std::vector<float> x{0, 1, kNan, 2,  /**/ kInf, -kInf, 0, 1,  /**/ -kInf, -kInf, -kInf, -kInf};
+  const std::vector<float> x{0, 1, test::kNan, 2,  /**/ test::kInf, -test::kInf, 0, 1,  /**/ -test::kInf, -test::kInf, -test::kInf, -test::kInf};
   const std::vector<float> bias{0.1f, 0.2f, 0.3f, 0.0f};
   for (int tier = 0; tier < 3; ++tier) {
-    const Out o = run(tier, {3, 4, 2, 2, 2, 2.5f, true}, x, bias);
+    const RouterOut o = run(tier, {3, 4, 2, 2, 2, 2.5f, true}, x, bias);
     for (int j = 0; j < 2; ++j) {
       EXPECT_EQ(o.idx[j], -1) << "tier " << tier;
       EXPECT_TRUE(std::isnan(o.w[j])) << "tier " << tier;
@@ -192,10 +186,10 @@ TEST(router_noaux, BadArguments) {
   test::expect_error([&] { router_noaux_ref<double>({1, 16, 4, 4, 2, 1.0f, true}, x, std::vector<float>(15), idx, w); },
                      "router_noaux: bias has 15 elements, expected 16");
   std::vector<float> bad_bias(16, 0.0f);
-  bad_bias[3] = kNan;
+  bad_bias[3] = test::kNan;
   test::expect_error([&] { router_noaux_fast({1, 16, 4, 4, 2, 1.0f, true}, x, bad_bias, idx, w); },
                      "router_noaux: bias[3]=nan, expected finite");
-  test::expect_error([&] { router_noaux_fast({1, 16, 4, 4, 2, kInf, true}, x, bias, idx, w); },
+  test::expect_error([&] { router_noaux_fast({1, 16, 4, 4, 2, test::kInf, true}, x, bias, idx, w); },
                      "router_noaux: routed_scaling_factor=inf, expected finite");
   test::expect_error([&] { router_noaux_fast({2, 16, 4, 4, 2, 1.0f, true}, x, bias, idx, w); },
                      "router_noaux: logits has 16 elements, expected 32");

@@ -12,17 +12,11 @@
 namespace moe {
 namespace {
 
-using test::kInf;
-using test::kNan;
-
-struct Out {
-  std::vector<int32_t> idx;
-  std::vector<float> w;
-};
+using test::RouterOut;
 
 // Runs tier 0 (f64 truth), 1 (f32) or 2 (fast).
-Out run(int tier, const RouterTopkParams& p, const std::vector<float>& logits) {
-  Out o{std::vector<int32_t>(p.tokens * p.k, -7), std::vector<float>(p.tokens * p.k, -7.0f)};
+RouterOut run(int tier, const RouterTopkParams& p, const std::vector<float>& logits) {
+  RouterOut o(p.tokens * p.k);
   if (tier == 0) router_topk_ref<double>(p, logits, o.idx, o.w);
   if (tier == 1) router_topk_ref<float>(p, logits, o.idx, o.w);
   if (tier == 2) router_topk_fast(p, logits, o.idx, o.w);
@@ -42,11 +36,11 @@ TEST(router_topk, HandComputed) {
   // w = [4/7, 3/7]; without renormalisation w = [0.4, 0.3].
   const std::vector<float> x{0.0f, float(std::log(2.0)), float(std::log(3.0)), float(std::log(4.0))};
   for (int tier = 0; tier < 3; ++tier) {
-    const Out o = run(tier, {1, 4, 2, true}, x);
+    const RouterOut o = run(tier, {1, 4, 2, true}, x);
     EXPECT_EQ(o.idx, (std::vector<int32_t>{3, 2})) << "tier " << tier;
     EXPECT_NEAR(o.w[0], 4.0 / 7.0, kHandRel * 4 / 7) << "tier " << tier;
     EXPECT_NEAR(o.w[1], 3.0 / 7.0, kHandRel * 3 / 7) << "tier " << tier;
-    const Out raw = run(tier, {1, 4, 2, false}, x);
+    const RouterOut raw = run(tier, {1, 4, 2, false}, x);
     EXPECT_EQ(raw.idx, (std::vector<int32_t>{3, 2})) << "tier " << tier;
     EXPECT_NEAR(raw.w[0], 0.4, kHandRel * 0.4) << "tier " << tier;
     EXPECT_NEAR(raw.w[1], 0.3, kHandRel * 0.3) << "tier " << tier;
@@ -56,7 +50,7 @@ TEST(router_topk, HandComputed) {
 TEST(router_topk, ExactTiesGoToTheLowestIndex) {
   for (int tier = 0; tier < 3; ++tier) {
     // Three equal best logits, K = 2: experts 1 and 2, equal weights 1/2.
-    Out o = run(tier, {1, 5, 2, true}, {1, 3, 3, 0, 3});
+    RouterOut o = run(tier, {1, 5, 2, true}, {1, 3, 3, 0, 3});
     EXPECT_EQ(o.idx, (std::vector<int32_t>{1, 2})) << "tier " << tier;
     EXPECT_EQ(o.w[0], o.w[1]) << "tier " << tier;  // equal p, so bit-equal weights
     // p * (1 / (p + p)): 2p is exact, the reciprocal and the product round: |w - 1/2| <= u.
@@ -85,7 +79,7 @@ TEST(router_topk, TiesOnAGridAtRealShapeLowestIndexWins) {
   std::vector<float> x = rng.normal_vec(p.tokens * p.experts, 1.0);
   for (auto& v : x) v = std::round(v * 2.0f) / 2.0f;
   for (int tier = 0; tier < 3; ++tier) {
-    const Out o = run(tier, p, x);
+    const RouterOut o = run(tier, p, x);
     for (int64_t t = 0; t < p.tokens; ++t) {
       const float* row = x.data() + t * p.experts;
       std::vector<int32_t> want(p.experts);
@@ -134,7 +128,7 @@ TEST(router_topk, F32TierWeightsBitExactWithEngineSlotOrder) {
   for (auto [E, K] : {std::pair{512, 10}, std::pair{256, 8}, std::pair{512, 4}, std::pair{67, 13}}) {
     const RouterTopkParams p{16, E, K, true};
     const std::vector<float> x = rng.normal_vec(p.tokens * E, 2.0);
-    const Out o = run(1, p, x);
+    const RouterOut o = run(1, p, x);
     for (int64_t t = 0; t < p.tokens; ++t) {
       std::vector<int32_t> ei(K);
       std::vector<float> ew(K);
@@ -156,7 +150,7 @@ TEST(router_topk, Invariants) {
     const RouterTopkParams p{8, E, K, true};
     const std::vector<float> x = rng.normal_vec(p.tokens * E, 2.0);
     for (int tier = 0; tier < 3; ++tier) {
-      const Out o = run(tier, p, x);
+      const RouterOut o = run(tier, p, x);
       for (int64_t t = 0; t < p.tokens; ++t) {
         const int32_t* it = o.idx.data() + t * K;
         const float* wt = o.w.data() + t * K;
@@ -185,10 +179,10 @@ TEST(router_topk, NonFiniteLogitsGiveANanRowNotAnExpert) {
   // Token 0: a NaN logit; token 1: +inf; token 2: all -inf; token 3: some -inf (valid: those
   // experts have p = 0); token 4: ordinary. Only tokens 0-2 become (idx -1, w NaN).
   const int64_t E = 6, K = 2;
-  std::vector<float> x{1, 2, kNan, 0, 1, 3,  /**/ 1, kInf, 0, 0, 0, 0,  /**/ -kInf, -kInf, -kInf, -kInf, -kInf, -kInf,
-                       -kInf, 1, -kInf, 2, -kInf, -kInf,  /**/ 0, 1, 2, 3, 4, 5};
+  std::vector<float> x{1, 2, test::kNan, 0, 1, 3,  /**/ 1, test::kInf, 0, 0, 0, 0,  /**/ -test::kInf, -test::kInf, -test::kInf, -test::kInf, -test::kInf, -test::kInf,
+                       -test::kInf, 1, -test::kInf, 2, -test::kInf, -test::kInf,  /**/ 0, 1, 2, 3, 4, 5};
   for (int tier = 0; tier < 3; ++tier) {
-    const Out o = run(tier, {5, E, K, true}, x);
+    const RouterOut o = run(tier, {5, E, K, true}, x);
     for (int t = 0; t < 3; ++t) {
       for (int j = 0; j < K; ++j) {
         EXPECT_EQ(o.idx[t * K + j], -1) << "tier " << tier << " token " << t;
