@@ -68,15 +68,17 @@ void router_noaux_validate(const RouterNoauxParams& p, std::span<const float> lo
 namespace router {
 
 // One token's scores in T, shared by every tier: s = sigmoid(x) (the weights) and c = s + bias
-// (the selection score). False when some c is NaN: the token then gets no expert (fill_nan_row).
+// (the selection score). When some c is NaN the token gets no expert: its K slots (idx, w) are
+// filled as such and the result is false.
 template <class T>
-bool noaux_scores(const float* x, std::span<const float> bias, T* s, T* c) {
+bool noaux_scores(const float* x, std::span<const float> bias, T* s, T* c, int32_t* idx, float* w, int64_t k) {
   bool has_nan = false;
   for (size_t e = 0; e < bias.size(); ++e) {
     s[e] = sigmoid(T(x[e]));
     c[e] = s[e] + T(bias[e]);
     has_nan |= std::isnan(c[e]);
   }
+  if (has_nan) fill_nan_row(idx, w, k);
   return !has_nan;
 }
 

@@ -20,13 +20,9 @@ void router_noaux_fast(const RouterNoauxParams& p, std::span<const float> logits
     std::vector<int32_t> groups(n_group), cand(TG * group_size);
 #pragma omp for schedule(static)
     for (int64_t t = 0; t < p.tokens; ++t) {
-      const float* x = logits.data() + t * E;
       int32_t* it = idx.data() + t * K;
       float* wt = w.data() + t * K;
-      if (!router::noaux_scores(x, bias, s.data(), c.data())) {
-        router::fill_nan_row(it, wt, K);
-        continue;
-      }
+      if (!router::noaux_scores(logits.data() + t * E, bias, s.data(), c.data(), it, wt, K)) continue;
       router::noaux_group_scores(c.data(), n_group, group_size, group_score.data());
       std::iota(groups.begin(), groups.end(), 0);
       std::partial_sort(groups.begin(), groups.begin() + TG, groups.end(), [&](int32_t a, int32_t b) {

@@ -42,13 +42,9 @@ void router_noaux_ref(const RouterNoauxParams& p, std::span<const float> logits,
   std::vector<Acc> s(E), c(E), masked(E), group_score(n_group);
   std::vector<int32_t> kept(p.topk_group);
   for (int64_t t = 0; t < p.tokens; ++t) {
-    const float* x = logits.data() + t * E;
     int32_t* it = idx.data() + t * K;
     float* wt = w.data() + t * K;
-    if (!router::noaux_scores(x, bias, s.data(), c.data())) {
-      router::fill_nan_row(it, wt, K);
-      continue;
-    }
+    if (!router::noaux_scores(logits.data() + t * E, bias, s.data(), c.data(), it, wt, K)) continue;
     router::noaux_group_scores(c.data(), n_group, group_size, group_score.data());
     router::topk_lowest_index(group_score.data(), n_group, p.topk_group, kept.data());
 
