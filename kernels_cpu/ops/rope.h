@@ -29,6 +29,7 @@
 // -0 paired with a negative partner comes back +0; an infinity in a rotated pair gives NaN
 // (inf * sin 0), as in the engines.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <span>
 
@@ -54,5 +55,23 @@ void rope_fast(const RopeParams& p, std::span<const int64_t> positions, std::spa
 // Shared by every tier: argument validation with messages naming the op.
 void rope_validate(const RopeParams& p, std::span<const int64_t> positions, std::span<const float> x,
                    std::span<const float> y);
+
+// Shared by the rotary ops (rope, rope_yarn): x and y hold tokens * heads * dim values (no int64
+// overflow; `dim_name` names dim in the message), one position per token in [0, 2^31) (engines
+// hold positions in an int: anything else is a caller bug, not a position), and y is x or
+// disjoint from it (each head is read whole before it is written; a shifted overlap is not).
+void rotary_validate_io(const char* op, int64_t tokens, int64_t heads, int64_t dim, const char* dim_name,
+                        std::span<const int64_t> positions, std::span<const float> x, std::span<const float> y);
+
+// One token's rotation table for the fast tiers, in f32 with libm (~1 ulp, as the bounds assume;
+// vectorised sin/cos do not promise it): c[i] = cos(pos inv[i]) m, s[i] = sin(pos inv[i]) m.
+// m = 1 is exact, so rope's table is the unscaled one.
+template <class Arr>
+void rotary_table_f32(float pos, const float* inv, int64_t half, float m, Arr& c, Arr& s) {
+  for (int64_t i = 0; i < half; ++i) {
+    const float angle = pos * inv[i];
+    c[i] = std::cos(angle) * m, s[i] = std::sin(angle) * m;
+  }
+}
 
 }  // namespace moe

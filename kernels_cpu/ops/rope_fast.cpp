@@ -26,10 +26,7 @@ void rope_fast(const RopeParams& p, std::span<const int64_t> positions, std::spa
 #pragma omp for schedule(static)
     for (int64_t t = 0; t < p.tokens; ++t) {
       const float pos = float(positions[t]);
-      for (int64_t i = 0; i < half; ++i) {
-        const float angle = pos * inv_freq[i];
-        c[i] = std::cos(angle), s[i] = std::sin(angle);
-      }
+      rotary_table_f32(pos, inv_freq.data(), half, 1.0f, c, s);
       for (int64_t h = 0; h < p.heads; ++h) {
         const int64_t base = (t * p.heads + h) * D;
         const In x1(x.data() + base, half), x2(x.data() + base + half, half);

@@ -17,22 +17,23 @@ void rope_validate(const RopeParams& p, std::span<const int64_t> positions, std:
   // (float)(2i) and (float)R must be exact, as the f32 order assumes.
   MOE_CHECK(p.rotary_dim <= (int64_t(1) << 24), "rope: rotary_dim=" << p.rotary_dim << ", expected <= 2^24");
   MOE_CHECK(std::isfinite(p.theta) && p.theta > 0.0f, "rope: theta=" << p.theta << ", expected finite and > 0");
+  rotary_validate_io("rope", p.tokens, p.heads, p.head_dim, "head_dim", positions, x, y);
+}
+
+void rotary_validate_io(const char* op, int64_t tokens, int64_t heads, int64_t dim, const char* dim_name,
+                        std::span<const int64_t> positions, std::span<const float> x, std::span<const float> y) {
   int64_t n = 0;
-  MOE_CHECK(!__builtin_mul_overflow(p.tokens, p.heads, &n) && !__builtin_mul_overflow(n, p.head_dim, &n),
-            "rope: tokens*heads*head_dim overflows int64 (tokens=" << p.tokens << " heads=" << p.heads
-                                                                   << " head_dim=" << p.head_dim << ")");
-  check_size(positions, p.tokens, "rope", "positions");
-  check_size(x, n, "rope", "x");
-  check_size(y, n, "rope", "y");
-  // Engines hold positions in an int; a value outside [0, 2^31) is a caller bug (uninitialised
-  // or a negative offset), not a position.
-  for (int64_t t = 0; t < p.tokens; ++t)
+  MOE_CHECK(!__builtin_mul_overflow(tokens, heads, &n) && !__builtin_mul_overflow(n, dim, &n),
+            op << ": tokens*heads*" << dim_name << " overflows int64 (tokens=" << tokens << " heads=" << heads << " "
+               << dim_name << "=" << dim << ")");
+  check_size(positions, tokens, op, "positions");
+  check_size(x, n, op, "x");
+  check_size(y, n, op, "y");
+  for (int64_t t = 0; t < tokens; ++t)
     MOE_CHECK(positions[t] >= 0 && positions[t] < (int64_t(1) << 31),
-              "rope: position " << positions[t] << " of token " << t << " out of range [0, 2^31)");
-  // y on x is in-place (each pair is read before it is written); a shifted overlap is not.
-  const auto x0 = reinterpret_cast<uintptr_t>(x.data()), y0 = reinterpret_cast<uintptr_t>(y.data());
-  MOE_CHECK(n == 0 || x0 == y0 || x0 + x.size_bytes() <= y0 || y0 + y.size_bytes() <= x0,
-            "rope: y partially overlaps x, expected the same buffer or disjoint ones");
+              op << ": position " << positions[t] << " of token " << t << " out of range [0, 2^31)");
+  MOE_CHECK(spans_same(x, y) || spans_disjoint(x, y),
+            op << ": y partially overlaps x, expected the same buffer or disjoint ones");
 }
 
 template <class Acc>

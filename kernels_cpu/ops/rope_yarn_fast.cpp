@@ -2,6 +2,7 @@
 #include <cmath>
 #include <vector>
 
+#include "ops/rope.h"
 #include "ops/rope_yarn.h"
 
 namespace moe {
@@ -28,10 +29,7 @@ void rope_yarn_fast(const RopeYarnParams& p, std::span<const int64_t> positions,
 #pragma omp for schedule(static)
     for (int64_t t = 0; t < p.tokens; ++t) {
       const float pos = float(positions[t]);
-      for (int64_t i = 0; i < half; ++i) {
-        const float angle = pos * inv[i];
-        c[i] = std::cos(angle) * m, s[i] = std::sin(angle) * m;
-      }
+      rotary_table_f32(pos, inv.data(), half, m, c, s);
       for (int64_t h = 0; h < p.heads; ++h) {
         const float* xh = x.data() + (t * p.heads + h) * R;
         if (p.interleaved) {

@@ -4,6 +4,7 @@
 #include <numbers>
 
 #include "core/math.h"
+#include "ops/rope.h"
 #include "ops/rope_yarn.h"
 
 namespace moe {
@@ -28,20 +29,7 @@ void rope_yarn_validate(const RopeYarnParams& p, std::span<const int64_t> positi
   MOE_CHECK(std::isfinite(p.mscale) && p.mscale >= 0.0f && std::isfinite(p.mscale_all_dim) && p.mscale_all_dim >= 0.0f,
             "rope_yarn: mscale=" << p.mscale << " mscale_all_dim=" << p.mscale_all_dim
                                  << ", expected finite and >= 0 (0 = absent from the config)");
-  int64_t n = 0;
-  MOE_CHECK(!__builtin_mul_overflow(p.tokens, p.heads, &n) && !__builtin_mul_overflow(n, p.rotary_dim, &n),
-            "rope_yarn: tokens*heads*rotary_dim overflows int64 (tokens=" << p.tokens << " heads=" << p.heads
-                                                                          << " rotary_dim=" << p.rotary_dim << ")");
-  check_size(positions, p.tokens, "rope_yarn", "positions");
-  check_size(x, n, "rope_yarn", "x");
-  check_size(y, n, "rope_yarn", "y");
-  // Engines hold positions in an int; a value outside [0, 2^31) is a caller bug, not a position.
-  for (int64_t t = 0; t < p.tokens; ++t)
-    MOE_CHECK(positions[t] >= 0 && positions[t] < (int64_t(1) << 31),
-              "rope_yarn: position " << positions[t] << " of token " << t << " out of range [0, 2^31)");
-  // y on x is in place (each head is read whole before it is written); a shifted overlap is not.
-  MOE_CHECK(spans_same(x, y) || spans_disjoint(x, y),
-            "rope_yarn: y partially overlaps x, expected the same buffer or disjoint ones");
+  rotary_validate_io("rope_yarn", p.tokens, p.heads, p.rotary_dim, "rotary_dim", positions, x, y);
 }
 
 // HF computes the correction range in Python floats (double): both tiers use it, since after
