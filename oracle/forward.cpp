@@ -24,7 +24,9 @@ void Forward::tap(const std::string& name, std::span<const float> data, int64_t 
 
 void Forward::locate(const std::string& where) { be_.locate(where); }
 
-void Forward::matmul(const QuantMatrix& w, std::span<const float> x, int64_t T, std::span<float> y) {
+void Forward::matmul(const std::string& where, const QuantMatrix& w, std::span<const float> x, int64_t T,
+                     std::span<float> y) {
+  locate(where);
   be_.matmul_q(MatmulQParams{quant_params(w), T}, w, x, y);
 }
 
@@ -76,8 +78,7 @@ std::vector<float> Forward::run(std::span<const int32_t> tokens, ModelState& sta
   be_.rmsnorm(norm, x, model_.final_norm(), xn);
   tap("model.norm.out", xn, T);
   std::vector<float> logits(size_t(T * c.vocab));
-  locate("lm_head");
-  matmul(model_.lm_head(), xn, T, logits);
+  matmul("lm_head", model_.lm_head(), xn, T, logits);
   tap("logits", logits, T);
   state.pos += T;
   taps_ = nullptr;
@@ -91,14 +92,10 @@ void Forward::linear_attention(int64_t i, std::span<const float> xn, int64_t T, 
   const int64_t C = c.conv_dim(), Kt = c.lin_key_total(), Vt = c.lin_value_total(), Hv = c.lin_v_heads,
                 Hk = c.lin_k_heads;
   std::vector<float> qkv(size_t(T * C)), z(size_t(T * Vt)), b(size_t(T * Hv)), a(size_t(T * Hv));
-  locate(L(i, "linear_attn.in_proj_qkv"));
-  matmul(w.qkv, xn, T, qkv);
-  locate(L(i, "linear_attn.in_proj_z"));
-  matmul(w.z, xn, T, z);
-  locate(L(i, "linear_attn.in_proj_b"));
-  matmul(w.b, xn, T, b);
-  locate(L(i, "linear_attn.in_proj_a"));
-  matmul(w.a, xn, T, a);
+  matmul(L(i, "linear_attn.in_proj_qkv"), w.qkv, xn, T, qkv);
+  matmul(L(i, "linear_attn.in_proj_z"), w.z, xn, T, z);
+  matmul(L(i, "linear_attn.in_proj_b"), w.b, xn, T, b);
+  matmul(L(i, "linear_attn.in_proj_a"), w.a, xn, T, a);
   tap(L(i, "linear_attn.in_proj_qkv.out"), qkv, T);
   tap(L(i, "linear_attn.in_proj_z.out"), z, T);
 
@@ -144,8 +141,7 @@ void Forward::linear_attention(int64_t i, std::span<const float> xn, int64_t T, 
   locate(L(i, "linear_attn.norm"));
   be_.rmsnorm_gated(gp, o, z, w.norm, y);
   tap(L(i, "linear_attn.norm"), y, T);
-  locate(L(i, "linear_attn.out_proj"));
-  matmul(w.out, y, T, out);
+  matmul(L(i, "linear_attn.out_proj"), w.out, y, T, out);
 }
 
 void Forward::full_attention(int64_t i, std::span<const float> xn, int64_t T, int64_t pos, LayerState& st,
@@ -154,12 +150,9 @@ void Forward::full_attention(int64_t i, std::span<const float> xn, int64_t T, in
   const FullAttnWeights& w = model_.layer(i).full;
   const int64_t H = c.attn_heads, Hkv = c.kv_heads, D = c.head_dim;
   std::vector<float> qg(size_t(T * 2 * H * D)), k(size_t(T * Hkv * D)), v(k.size());
-  locate(L(i, "self_attn.q_proj"));
-  matmul(w.q, xn, T, qg);
-  locate(L(i, "self_attn.k_proj"));
-  matmul(w.k, xn, T, k);
-  locate(L(i, "self_attn.v_proj"));
-  matmul(w.v, xn, T, v);
+  matmul(L(i, "self_attn.q_proj"), w.q, xn, T, qg);
+  matmul(L(i, "self_attn.k_proj"), w.k, xn, T, k);
+  matmul(L(i, "self_attn.v_proj"), w.v, xn, T, v);
   tap(L(i, "self_attn.v"), v, T);
   // Per head, q_proj's output is [q (D) | gate (D)] (block split, not interleaved).
   std::vector<float> q(size_t(T * H * D)), gate(q.size());
@@ -201,8 +194,7 @@ void Forward::full_attention(int64_t i, std::span<const float> xn, int64_t T, in
   be_.attention(ap, q, gate, k, v, st.k_cache, st.v_cache, o);
   st.len += T;
   tap(L(i, "self_attn.attn"), o, T);
-  locate(L(i, "self_attn.o_proj"));
-  matmul(w.o, o, T, out);
+  matmul(L(i, "self_attn.o_proj"), w.o, o, T, out);
 }
 
 void Forward::mlp(int64_t i, std::span<const float> h, std::span<const float> hn, int64_t T, std::span<float> out) {
@@ -226,8 +218,7 @@ void Forward::mlp(int64_t i, std::span<const float> h, std::span<const float> hn
   if (c.router == RouterKind::NoauxTc) return moe_noaux(i, h, hn, T, out);
   const int64_t E = c.experts, K = k_;
   std::vector<float> logits(size_t(T * E));
-  locate(L(i, "mlp.gate"));
-  matmul(lw.mlp.router, hn, T, logits);
+  matmul(L(i, "mlp.gate"), lw.mlp.router, hn, T, logits);
   tap(L(i, "mlp.gate.out"), logits, T);
   std::vector<int32_t> idx(size_t(T * K));
   std::vector<float> wts(size_t(T * K));
@@ -243,8 +234,7 @@ void Forward::mlp(int64_t i, std::span<const float> h, std::span<const float> hn
   be_.swiglu_expert(sp, lw.mlp.shared, hn, sh);
   tap(L(i, "mlp.shared_expert.out"), sh, T);
   std::vector<float> gamma(static_cast<size_t>(T));
-  locate(L(i, "mlp.shared_expert_gate"));
-  matmul(lw.mlp.shared_expert_gate, hn, T, gamma);
+  matmul(L(i, "mlp.shared_expert_gate"), lw.mlp.shared_expert_gate, hn, T, gamma);
   tap(L(i, "mlp.shared_expert_gate.out"), gamma, T);
 
   std::vector<float> e(size_t(T * K * d));

@@ -59,7 +59,9 @@ class Forward {
   void routed_experts(int64_t layer, std::span<const float> hn, int64_t T, std::span<const int32_t> idx,
                       std::span<float> e);
   void mlp(int64_t layer, std::span<const float> h, std::span<const float> hn, int64_t T, std::span<float> out);
-  void matmul(const QuantMatrix& w, std::span<const float> x, int64_t T, std::span<float> y);
+  // The projection `where` (a module name, for the backend's locate): y [T, w.rows] = x w^T.
+  void matmul(const std::string& where, const QuantMatrix& w, std::span<const float> x, int64_t T,
+              std::span<float> y);
   void tap(const std::string& name, std::span<const float> data, int64_t T);
   void locate(const std::string& where);
 

@@ -24,19 +24,16 @@ void Forward::mla_attention(int64_t i, std::span<const float> xn, int64_t T, int
   const int64_t H = c.attn_heads, Dn = m.qk_nope_dim, Dr = m.qk_rope_dim, Dv = m.v_head_dim, Lr = m.kv_lora_rank,
                 Q = m.q_lora_rank, Dq = Dn + Dr;
   std::vector<float> qa(size_t(T * Q)), q(size_t(T * H * Dq)), kva(size_t(T * (Lr + Dr)));
-  locate(L(i, "self_attn.q_a_proj"));
-  matmul(w.q_a, xn, T, qa);
+  matmul(L(i, "self_attn.q_a_proj"), w.q_a, xn, T, qa);
   tap(L(i, "self_attn.q_a_proj.out"), qa, T);
   RmsNormParams np;
   np.rows = T, np.dim = Q, np.eps = c.eps, np.add_one = false;  // DeepSeek RMSNorm: w x^
   locate(L(i, "self_attn.q_a_layernorm"));
   be_.rmsnorm(np, qa, w.q_a_norm, qa);
   tap(L(i, "self_attn.q_a_layernorm.out"), qa, T);
-  locate(L(i, "self_attn.q_b_proj"));
-  matmul(w.q_b, qa, T, q);
+  matmul(L(i, "self_attn.q_b_proj"), w.q_b, qa, T, q);
   tap(L(i, "self_attn.q_b_proj.out"), q, T);
-  locate(L(i, "self_attn.kv_a_proj_with_mqa"));
-  matmul(w.kv_a, xn, T, kva);
+  matmul(L(i, "self_attn.kv_a_proj_with_mqa"), w.kv_a, xn, T, kva);
   tap(L(i, "self_attn.kv_a_proj_with_mqa.out"), kva, T);
 
   // Split kv_a's rows into the latent (first L) and the shared rope key (last Dr); q's rope part
@@ -58,8 +55,7 @@ void Forward::mla_attention(int64_t i, std::span<const float> xn, int64_t T, int
   if (taps_ && taps_->wants(L(i, "self_attn.kv_b_proj.out"))) {
     // HF's naive k_nope | v per head; the MLA core never forms it (absorbed), so only for the tap.
     std::vector<float> kvb(size_t(T * w.kv_b.rows));
-    locate(L(i, "self_attn.kv_b_proj_tap"));
-    matmul(w.kv_b, latent, T, kvb);
+    matmul(L(i, "self_attn.kv_b_proj_tap"), w.kv_b, latent, T, kvb);
     tap(L(i, "self_attn.kv_b_proj.out"), kvb, T);
   }
 
@@ -92,8 +88,7 @@ void Forward::mla_attention(int64_t i, std::span<const float> xn, int64_t T, int
   be_.mla_attention(ap, q, latent, kpe, w.kv_b, st.latent, st.kpe, o);
   st.len += T;
   tap(L(i, "self_attn.o_proj.in"), o, T);
-  locate(L(i, "self_attn.o_proj"));
-  matmul(w.o, o, T, out);
+  matmul(L(i, "self_attn.o_proj"), w.o, o, T, out);
   tap(L(i, "self_attn.o_proj.out"), out, T);
 }
 
