@@ -18,6 +18,9 @@ namespace moe::test {
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
+// The three tiers by their index in a test's tier table: 0 the f64 truth, 1 f32, 2 fast.
+inline constexpr const char* kTierNames[] = {"truth", "ref32", "fast"};
+
 // A router's output for n = tokens * K slots, pre-filled with -7 so a slot left unwritten shows.
 struct RouterOut {
   std::vector<int32_t> idx;

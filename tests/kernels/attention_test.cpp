@@ -15,8 +15,6 @@ namespace {
 using Tier = void (*)(const AttentionParams&, std::span<const float>, std::span<const float>, std::span<const float>,
                       std::span<const float>, std::span<float>, std::span<float>, std::span<float>);
 const Tier kTiers[] = {&attention_ref<double>, &attention_ref<float>, &attention_fast};
-const char* const kTierNames[] = {"truth", "ref32", "fast"};
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 // Inputs of one call. Cache rows at and past `past` start as NaN: a tier that read a row it
 // has not written (beyond its causal window) would turn outputs into NaN.
@@ -39,7 +37,7 @@ Case random_case(const AttentionParams& p, uint64_t seed) {
   c.v = rng.fork(4).normal_vec(p.tokens * row, 1.0);
   c.k_cache = rng.fork(5).normal_vec(p.capacity * row, 1.0);
   c.v_cache = rng.fork(6).normal_vec(p.capacity * row, 1.0);
-  for (int64_t i = p.past * row; i < p.capacity * row; ++i) c.k_cache[i] = c.v_cache[i] = kNaN;
+  for (int64_t i = p.past * row; i < p.capacity * row; ++i) c.k_cache[i] = c.v_cache[i] = test::kNan;
   c.o.assign(n, 0.0f);
   return c;
 }
@@ -57,10 +55,10 @@ TEST(attention, HandComputed) {
     Case c;
     c.p = {1, 1, 1, 2, 1, 2, 1.0f};
     c.q = {1, 0}, c.gate = {0, 0}, c.k = {float(std::log(3.0)), 5}, c.v = {0, -4};
-    c.k_cache = {0, 0, kNaN, kNaN}, c.v_cache = {4, 8, kNaN, kNaN}, c.o = {0, 0};
+    c.k_cache = {0, 0, test::kNan, test::kNan}, c.v_cache = {4, 8, test::kNan, test::kNan}, c.o = {0, 0};
     c.run(tier);
-    EXPECT_NEAR(c.o[0], 0.5f, 1e-6) << kTierNames[tier];
-    EXPECT_NEAR(c.o[1], -0.5f, 1e-6) << kTierNames[tier];
+    EXPECT_NEAR(c.o[0], 0.5f, 1e-6) << test::kTierNames[tier];
+    EXPECT_NEAR(c.o[1], -0.5f, 1e-6) << test::kTierNames[tier];
     EXPECT_EQ(c.k_cache[2], c.k[0]);
     EXPECT_EQ(c.v_cache[3], -4.0f);
   }
@@ -136,7 +134,7 @@ TEST(attention, KvLengthOneGivesGatedValue) {
         const float v = c.v[(h / 3) * 5 + d], g = c.gate[h * 5 + d];
         const float want = tier == 0 ? float(double(v) * (1.0 / (1.0 + std::exp(-double(g)))))
                                      : v * (1.0f / (1.0f + std::exp(-g)));
-        EXPECT_EQ(c.o[h * 5 + d], want) << kTierNames[tier] << " h " << h << " d " << d;
+        EXPECT_EQ(c.o[h * 5 + d], want) << test::kTierNames[tier] << " h " << h << " d " << d;
       }
     }
   }
@@ -151,8 +149,8 @@ TEST(attention, CacheRowsAreExactCopies) {
     std::copy(c.k.begin(), c.k.end(), kc.begin() + p.past * c.row());
     std::copy(c.v.begin(), c.v.end(), vc.begin() + p.past * c.row());
     c.run(tier);
-    EXPECT_TRUE(same_bits(c.k_cache, kc)) << kTierNames[tier];
-    EXPECT_TRUE(same_bits(c.v_cache, vc)) << kTierNames[tier];
+    EXPECT_TRUE(same_bits(c.k_cache, kc)) << test::kTierNames[tier];
+    EXPECT_TRUE(same_bits(c.v_cache, vc)) << test::kTierNames[tier];
   }
 }
 
@@ -162,7 +160,7 @@ TEST(attention, ZeroTokensDoesNothing) {
     Case c = random_case(p, 13);
     const std::vector<float> kc = c.k_cache, vc = c.v_cache;
     c.run(tier);
-    EXPECT_TRUE(same_bits(c.k_cache, kc) && same_bits(c.v_cache, vc)) << kTierNames[tier];
+    EXPECT_TRUE(same_bits(c.k_cache, kc) && same_bits(c.v_cache, vc)) << test::kTierNames[tier];
   }
 }
 
@@ -190,9 +188,9 @@ TEST(attention, PrefillEqualsOneTokenCalls) {
         kTiers[tier](pt, q, gate, k, v, one.k_cache, one.v_cache, o);
         std::copy(o.begin(), o.end(), one.o.begin() + t * qn);
       }
-      EXPECT_TRUE(same_bits(all.o, one.o)) << kTierNames[tier] << " " << params_to_string(p);
-      EXPECT_TRUE(same_bits(all.k_cache, one.k_cache) && same_bits(all.v_cache, one.v_cache)) << kTierNames[tier];
-      for (float x : all.o) ASSERT_FALSE(std::isnan(x)) << kTierNames[tier] << " read an unwritten row";
+      EXPECT_TRUE(same_bits(all.o, one.o)) << test::kTierNames[tier] << " " << params_to_string(p);
+      EXPECT_TRUE(same_bits(all.k_cache, one.k_cache) && same_bits(all.v_cache, one.v_cache)) << test::kTierNames[tier];
+      for (float x : all.o) ASSERT_FALSE(std::isnan(x)) << test::kTierNames[tier] << " read an unwritten row";
     }
   }
 }
@@ -202,7 +200,7 @@ TEST(attention, DefaultScaleIsInverseSqrtHeadDim) {
   for (int tier = 0; tier < 3; ++tier) {
     Case a = random_case({2, 4, 2, 64, 9, 11, 0.0f}, 15), b = random_case({2, 4, 2, 64, 9, 11, 0.125f}, 15);
     a.run(tier), b.run(tier);
-    EXPECT_TRUE(same_bits(a.o, b.o)) << kTierNames[tier];
+    EXPECT_TRUE(same_bits(a.o, b.o)) << test::kTierNames[tier];
   }
 }
 
@@ -232,7 +230,7 @@ TEST(attention, EqualScoresAverageValues) {
         // gate multiply and the final rounding 2u.
         const double tol = len == 32 ? 0.0 : (gamma_n(double(len)) + 5 * kU32) * abs_sum / double(len);
         for (int64_t h = 0; h < 2; ++h)
-          EXPECT_NEAR(c.o[h * 16 + d], mean, tol) << kTierNames[tier] << " len " << len << " d " << d;
+          EXPECT_NEAR(c.o[h * 16 + d], mean, tol) << test::kTierNames[tier] << " len " << len << " d " << d;
       }
     }
   }
@@ -244,12 +242,12 @@ TEST(attention, NanInCachedValueRowReachesEveryOutputAttendingToIt) {
   const AttentionParams p{3, 4, 2, 8, 6, 9, 0.0f};
   for (int tier = 0; tier < 3; ++tier) {
     Case c = random_case(p, 18);
-    for (int64_t d = 0; d < 8; ++d) c.v_cache[2 * c.row() + d] = kNaN;
+    for (int64_t d = 0; d < 8; ++d) c.v_cache[2 * c.row() + d] = test::kNan;
     c.run(tier);
     for (int64_t t = 0; t < 3; ++t)
       for (int64_t h = 0; h < 4; ++h)
         for (int64_t d = 0; d < 8; ++d)
-          EXPECT_EQ(std::isnan(c.o[(t * 4 + h) * 8 + d]), h < 2) << kTierNames[tier] << " t " << t << " h " << h;
+          EXPECT_EQ(std::isnan(c.o[(t * 4 + h) * 8 + d]), h < 2) << test::kTierNames[tier] << " t " << t << " h " << h;
   }
 }
 
@@ -259,13 +257,13 @@ TEST(attention, NanInNewValueLaneIsCausal) {
   const AttentionParams p{3, 4, 2, 8, 6, 9, 0.0f};
   for (int tier = 0; tier < 3; ++tier) {
     Case c = random_case(p, 19);
-    c.v[1 * c.row() + 8 + 5] = kNaN;
+    c.v[1 * c.row() + 8 + 5] = test::kNan;
     c.run(tier);
     for (int64_t t = 0; t < 3; ++t)
       for (int64_t h = 0; h < 4; ++h)
         for (int64_t d = 0; d < 8; ++d)
           EXPECT_EQ(std::isnan(c.o[(t * 4 + h) * 8 + d]), t >= 1 && h >= 2 && d == 5)
-              << kTierNames[tier] << " t " << t << " h " << h << " d " << d;
+              << test::kTierNames[tier] << " t " << t << " h " << h << " d " << d;
   }
 }
 
@@ -274,14 +272,14 @@ TEST(attention, NanInQueryOrKeyReachesThatHeadsOutputs) {
   const AttentionParams p{2, 4, 2, 8, 6, 8, 0.0f};
   for (int tier = 0; tier < 3; ++tier) {
     Case c = random_case(p, 20);
-    c.q[(1 * 4 + 3) * 8 + 2] = kNaN;  // token 1, head 3
-    c.k_cache[4 * c.row() + 0 * 8 + 1] = kNaN;  // kv head 0, row 4: heads 0-1 of both tokens
+    c.q[(1 * 4 + 3) * 8 + 2] = test::kNan;  // token 1, head 3
+    c.k_cache[4 * c.row() + 0 * 8 + 1] = test::kNan;  // kv head 0, row 4: heads 0-1 of both tokens
     c.run(tier);
     for (int64_t t = 0; t < 2; ++t)
       for (int64_t h = 0; h < 4; ++h)
         for (int64_t d = 0; d < 8; ++d)
           EXPECT_EQ(std::isnan(c.o[(t * 4 + h) * 8 + d]), h < 2 || (t == 1 && h == 3))
-              << kTierNames[tier] << " t " << t << " h " << h;
+              << test::kTierNames[tier] << " t " << t << " h " << h;
   }
 }
 
@@ -294,7 +292,7 @@ TEST(attention, BadArguments) {
     test::expect_error(call({2, 4, 2, 0, 3, 5, 0.0f}), "head_dim=0");
     test::expect_error(call({2, 4, 2, 8, -1, 5, 0.0f}), "past=-1");
     test::expect_error(call({2, 4, 2, 8, 3, 5, -1.0f}), "scale=-1");
-    test::expect_error(call({2, 4, 2, 8, 3, 5, kNaN}), "scale=nan");
+    test::expect_error(call({2, 4, 2, 8, 3, 5, test::kNan}), "scale=nan");
     test::expect_error(call({2, 4, 2, 8, 3, 6, 0.0f}), "attention: k_cache has 80 elements, expected 96");
     test::expect_error(call({1, 4, 2, 8, 3, 5, 0.0f}), "attention: q has 64 elements, expected 32");
     test::expect_error(call({2, 4, 2, 8, 0, int64_t(1) << 62, 0.0f}), "cache size overflows int64");

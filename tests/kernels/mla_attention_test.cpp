@@ -18,8 +18,6 @@ namespace {
 using Tier = void (*)(const MlaAttentionParams&, std::span<const float>, std::span<const float>,
                       std::span<const float>, const QuantMatrix&, std::span<float>, std::span<float>, std::span<float>);
 const Tier kTiers[] = {&mla_attention_ref<double>, &mla_attention_ref<float>, &mla_attention_fast};
-const char* const kTierNames[] = {"truth", "ref32", "fast"};
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 // Inputs of one call. Cache rows at and past `past` start as NaN: a tier that read a row it has
 // not written (beyond its causal window) would turn outputs into NaN.
@@ -44,8 +42,8 @@ Case random_case(const MlaAttentionParams& p, uint64_t seed) {
   c.k_pe = rng.fork(3).normal_vec(p.tokens * p.rope_dim, 1.0);
   c.latent_cache = rng.fork(4).normal_vec(p.capacity * p.kv_lora, 1.0);
   c.kpe_cache = rng.fork(5).normal_vec(p.capacity * p.rope_dim, 1.0);
-  for (int64_t i = p.past * p.kv_lora; i < p.capacity * p.kv_lora; ++i) c.latent_cache[i] = kNaN;
-  for (int64_t i = p.past * p.rope_dim; i < p.capacity * p.rope_dim; ++i) c.kpe_cache[i] = kNaN;
+  for (int64_t i = p.past * p.kv_lora; i < p.capacity * p.kv_lora; ++i) c.latent_cache[i] = test::kNan;
+  for (int64_t i = p.past * p.rope_dim; i < p.capacity * p.rope_dim; ++i) c.kpe_cache[i] = test::kNan;
   c.kv_b = random_quant(rng.fork(6), p.heads * (p.nope_dim + p.v_dim), p.kv_lora, p.bits, p.group_size);
   c.o.assign(p.tokens * p.heads * p.v_dim, 0.0f);
   return c;
@@ -91,11 +89,11 @@ TEST(mla_attention, HandComputed) {
     c.p = params(1, 2, 1, 1, 2, 4, 1, 2, 8, 4, 0.5f);
     c.q = {1, 1, 0.25f, 1};
     c.latent = {1, 5, -1, 7}, c.k_pe = {kpe1};
-    c.latent_cache = {0, 1, 3, 9, kNaN, kNaN, kNaN, kNaN}, c.kpe_cache = {0, kNaN};
+    c.latent_cache = {0, 1, 3, 9, test::kNan, test::kNan, test::kNan, test::kNan}, c.kpe_cache = {0, test::kNan};
     c.kv_b = hand_kv_b({{1, 0, 0, 0}, {0, 2, 0, 0}, {0, 0, -1, 0}, {0, 0, 0, 1}, {1, 0, 0, 0}, {0, 0, 0, -2}});
-    c.o.assign(4, kNaN);
+    c.o.assign(4, test::kNan);
     c.run(tier);
-    for (int i = 0; i < 4; ++i) EXPECT_NEAR(c.o[i], want[i], 1e-5) << kTierNames[tier] << " o[" << i << "]";
+    for (int i = 0; i < 4; ++i) EXPECT_NEAR(c.o[i], want[i], 1e-5) << test::kTierNames[tier] << " o[" << i << "]";
     EXPECT_EQ(c.latent_cache[7], 7.0f);
     EXPECT_EQ(c.kpe_cache[1], kpe1);
   }
@@ -229,8 +227,8 @@ TEST(mla_attention, CacheRowsAreExactCopies) {
     std::copy(c.latent.begin(), c.latent.end(), lc.begin() + p.past * p.kv_lora);
     std::copy(c.k_pe.begin(), c.k_pe.end(), kc.begin() + p.past * p.rope_dim);
     c.run(tier);
-    EXPECT_TRUE(same_bits(c.latent_cache, lc)) << kTierNames[tier];
-    EXPECT_TRUE(same_bits(c.kpe_cache, kc)) << kTierNames[tier];
+    EXPECT_TRUE(same_bits(c.latent_cache, lc)) << test::kTierNames[tier];
+    EXPECT_TRUE(same_bits(c.kpe_cache, kc)) << test::kTierNames[tier];
   }
 }
 
@@ -240,7 +238,7 @@ TEST(mla_attention, ZeroTokensDoesNothing) {
     Case c = random_case(p, 13);
     const std::vector<float> lc = c.latent_cache, kc = c.kpe_cache;
     c.run(tier);
-    EXPECT_TRUE(same_bits(c.latent_cache, lc) && same_bits(c.kpe_cache, kc)) << kTierNames[tier];
+    EXPECT_TRUE(same_bits(c.latent_cache, lc) && same_bits(c.kpe_cache, kc)) << test::kTierNames[tier];
   }
 }
 
@@ -267,10 +265,10 @@ TEST(mla_attention, PrefillEqualsOneTokenCalls) {
         kTiers[tier](pt, q, lat, kpe, one.kv_b.view(), one.latent_cache, one.kpe_cache, o);
         std::copy(o.begin(), o.end(), one.o.begin() + t * on);
       }
-      EXPECT_TRUE(same_bits(all.o, one.o)) << kTierNames[tier] << " " << params_to_string(p);
+      EXPECT_TRUE(same_bits(all.o, one.o)) << test::kTierNames[tier] << " " << params_to_string(p);
       EXPECT_TRUE(same_bits(all.latent_cache, one.latent_cache) && same_bits(all.kpe_cache, one.kpe_cache))
-          << kTierNames[tier];
-      for (float x : all.o) ASSERT_FALSE(std::isnan(x)) << kTierNames[tier] << " read an unwritten row";
+          << test::kTierNames[tier];
+      for (float x : all.o) ASSERT_FALSE(std::isnan(x)) << test::kTierNames[tier] << " read an unwritten row";
     }
   }
 }
@@ -283,8 +281,8 @@ TEST(mla_attention, DefaultScaleIsInverseSqrtOfQkDim) {
     Case b = a, c = a;
     b.p.scale = 0.125f, c.p.scale = 0.25f;
     a.run(tier), b.run(tier), c.run(tier);
-    EXPECT_TRUE(same_bits(a.o, b.o)) << kTierNames[tier];
-    EXPECT_FALSE(same_bits(a.o, c.o)) << kTierNames[tier];
+    EXPECT_TRUE(same_bits(a.o, b.o)) << test::kTierNames[tier];
+    EXPECT_FALSE(same_bits(a.o, c.o)) << test::kTierNames[tier];
   }
 }
 
@@ -294,15 +292,15 @@ TEST(mla_attention, NanInCachedLatentReachesEveryHead) {
   const MlaAttentionParams p = params(3, 3, 5, 3, 4, 16, 6, 9);
   for (int tier = 0; tier < 3; ++tier) {
     Case c = random_case(p, 18);
-    c.latent_cache[2 * p.kv_lora + 5] = kNaN;
+    c.latent_cache[2 * p.kv_lora + 5] = test::kNan;
     c.run(tier);
-    for (float x : c.o) EXPECT_TRUE(std::isnan(x)) << kTierNames[tier];
+    for (float x : c.o) EXPECT_TRUE(std::isnan(x)) << test::kTierNames[tier];
     Case d = random_case(p, 19);
-    d.k_pe[1 * p.rope_dim + 2] = kNaN;
+    d.k_pe[1 * p.rope_dim + 2] = test::kNan;
     d.run(tier);
     for (int64_t t = 0; t < 3; ++t)
       for (int64_t i = 0; i < p.heads * p.v_dim; ++i)
-        EXPECT_EQ(std::isnan(d.o[t * p.heads * p.v_dim + i]), t >= 1) << kTierNames[tier] << " t " << t;
+        EXPECT_EQ(std::isnan(d.o[t * p.heads * p.v_dim + i]), t >= 1) << test::kTierNames[tier] << " t " << t;
   }
 }
 
@@ -317,7 +315,7 @@ TEST(mla_attention, BadArguments) {
     test::expect_error(call(params(2, 2, 0, 3, 4, 16, 3, 5)), "nope_dim=0");
     test::expect_error(call(params(2, 2, 5, 3, 4, 16, -1, 5)), "past=-1");
     test::expect_error(call(params(2, 2, 5, 3, 4, 16, 3, 5, 4, 8, -1.0f)), "scale=-1");
-    test::expect_error(call(params(2, 2, 5, 3, 4, 16, 3, 5, 4, 8, kNaN)), "scale=nan");
+    test::expect_error(call(params(2, 2, 5, 3, 4, 16, 3, 5, 4, 8, test::kNan)), "scale=nan");
     test::expect_error(call(params(2, 3, 5, 3, 4, 16, 3, 5)),
                        "mla_attention: kv_b is [18, 16] bits=4 group_size=8, expected [heads*(nope_dim+v_dim), "
                        "kv_lora] = [27, 16]");
