@@ -237,18 +237,28 @@ void Forward::mlp(int64_t i, std::span<const float> h, std::span<const float> hn
   matmul(L(i, "mlp.shared_expert_gate"), lw.mlp.shared_expert_gate, hn, T, gamma);
   tap(L(i, "mlp.shared_expert_gate.out"), gamma, T);
 
-  std::vector<float> e(size_t(T * K * d));
+  combine_experts(i, h, hn, T, idx, wts, sh, gamma, false, out);
+}
+
+void Forward::combine_experts(int64_t i, std::span<const float> h, std::span<const float> hn, int64_t T,
+                              std::span<const int32_t> idx, std::span<const float> wts, std::span<const float> sh,
+                              std::span<const float> gamma, bool routed_tap, std::span<float> out) {
+  const int64_t d = model_.config().hidden;
+  std::vector<float> e(size_t(T * k_ * d));
   routed_experts(i, hn, T, idx, e);
   MoeCombineParams mp;
-  mp.tokens = T, mp.dim = d, mp.k = K, mp.gated = true;
+  mp.tokens = T, mp.dim = d, mp.k = k_, mp.gated = !gamma.empty();
   locate(L(i, "mlp.combine"));
   be_.moe_combine(mp, h, e, wts, sh, gamma, out);
-  if (taps_ && taps_->wants(L(i, "mlp.out"))) {  // the block's own output, without the residual
-    std::vector<float> zero(size_t(T * d), 0.0f), mo(zero.size());
-    locate(L(i, "mlp.combine_tap"));
-    be_.moe_combine(mp, zero, e, wts, sh, gamma, mo);
-    tap(L(i, "mlp.out"), mo, T);
-  }
+  // The block's parts without the residual: the routed sum alone (HF's mlp.experts output) and
+  // routed + shared (mlp.out).
+  const bool want_e = routed_tap && taps_ && taps_->wants(L(i, "mlp.experts.out"));
+  const bool want_m = taps_ && taps_->wants(L(i, "mlp.out"));
+  if (!want_e && !want_m) return;
+  std::vector<float> zero(size_t(T * d), 0.0f), part(zero.size());
+  locate(L(i, "mlp.combine_tap"));
+  if (want_e) be_.moe_combine(mp, zero, e, wts, zero, gamma, part), tap(L(i, "mlp.experts.out"), part, T);
+  if (want_m) be_.moe_combine(mp, zero, e, wts, sh, gamma, part), tap(L(i, "mlp.out"), part, T);
 }
 
 // Routed experts, token by token in router slot order (the engines' decode path): e[t, s] =

@@ -58,6 +58,12 @@ class Forward {
   void moe_noaux(int64_t layer, std::span<const float> h, std::span<const float> hn, int64_t T, std::span<float> out);
   void routed_experts(int64_t layer, std::span<const float> hn, int64_t T, std::span<const int32_t> idx,
                       std::span<float> e);
+  // The block's combine (moe_combine) of the routed experts of idx with the shared expert's sh,
+  // gated by sigmoid(gamma) where gamma is not empty; taps mlp.out (the block without the
+  // residual) and, with routed_tap, mlp.experts.out (the routed sum alone).
+  void combine_experts(int64_t layer, std::span<const float> h, std::span<const float> hn, int64_t T,
+                       std::span<const int32_t> idx, std::span<const float> wts, std::span<const float> sh,
+                       std::span<const float> gamma, bool routed_tap, std::span<float> out);
   void mlp(int64_t layer, std::span<const float> h, std::span<const float> hn, int64_t T, std::span<float> out);
   // The projection `where` (a module name, for the backend's locate): y [T, w.rows] = x w^T.
   void matmul(const std::string& where, const QuantMatrix& w, std::span<const float> x, int64_t T,

@@ -124,21 +124,7 @@ void Forward::moe_noaux(int64_t i, std::span<const float> h, std::span<const flo
   be_.swiglu_expert(sp, w.shared, hn, sh);
   tap(L(i, "mlp.shared_experts.out"), sh, T);
 
-  std::vector<float> e(size_t(T * K * d));
-  routed_experts(i, hn, T, idx, e);
-  MoeCombineParams mp;
-  mp.tokens = T, mp.dim = d, mp.k = K, mp.gated = false;
-  locate(L(i, "mlp.combine"));
-  be_.moe_combine(mp, h, e, wts, sh, {}, out);
-  // The block's parts without the residual: the routed sum alone (HF's mlp.experts output) and
-  // routed + shared (mlp.out).
-  const bool want_e = taps_ && taps_->wants(L(i, "mlp.experts.out")), want_m = taps_ && taps_->wants(L(i, "mlp.out"));
-  if (want_e || want_m) {
-    std::vector<float> zero(size_t(T * d), 0.0f), part(zero.size());
-    locate(L(i, "mlp.combine_tap"));
-    if (want_e) be_.moe_combine(mp, zero, e, wts, zero, {}, part), tap(L(i, "mlp.experts.out"), part, T);
-    if (want_m) be_.moe_combine(mp, zero, e, wts, sh, {}, part), tap(L(i, "mlp.out"), part, T);
-  }
+  combine_experts(i, h, hn, T, idx, wts, sh, {}, true, out);
 }
 
 }  // namespace moe

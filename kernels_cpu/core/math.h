@@ -16,6 +16,17 @@ template <class T> inline T sigmoid(T x) { return T(1) / (T(1) + std::exp(-x)); 
 template <class T> inline T silu(T x) { return x / (T(1) + std::exp(-x)); }
 template <class T> inline T softplus(T u) { return std::log(T(1) + std::exp(u)); }
 
+// tokens * heads * dim of a per-head op, or an error naming the op and the three sizes (dim as
+// `dim_name`) when the product overflows int64.
+inline int64_t head_elements(std::string_view op, int64_t tokens, int64_t heads, int64_t dim,
+                             std::string_view dim_name) {
+  int64_t n = 0;
+  MOE_CHECK(!__builtin_mul_overflow(tokens, heads, &n) && !__builtin_mul_overflow(n, dim, &n),
+            op << ": tokens*heads*" << dim_name << " overflows int64 (tokens=" << tokens << " heads=" << heads << " "
+               << dim_name << "=" << dim << ")");
+  return n;
+}
+
 // Size check used at every op entry.
 template <class S>
 inline void check_size(const S& s, int64_t expected, std::string_view op, std::string_view what) {

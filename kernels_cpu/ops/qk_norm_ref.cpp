@@ -12,10 +12,7 @@ void qk_norm_validate(const QkNormParams& p, std::span<const float> q, std::span
             "qk_norm: tokens=" << p.tokens << " heads=" << p.heads << " head_dim=" << p.head_dim
                                << ", expected tokens >= 0, heads >= 0, 0 < head_dim <= 2^24");
   MOE_CHECK(p.eps >= 0.0f && std::isfinite(p.eps), "qk_norm: eps=" << p.eps << ", expected finite and >= 0");
-  int64_t n = 0;
-  MOE_CHECK(!__builtin_mul_overflow(p.tokens, p.heads, &n) && !__builtin_mul_overflow(n, p.head_dim, &n),
-            "qk_norm: tokens*heads*head_dim overflows int64 (tokens=" << p.tokens << " heads=" << p.heads
-                                                                      << " head_dim=" << p.head_dim << ")");
+  const int64_t n = head_elements("qk_norm", p.tokens, p.heads, p.head_dim, "head_dim");
   check_size(q, n, "qk_norm", "q");
   check_size(k, n, "qk_norm", "k");
   check_size(q_out, n, "qk_norm", "q_out");

@@ -13,10 +13,7 @@ void rmsnorm_gated_validate(const RmsNormGatedParams& p, std::span<const float> 
                                      << ", expected tokens >= 0, heads >= 0, 0 < head_dim <= 2^24");
   MOE_CHECK(p.eps >= 0.0f && std::isfinite(p.eps),
             "rmsnorm_gated: eps=" << p.eps << ", expected finite and >= 0");
-  int64_t n = 0;
-  MOE_CHECK(!__builtin_mul_overflow(p.tokens, p.heads, &n) && !__builtin_mul_overflow(n, p.head_dim, &n),
-            "rmsnorm_gated: tokens*heads*head_dim overflows int64 (tokens=" << p.tokens << " heads=" << p.heads
-                                                                            << " head_dim=" << p.head_dim << ")");
+  const int64_t n = head_elements("rmsnorm_gated", p.tokens, p.heads, p.head_dim, "head_dim");
   check_size(o, n, "rmsnorm_gated", "o");
   check_size(z, n, "rmsnorm_gated", "z");
   check_size(w, p.head_dim, "rmsnorm_gated", "w");

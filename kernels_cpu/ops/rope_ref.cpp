@@ -22,10 +22,7 @@ void rope_validate(const RopeParams& p, std::span<const int64_t> positions, std:
 
 void rotary_validate_io(const char* op, int64_t tokens, int64_t heads, int64_t dim, const char* dim_name,
                         std::span<const int64_t> positions, std::span<const float> x, std::span<const float> y) {
-  int64_t n = 0;
-  MOE_CHECK(!__builtin_mul_overflow(tokens, heads, &n) && !__builtin_mul_overflow(n, dim, &n),
-            op << ": tokens*heads*" << dim_name << " overflows int64 (tokens=" << tokens << " heads=" << heads << " "
-               << dim_name << "=" << dim << ")");
+  const int64_t n = head_elements(op, tokens, heads, dim, dim_name);
   check_size(positions, tokens, op, "positions");
   check_size(x, n, op, "x");
   check_size(y, n, op, "y");
