@@ -62,13 +62,21 @@ std::string shard_of(const fs::path& dir, const std::string& tensor) {
   return nlohmann::json::parse(in)["weight_map"][tensor].get<std::string>();
 }
 
+// Rewrites the shard that holds tensor `name` with edit(out, keep, i) applied, i its index there.
+template <class F>
+void edit_tensor(const fs::path& dir, const std::string& name, F edit) {
+  rewrite_shard(dir, shard_of(dir, name), [&](auto& out, auto& keep) {
+    for (size_t i = 0; i < out.size(); ++i)
+      if (out[i].name == name) return edit(out, keep, i);
+  });
+}
+
 TEST(loader, MissingTensorNamesIt) {
   test::Scratch s("missing");
   fs::copy(kGolden + "qwen3_5_moe_tiny", s.dir, fs::copy_options::recursive);
   const std::string name = "language_model.model.layers.1.linear_attn.dt_bias";
-  rewrite_shard(s.dir, shard_of(s.dir, name), [&](auto& out, auto& keep) {
-    for (size_t i = 0; i < out.size(); ++i)
-      if (out[i].name == name) out.erase(out.begin() + long(i)), keep.erase(keep.begin() + long(i));
+  edit_tensor(s.dir, name, [](auto& out, auto& keep, size_t i) {
+    out.erase(out.begin() + long(i)), keep.erase(keep.begin() + long(i));
   });
   test::expect_error([&] { Model::load(s.dir.string()); }, "tensor 'model.layers.1.linear_attn.dt_bias' is missing");
 }
@@ -77,10 +85,7 @@ TEST(loader, WrongShapeSaysExpectedAndFound) {
   test::Scratch s("shape");
   fs::copy(kGolden + "qwen3_5_moe_tiny", s.dir, fs::copy_options::recursive);
   const std::string name = "language_model.model.layers.3.self_attn.k_proj.scales";
-  rewrite_shard(s.dir, shard_of(s.dir, name), [&](auto& out, auto& keep) {
-    for (size_t i = 0; i < out.size(); ++i)
-      if (out[i].name == name) out[i].shape = {64, 8}, keep[i].resize(64 * 8 * 2);
-  });
+  edit_tensor(s.dir, name, [](auto& out, auto& keep, size_t i) { out[i].shape = {64, 8}, keep[i].resize(64 * 8 * 2); });
   test::expect_error([&] { Model::load(s.dir.string()); }, "is BF16 [64, 8], expected BF16 [128, 4]");
 }
 
