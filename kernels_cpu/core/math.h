@@ -27,6 +27,25 @@ inline int64_t head_elements(std::string_view op, int64_t tokens, int64_t heads,
   return n;
 }
 
+// A per-head norm's sizes and eps (qk_norm, rmsnorm_gated): head_dim <= 2^24 keeps (float)head_dim
+// exact, as the f32 order and the bound assume. Returns tokens * heads * head_dim.
+inline int64_t head_norm_elements(std::string_view op, int64_t tokens, int64_t heads, int64_t head_dim, float eps) {
+  MOE_CHECK(tokens >= 0 && heads >= 0 && head_dim > 0 && head_dim <= (int64_t(1) << 24),
+            op << ": tokens=" << tokens << " heads=" << heads << " head_dim=" << head_dim
+               << ", expected tokens >= 0, heads >= 0, 0 < head_dim <= 2^24");
+  MOE_CHECK(eps >= 0.0f && std::isfinite(eps), op << ": eps=" << eps << ", expected finite and >= 0");
+  return head_elements(op, tokens, heads, head_dim, "head_dim");
+}
+
+// The cache window of an attention call: past >= 0 rows already cached, tokens new ones
+// appended after them, all within capacity rows. past <= capacity - tokens cannot overflow.
+inline void check_cache_window(std::string_view op, int64_t past, int64_t tokens, int64_t capacity) {
+  MOE_CHECK(past >= 0 && capacity >= 0, op << ": past=" << past << " capacity=" << capacity << ", expected both >= 0");
+  MOE_CHECK(tokens <= capacity && past <= capacity - tokens,
+            op << ": past + tokens = " << past << " + " << tokens << " exceeds the cache capacity " << capacity
+               << " rows");
+}
+
 // Size check used at every op entry.
 template <class S>
 inline void check_size(const S& s, int64_t expected, std::string_view op, std::string_view what) {

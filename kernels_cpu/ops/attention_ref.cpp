@@ -71,12 +71,7 @@ void attention_validate(const AttentionParams& p, std::span<const float> q, std:
                                  << ", expected tokens >= 0 and q_heads, kv_heads, head_dim > 0");
   MOE_CHECK(p.q_heads % p.kv_heads == 0, "attention: q_heads=" << p.q_heads << " is not a multiple of kv_heads="
                                                                 << p.kv_heads << " (GQA needs H % Hkv == 0)");
-  MOE_CHECK(p.past >= 0 && p.capacity >= 0,
-            "attention: past=" << p.past << " capacity=" << p.capacity << ", expected both >= 0");
-  // Written as past <= capacity - tokens so that huge values cannot overflow the sum.
-  MOE_CHECK(p.tokens <= p.capacity && p.past <= p.capacity - p.tokens,
-            "attention: past + tokens = " << p.past << " + " << p.tokens << " exceeds the cache capacity "
-                                          << p.capacity << " rows");
+  check_cache_window("attention", p.past, p.tokens, p.capacity);
   MOE_CHECK(std::isfinite(p.scale) && p.scale >= 0.0f,
             "attention: scale=" << p.scale << ", expected finite and >= 0 (0 = 1/sqrt(head_dim))");
   const int64_t q_size = checked_mul(checked_mul(p.tokens, p.q_heads, "tokens*q_heads"), p.head_dim, "q size");

@@ -99,12 +99,7 @@ void mla_attention_validate(const MlaAttentionParams& p, std::span<const float> 
             "mla_attention: tokens=" << p.tokens << " heads=" << p.heads << " nope_dim=" << p.nope_dim
                                      << " rope_dim=" << p.rope_dim << " v_dim=" << p.v_dim << " kv_lora=" << p.kv_lora
                                      << ", expected tokens >= 0 and the others > 0");
-  MOE_CHECK(p.past >= 0 && p.capacity >= 0,
-            "mla_attention: past=" << p.past << " capacity=" << p.capacity << ", expected both >= 0");
-  // Written as past <= capacity - tokens so that huge values cannot overflow the sum.
-  MOE_CHECK(p.tokens <= p.capacity && p.past <= p.capacity - p.tokens,
-            "mla_attention: past + tokens = " << p.past << " + " << p.tokens << " exceeds the cache capacity "
-                                              << p.capacity << " rows");
+  check_cache_window("mla_attention", p.past, p.tokens, p.capacity);
   MOE_CHECK(std::isfinite(p.scale) && p.scale >= 0.0f,
             "mla_attention: scale=" << p.scale << ", expected finite and >= 0 (0 = 1/sqrt(nope_dim + rope_dim))");
   check_quant(kv_b, "mla_attention", "kv_b");

@@ -7,12 +7,7 @@
 namespace moe {
 void qk_norm_validate(const QkNormParams& p, std::span<const float> q, std::span<const float> k,
                       std::span<const float> q_out, std::span<const float> k_out) {
-  // head_dim <= 2^24 keeps (float)dk exact, as the f32 order and the bound assume.
-  MOE_CHECK(p.tokens >= 0 && p.heads >= 0 && p.head_dim > 0 && p.head_dim <= (int64_t(1) << 24),
-            "qk_norm: tokens=" << p.tokens << " heads=" << p.heads << " head_dim=" << p.head_dim
-                               << ", expected tokens >= 0, heads >= 0, 0 < head_dim <= 2^24");
-  MOE_CHECK(p.eps >= 0.0f && std::isfinite(p.eps), "qk_norm: eps=" << p.eps << ", expected finite and >= 0");
-  const int64_t n = head_elements("qk_norm", p.tokens, p.heads, p.head_dim, "head_dim");
+  const int64_t n = head_norm_elements("qk_norm", p.tokens, p.heads, p.head_dim, p.eps);
   check_size(q, n, "qk_norm", "q");
   check_size(k, n, "qk_norm", "k");
   check_size(q_out, n, "qk_norm", "q_out");

@@ -7,13 +7,7 @@
 namespace moe {
 void rmsnorm_gated_validate(const RmsNormGatedParams& p, std::span<const float> o, std::span<const float> z,
                             std::span<const float> w, std::span<const float> y) {
-  // head_dim <= 2^24 keeps (float)dv exact, as the f32 order and the bound assume.
-  MOE_CHECK(p.tokens >= 0 && p.heads >= 0 && p.head_dim > 0 && p.head_dim <= (int64_t(1) << 24),
-            "rmsnorm_gated: tokens=" << p.tokens << " heads=" << p.heads << " head_dim=" << p.head_dim
-                                     << ", expected tokens >= 0, heads >= 0, 0 < head_dim <= 2^24");
-  MOE_CHECK(p.eps >= 0.0f && std::isfinite(p.eps),
-            "rmsnorm_gated: eps=" << p.eps << ", expected finite and >= 0");
-  const int64_t n = head_elements("rmsnorm_gated", p.tokens, p.heads, p.head_dim, "head_dim");
+  const int64_t n = head_norm_elements("rmsnorm_gated", p.tokens, p.heads, p.head_dim, p.eps);
   check_size(o, n, "rmsnorm_gated", "o");
   check_size(z, n, "rmsnorm_gated", "z");
   check_size(w, p.head_dim, "rmsnorm_gated", "w");
