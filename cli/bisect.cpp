@@ -52,10 +52,8 @@ Command add_bisect(CLI::App& app) {
   BisectOptions& bo = s->bo;
   auto* b = app.add_subcommand("bisect",
                                "Run the whole model on GPU kernels against the CPU truth; name the first op that fails");
-  b->add_option("--model", bo.model, "MLX checkpoint directory or moeflux artifacts directory")->required();
+  add_model_options(b, bo.model, bo.tokens, bo.tokens_file);
   b->add_option("--kernels", bo.kernels, "Kernel manifest JSON (default: the bundled kernels)");
-  b->add_option("--tokens", bo.tokens, "Comma-separated token ids");
-  b->add_option("--tokens-file", bo.tokens_file, "File of token ids (whitespace or commas)");
   b->add_option("--mode", bo.mode, "isolated (every op gets the truth's inputs) or free (the GPU runs on its own outputs)")
       ->check(CLI::IsMember({"isolated", "free"}))
       ->capture_default_str();

@@ -33,4 +33,8 @@ struct BoundSettings {
 void add_bound_options(CLI::App* sub, BoundSettings& s);
 void apply_bounds(const BoundSettings& s);
 
+// --model (required), --tokens and --tokens-file: the inputs of every command that runs a model
+// (run, bisect; oracle/tokens.h reads the two token options).
+void add_model_options(CLI::App* sub, std::string& model, std::string& tokens, std::string& tokens_file);
+
 }  // namespace moe::cli

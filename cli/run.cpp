@@ -136,12 +136,16 @@ int run_model(const RunOptions& opt) {
 
 }  // namespace
 
+void add_model_options(CLI::App* sub, std::string& model, std::string& tokens, std::string& tokens_file) {
+  sub->add_option("--model", model, "MLX checkpoint directory or moeflux artifacts directory")->required();
+  sub->add_option("--tokens", tokens, "Comma-separated token ids");
+  sub->add_option("--tokens-file", tokens_file, "File of token ids (whitespace or commas)");
+}
+
 Command add_run(CLI::App& app) {
   auto ro = std::make_shared<RunOptions>();
   auto* r = app.add_subcommand("run", "Run the model's forward on the CPU; print argmax tokens and logits stats");
-  r->add_option("--model", ro->model, "MLX checkpoint directory or moeflux artifacts directory")->required();
-  r->add_option("--tokens", ro->tokens, "Comma-separated token ids");
-  r->add_option("--tokens-file", ro->tokens_file, "File of token ids (whitespace or commas)");
+  add_model_options(r, ro->model, ro->tokens, ro->tokens_file);
   r->add_option("--backend", ro->backend, "ref64 (the truth), ref32 (engine f32 order) or fast")
       ->check(CLI::IsMember({"ref64", "ref32", "fast"}))
       ->capture_default_str();
