@@ -39,4 +39,13 @@ PrecisionModel device_model() {
   return m;
 }
 
+PrecisionModel norm_device_model() {
+  const Precision rules = spec_precision();
+  PrecisionModel m = device_model();
+  m.exp_rel = [rules](double x) { return 2 * kU32 * (rules.exp_a + rules.exp_b * std::fabs(x)); };
+  m.division_rel = 2 * kU32 * rules.division_ulp;
+  m.rsqrt_rel = 2 * kU32 * rules.inversesqrt_ulp;
+  return m;
+}
+
 }  // namespace moe::compare

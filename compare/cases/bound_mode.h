@@ -40,4 +40,9 @@ inline double sum_gamma(double n, double u = kU32) {
 // the Vulkan rules or the device's measured errors). Read when a case is built.
 PrecisionModel device_model();
 
+// The model of the norms' cases (rmsnorm, qk_norm, rmsnorm_gated): device_model() with exp,
+// division and inversesqrt budgeted by the Vulkan rules even where the device's budgets are
+// measured (decide/precision.h: the one place that says which ops budget by the rules).
+PrecisionModel norm_device_model();
+
 }  // namespace moe::compare

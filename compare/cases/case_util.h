@@ -80,6 +80,13 @@ void set_reduction_output(Target& c, const std::string& name, std::vector<double
   c.truth[name] = std::move(truth);
 }
 
+// The same for an f32 output tensor `name` of truth's size, allocated here.
+inline void add_reduction_output(OpCase& c, const std::string& name, std::span<const float> truth,
+                                 std::vector<double> bound) {
+  c.tensors[name] = output_f32(int64_t(truth.size()));
+  set_reduction_output(c, name, widen(truth), std::move(bound));
+}
+
 // An output compared bit-exactly against `truth` (data movement, single correctly rounded ops).
 template <class Target>
 void set_exact_output(Target& c, const std::string& name, std::vector<double> truth) {
@@ -103,8 +110,7 @@ inline void set_rotary_tensors(OpCase& c, std::span<const int64_t> positions, st
   const std::vector<uint32_t> pos32(positions.begin(), positions.end());
   c.tensors["positions"] = u32_tensor(pos32);
   c.tensors["x"] = f32_tensor(x);
-  c.tensors["y"] = output_f32(int64_t(truth.size()));
-  set_reduction_output(c, "y", widen(truth), std::move(bound));
+  add_reduction_output(c, "y", truth, std::move(bound));
 }
 
 // The three arrays of a quantized matrix, bound as "<name>.w", "<name>.scales", "<name>.biases".

@@ -2,7 +2,8 @@
 
 #include "compare/cases/case_util.h"
 #include "compare/cases/instances.h"
-#include "compare/cases/norm_cases.h"
+#include "compare/cases/bound_mode.h"
+#include "compare/cases/case_util.h"
 #include "ops/qk_norm.h"
 #include "spec/qk_norm_spec.h"
 
@@ -19,8 +20,8 @@ OpCase qk_norm_instance(const std::string& label, uint64_t seed, const QkNormPar
   c.tensors["q"] = f32_tensor(q);
   c.tensors["k"] = f32_tensor(k);
   QkNormBounds b = qk_norm_bound(p, tq, tk, norm_device_model());
-  set_norm_output(c, "q_out", tq, std::move(b.q));
-  set_norm_output(c, "k_out", tk, std::move(b.k));
+  add_reduction_output(c, "q_out", tq, std::move(b.q));
+  add_reduction_output(c, "k_out", tk, std::move(b.k));
   return c;
 }
 

@@ -2,7 +2,8 @@
 
 #include "compare/cases/case_util.h"
 #include "compare/cases/instances.h"
-#include "compare/cases/norm_cases.h"
+#include "compare/cases/bound_mode.h"
+#include "compare/cases/case_util.h"
 #include "ops/rmsnorm.h"
 #include "spec/norm_bound.h"
 #include "spec/rmsnorm_spec.h"
@@ -19,7 +20,7 @@ OpCase rmsnorm_instance(const std::string& label, uint64_t seed, const RmsNormPa
   rmsnorm_ref<double>(p, x, widen_bf16(wb), y);
   c.tensors["x"] = f32_tensor(x);
   c.tensors["w"] = bf16_tensor(wb);
-  set_norm_output(c, "y", y, rmsnorm_bound(p, y, norm_device_model()));
+  add_reduction_output(c, "y", y, rmsnorm_bound(p, y, norm_device_model()));
   return c;
 }
 

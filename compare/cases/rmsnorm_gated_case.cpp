@@ -2,7 +2,8 @@
 
 #include "compare/cases/case_util.h"
 #include "compare/cases/instances.h"
-#include "compare/cases/norm_cases.h"
+#include "compare/cases/bound_mode.h"
+#include "compare/cases/case_util.h"
 #include "ops/rmsnorm_gated.h"
 #include "spec/norm_bound.h"
 #include "spec/rmsnorm_gated_spec.h"
@@ -21,7 +22,7 @@ OpCase rmsnorm_gated_instance(const std::string& label, uint64_t seed, const Rms
   c.tensors["o"] = f32_tensor(o);
   c.tensors["z"] = f32_tensor(z);
   c.tensors["w"] = bf16_tensor(wb);
-  set_norm_output(c, "y", y, rmsnorm_gated_bound(p, o, z, w, y, norm_device_model()));
+  add_reduction_output(c, "y", y, rmsnorm_gated_bound(p, o, z, w, y, norm_device_model()));
   return c;
 }
 

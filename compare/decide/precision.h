@@ -33,8 +33,9 @@ inline constexpr double kCalibrationSafety = 2.0;
 inline constexpr double kOutOfRuleMargin = 1.25;
 
 // Process-wide, like the bound mode: set once at start, before cases are built. The norms
-// (rmsnorm, qk_norm, rmsnorm_gated) still budget inversesqrt and division by the rules, which
-// are at least as loose; inversesqrt is measured for the record.
+// (rmsnorm, qk_norm, rmsnorm_gated) still budget exp, inversesqrt and division by the rules,
+// which are at least as loose (norm_device_model(), compare/cases/bound_mode.h); inversesqrt is
+// measured for the record.
 const Precision& precision();
 void set_precision(const Precision& p);
 Precision spec_precision();
