@@ -60,8 +60,8 @@ OpCase embedding_invalid_ids_case(const std::string& label, uint64_t seed, const
 std::vector<OpCase> embedding_cases(bool rem, bool real, uint64_t seed) {
   std::vector<OpCase> out;
   for (const auto& s : embedding_shapes(rem, real)) {
-    const EmbeddingInputs in = embedding_inputs(s.p, seed + s.seed_offset, s.variant);
-    out.push_back(s.variant ? embedding_invalid_ids_case(s.label, seed + s.seed_offset, s.p, in)
+    const EmbeddingInputs in = embedding_inputs(s.p, seed + s.seed_offset, s.variant.invalid_ids);
+    out.push_back(s.variant.invalid_ids ? embedding_invalid_ids_case(s.label, seed + s.seed_offset, s.p, in)
                             : embedding_instance(s.label, seed + s.seed_offset, s.p, in.table.view(), in.ids));
   }
   return out;

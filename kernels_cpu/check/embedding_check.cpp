@@ -8,9 +8,7 @@
 namespace moe {
 
 std::vector<CheckResult> embedding_check(uint64_t seed, CheckScope scope) {
-  auto shapes = embedding_shapes(scope_has_remainders(scope), scope_has_real(scope));
-  std::erase_if(shapes, [](const auto& s) { return s.variant; });  // invalid ids: the GPU's alone
-  return check_shapes("embedding", shapes, seed, [](const auto& s, CheckResult& res) {
+  return check_shapes("embedding", embedding_shapes(scope_has_remainders(scope), scope_has_real(scope)), seed, [](const auto& s, CheckResult& res) {
     const EmbeddingInputs in = embedding_inputs(s.p, res.seed, false);
     judge(res, "y",
           run_tiers(res, size_t(s.p.tokens * s.p.dim), embedding_ref<double>, embedding_ref<float>, embedding_fast,

@@ -29,7 +29,8 @@ std::vector<EmbeddingShape> embedding_shapes(bool remainders, bool real) {
   std::vector<EmbeddingShape> out;
   auto add = [&](std::string label, int64_t tokens, int64_t vocab, int64_t dim, int bits, uint64_t offset,
                  bool invalid_ids = false) {
-    out.push_back({std::move(label), EmbeddingParams{tokens, vocab, dim, bits, 64}, offset, invalid_ids});
+    out.push_back({std::move(label), EmbeddingParams{tokens, vocab, dim, bits, 64}, offset,
+                   EmbeddingVariant{.invalid_ids = invalid_ids, .cpu = !invalid_ids}});
   };
   if (remainders) {
     uint64_t k = 0;

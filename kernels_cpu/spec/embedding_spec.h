@@ -25,8 +25,13 @@ struct EmbeddingInputs {
 };
 EmbeddingInputs embedding_inputs(const EmbeddingParams& p, uint64_t seed, bool invalid_ids);
 
-// The variant: invalid ids (GPU only: the CPU tiers reject them; the kernels write those rows NaN).
-using EmbeddingShape = SpecShape<EmbeddingParams, bool>;
+// The variant: invalid ids, judged by the GPU alone (the CPU tiers reject them, an error
+// tests/kernels/embedding_test.cpp checks; the kernels write those rows NaN).
+struct EmbeddingVariant {
+  bool invalid_ids = false;
+  bool cpu = true;
+};
+using EmbeddingShape = SpecShape<EmbeddingParams, EmbeddingVariant>;
 // Remainders: 2-, 4- and 8-bit tables, tokens around subgroup widths, rows of one group and of
 // 65 groups; rows past the 8192- and 16384-wide buffers engines size for (one token, a small
 // table); invalid ids. Real: the real dims with a 1024-row table (the real tables are 248320 rows,
