@@ -27,7 +27,12 @@ std::vector<float> exact_quant_inputs(Rng rng, int64_t tokens) {
   return x;
 }
 
-void quant_row_sums(const QuantMatrix& W, const double* v, double* exact, double* mag, bool weight_rounded_once) {
+namespace {
+
+// quant_row_sums for one setting of weight_rounded_once (a template, so that the loop carries
+// only the sums it needs).
+template <bool kRoundedOnce>
+void row_sums(const QuantMatrix& W, const double* v, double* exact, double* mag) {
   const int64_t groups = W.groups_per_row(), vpw = W.values_per_word(), wpg = W.group_size / vpw;
   const uint32_t mask = (1u << W.bits) - 1u;
   for (int64_t r = 0; r < W.rows; ++r) {
@@ -40,17 +45,28 @@ void quant_row_sums(const QuantMatrix& W, const double* v, double* exact, double
         const double* vw = v + wi * vpw;
         for (int64_t k = 0; k < vpw; ++k) {
           const double q = double((wr[wi] >> (k * W.bits)) & mask);
-          acc += (q * s + b) * vw[k];
-          sum_qv += q * std::fabs(vw[k]);
-          sum_v += std::fabs(vw[k]);
-          sum_wv += std::fabs((q * s + b) * vw[k]);
+          const double wv = (q * s + b) * vw[k];
+          acc += wv;
+          if constexpr (kRoundedOnce) {
+            sum_wv += std::fabs(wv);
+          } else {
+            const double av = std::fabs(vw[k]);
+            sum_qv += q * av, sum_v += av;
+          }
         }
       }
-      a += weight_rounded_once ? sum_wv : std::fabs(s) * sum_qv + std::fabs(b) * sum_v;
+      a += kRoundedOnce ? sum_wv : std::fabs(s) * sum_qv + std::fabs(b) * sum_v;
     }
     exact[r] = acc;
     if (mag) mag[r] = a;
   }
+}
+
+}  // namespace
+
+void quant_row_sums(const QuantMatrix& W, const double* v, double* exact, double* mag, bool weight_rounded_once) {
+  if (weight_rounded_once) return row_sums<true>(W, v, exact, mag);
+  row_sums<false>(W, v, exact, mag);
 }
 
 std::vector<double> quant_dot_bound(const QuantMatrix& W, std::span<const float> x, std::span<const float> truth,
