@@ -21,6 +21,7 @@ Command add_diff(CLI::App& app);       // inspect.cpp
 Command add_devices(CLI::App& app);    // devices.cpp
 Command add_compare(CLI::App& app);    // compare.cpp
 Command add_mutate(CLI::App& app);     // compare.cpp
+Command add_merge(CLI::App& app);      // compare.cpp
 Command add_bisect(CLI::App& app);     // bisect.cpp
 Command add_calibrate(CLI::App& app);  // compare.cpp
 Command add_fixture(CLI::App& app);    // fixture.cpp

@@ -54,6 +54,8 @@ Command add_compare(CLI::App& app) {
   c->add_option("--json", co.json, "Write a JSON report");
   c->add_option("--junit", co.junit, "Write a JUnit XML report");
   c->add_option("--html", co.html, "Write a self-contained HTML report");
+  c->add_option("--results", co.results,
+                "Write every result losslessly, for `moeoracle merge` of a sharded run's parts (docs/ci.md)");
   c->add_option("--timeout-ms", co.timeout_ms, "Per-dispatch timeout")->capture_default_str();
   c->add_option("--case", co.case_file, "Replay one saved case file (written by bisect) alone");
   c->add_flag("--no-isolate", s->no_isolate,
@@ -70,6 +72,21 @@ Command add_compare(CLI::App& app) {
             co.worker_exe = std::filesystem::read_symlink("/proc/self/exe").string();
             return compare::run_compare(co);
           }};
+}
+
+Command add_merge(CLI::App& app) {
+  struct State {
+    std::vector<std::string> files;
+    compare::CompareOptions reports;
+  };
+  auto s = std::make_shared<State>();
+  auto* c = app.add_subcommand(
+      "merge", "Put the parts of a sharded compare run (compare --shard I/N --results FILE) back together as one run");
+  c->add_option("files", s->files, "The results files, one per shard")->required();
+  c->add_option("--json", s->reports.json, "Write a JSON report");
+  c->add_option("--junit", s->reports.junit, "Write a JUnit XML report");
+  c->add_option("--html", s->reports.html, "Write a self-contained HTML report");
+  return {c, [s] { return compare::run_merge(s->files, s->reports); }};
 }
 
 Command add_mutate(CLI::App& app) {

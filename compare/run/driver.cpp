@@ -7,6 +7,7 @@
 #include "compare/run/case_file.h"
 #include "compare/run/isolate.h"
 #include "compare/run/perf.h"
+#include "compare/run/shards.h"
 #include "compare/vk/runner.h"
 #include "core/check.h"
 
@@ -61,6 +62,26 @@ std::vector<CaseResult> compare_cases(const CompareOptions& opt) {
   return merge_results(std::move(results), run.ops);
 }
 
+namespace {
+
+// The console lines, the reports and the exit code of a run's results.
+int report_results(const CompareOptions& opt, const std::vector<CaseResult>& results) {
+  write_console(std::cout, results);
+  if (opt.perf) write_perf_report(std::cout, opt, results);
+  if (!opt.json.empty()) save_report(opt.json, ReportFormat::Json, results);
+  if (!opt.junit.empty()) save_report(opt.junit, ReportFormat::Junit, results);
+  if (!opt.html.empty()) save_report(opt.html, ReportFormat::Html, results);
+  return summarize(results).failed > 0 ? 1 : 0;
+}
+
+}  // namespace
+
+int run_merge(const std::vector<std::string>& files, const CompareOptions& reports) {
+  std::vector<ResultsFile> parts;
+  for (const std::string& f : files) parts.push_back(load_results_file(f));
+  return report_results(reports, merge_shards(parts));
+}
+
 int run_compare(const CompareOptions& opt) {
   const std::vector<CaseResult> results = compare_cases(opt);
   // A shape label that names no case is a typo, not a pass (a CI gate must not go green on it).
@@ -70,12 +91,8 @@ int run_compare(const CompareOptions& opt) {
                 std::any_of(results.begin(), results.end(), [&](const CaseResult& r) { return r.shape == opt.shapes; }),
             "compare: --shapes '" << opt.shapes << "' is neither a set (remainders, real, all, perf) nor the label of a "
                                   << "case of the ops run (labels: the [...] of a console line)");
-  write_console(std::cout, results);
-  if (opt.perf) write_perf_report(std::cout, opt, results);
-  if (!opt.json.empty()) save_report(opt.json, ReportFormat::Json, results);
-  if (!opt.junit.empty()) save_report(opt.junit, ReportFormat::Junit, results);
-  if (!opt.html.empty()) save_report(opt.html, ReportFormat::Html, results);
-  return summarize(results).failed > 0 ? 1 : 0;
+  if (!opt.results.empty()) save_results_file(opt.results, opt, results);
+  return report_results(opt, results);
 }
 
 }  // namespace moe::compare

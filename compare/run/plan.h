@@ -78,6 +78,7 @@ struct CompareOptions {
   uint32_t subgroup = 0;      // 0: every size; else only this one
   bool perf = false;          // print GB/s and GFLOP/s from GPU timestamps
   std::string json, junit, html;  // report files
+  std::string results;        // every result losslessly, for `moeoracle merge` of shards (run/shards.h)
   uint64_t timeout_ms = 20000;
   bool quiet = false;         // no header line (tests)
   std::string case_file;      // --case: replay one saved case (compare/run/case_file.h) instead of generated cases
