@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <exception>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -62,6 +64,30 @@ void for_blocks(int64_t n, int64_t block, F f) {
   const int64_t blocks = (n + block - 1) / block;
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t b = 0; b < blocks; ++b) f(b * block, std::min(n, (b + 1) * block));
+}
+
+// One case per shape, built on every core (each shape draws its own inputs and truth: the cases
+// are independent and the same whatever the thread count), in the shapes' order. build(shape)
+// returns std::optional<OpCase>: nothing for a shape this judge does not run. An exception of a
+// build is rethrown here (the first shape's, in order), not left to end the process.
+template <class Shape, class Build>
+std::vector<OpCase> build_cases(const std::vector<Shape>& shapes, Build build) {
+  std::vector<std::optional<OpCase>> built(shapes.size());
+  std::vector<std::exception_ptr> errors(shapes.size());
+#pragma omp parallel for schedule(dynamic, 1)
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    try {
+      built[i] = build(shapes[i]);
+    } catch (...) {
+      errors[i] = std::current_exception();
+    }
+  }
+  std::vector<OpCase> out;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    if (errors[i]) std::rethrow_exception(errors[i]);
+    if (built[i]) out.push_back(std::move(*built[i]));
+  }
+  return out;
 }
 
 template <class P>

@@ -81,17 +81,12 @@ OpCase delta_net_instance(const std::string& label, uint64_t seed, const DeltaNe
 }
 
 std::vector<OpCase> delta_net_cases(bool rem, bool real, uint64_t seed) {
-  std::vector<OpCase> out;
-  for (const DeltaNetShape& s : delta_net_shapes(rem, real)) {
+  return build_cases(delta_net_shapes(rem, real), [&](const DeltaNetShape& s) -> std::optional<OpCase> {
     const uint64_t sd = seed + s.seed_offset;
-    if (!s.variant.prefill) {
-      out.push_back(decode_case(s.label, s.p, sd, s.variant.special_gates));
-      continue;
-    }
+    if (!s.variant.prefill) return decode_case(s.label, s.p, sd, s.variant.special_gates);
     const DeltaNetInputs in = delta_net_inputs(s.p, sd, s.variant.special_gates);
-    out.push_back(delta_net_instance(s.label, sd, s.p, in.q, in.k, in.v, in.g, in.beta, in.state0));
-  }
-  return out;
+    return delta_net_instance(s.label, sd, s.p, in.q, in.k, in.v, in.g, in.beta, in.state0);
+  });
 }
 
 }  // namespace moe::compare

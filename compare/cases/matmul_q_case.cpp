@@ -47,10 +47,10 @@ OpCase matmul_q_instance(const std::string& label, uint64_t seed, const MatmulQP
 }
 
 std::vector<OpCase> matmul_q_cases(bool rem, bool real, uint64_t seed) {
-  std::vector<OpCase> out;
-  for (const MatmulQShape& s : matmul_q_shapes(rem, real))
-    if (s.variant.gpu) out.push_back(seeded_case(s.label, s.p, seed + s.seed_offset, s.variant.exact));
-  return out;
+  return build_cases(matmul_q_shapes(rem, real), [&](const MatmulQShape& s) -> std::optional<OpCase> {
+    if (!s.variant.gpu) return std::nullopt;
+    return seeded_case(s.label, s.p, seed + s.seed_offset, s.variant.exact);
+  });
 }
 
 // `--shapes perf`: 4-bit at the two large A17B projections, speculative-decode and small

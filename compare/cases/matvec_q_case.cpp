@@ -25,10 +25,10 @@ OpCase matvec_q_case(const std::string& label, const MatvecQParams& p, uint64_t 
 }  // namespace
 
 std::vector<OpCase> matvec_q_cases(bool rem, bool real, uint64_t seed) {
-  std::vector<OpCase> out;
-  for (const MatvecQShape& s : matvec_q_shapes(rem, real))
-    if (s.variant.gpu) out.push_back(matvec_q_case(s.label, s.p, seed + s.seed_offset, s.variant.exact));
-  return out;
+  return build_cases(matvec_q_shapes(rem, real), [&](const MatvecQShape& s) -> std::optional<OpCase> {
+    if (!s.variant.gpu) return std::nullopt;
+    return matvec_q_case(s.label, s.p, seed + s.seed_offset, s.variant.exact);
+  });
 }
 
 // `--shapes perf`: every timing shape (real_shapes.h) at each bit width; only the one labelled

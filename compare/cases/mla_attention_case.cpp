@@ -38,14 +38,12 @@ OpCase mla_attention_instance(const std::string& label, uint64_t seed, const Mla
 }
 
 std::vector<OpCase> mla_attention_cases(bool rem, bool real, uint64_t seed) {
-  std::vector<OpCase> out;
-  for (const MlaAttentionShape& s : mla_attention_shapes(rem, real)) {
-    if (!s.variant.gpu) continue;
+  return build_cases(mla_attention_shapes(rem, real), [&](const MlaAttentionShape& s) -> std::optional<OpCase> {
+    if (!s.variant.gpu) return std::nullopt;
     const MlaAttentionInputs in = mla_attention_inputs(s.p, seed + s.seed_offset, s.variant.q_gain);
-    out.push_back(mla_attention_instance(s.label, seed + s.seed_offset, s.p, in.q, in.latent, in.k_pe, in.kv_b.view(),
-                                         in.latent_cache, in.kpe_cache));
-  }
-  return out;
+    return mla_attention_instance(s.label, seed + s.seed_offset, s.p, in.q, in.latent, in.k_pe, in.kv_b.view(),
+                                  in.latent_cache, in.kpe_cache);
+  });
 }
 
 }  // namespace moe::compare

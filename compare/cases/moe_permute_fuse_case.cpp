@@ -127,9 +127,8 @@ void down_scatter_case(OpCase& c, const MoePermuteFuseShape& s, const Inputs& in
 std::vector<OpCase> cases_of(const char* op, bool MoePermuteFuseVariant::*runs,
                              void (*build)(OpCase&, const MoePermuteFuseShape&, const Inputs&), bool rem, bool real,
                              uint64_t seed) {
-  std::vector<OpCase> out;
-  for (const MoePermuteFuseShape& s : moe_permute_fuse_shapes(rem, real)) {
-    if (!(s.variant.*runs)) continue;
+  return build_cases(moe_permute_fuse_shapes(rem, real), [&](const MoePermuteFuseShape& s) -> std::optional<OpCase> {
+    if (!(s.variant.*runs)) return std::nullopt;
     const Inputs in = moe_permute_fuse_inputs(s.p, s.variant, seed + s.seed_offset);
     OpCase c = new_case(op, moe_permute_fuse_label(s, in), seed + s.seed_offset);
     set_vars(c, s.p);
@@ -144,9 +143,8 @@ std::vector<OpCase> cases_of(const char* op, bool MoePermuteFuseVariant::*runs,
     for (int32_t t : in.b.token_idx) tok.words.push_back(uint32_t(t));
     c.tensors["token_idx"] = tok;
     build(c, s, in);
-    out.push_back(std::move(c));
-  }
-  return out;
+    return c;
+  });
 }
 
 }  // namespace

@@ -60,13 +60,11 @@ OpCase swiglu_expert_instance(const std::string& label, uint64_t seed, const Swi
 
 // The shapes and inputs of spec/swiglu_expert_spec.h.
 std::vector<OpCase> swiglu_expert_cases(bool rem, bool real, uint64_t seed) {
-  std::vector<OpCase> out;
-  for (const SwigluExpertShape& s : swiglu_expert_shapes(rem, real)) {
-    if (!s.variant.gpu) continue;
+  return build_cases(swiglu_expert_shapes(rem, real), [&](const SwigluExpertShape& s) -> std::optional<OpCase> {
+    if (!s.variant.gpu) return std::nullopt;
     const SwigluExpertInputs in = swiglu_expert_inputs(s.p, seed + s.seed_offset);
-    out.push_back(swiglu_expert_instance(s.label, seed + s.seed_offset, s.p, in.e.view(), in.x));
-  }
-  return out;
+    return swiglu_expert_instance(s.label, seed + s.seed_offset, s.p, in.e.view(), in.x);
+  });
 }
 
 }  // namespace moe::compare
