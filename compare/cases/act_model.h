@@ -35,7 +35,7 @@ ActModel act_model(const QuantMatrix& gate, const QuantMatrix& up, std::span<con
 // expert_gate_up_case.cpp.
 void add_act_output(OpCase& c, std::span<const ActModel> rows, int64_t d);
 
-// Per row of m: the exact m . v and sum |m| |v| (nullptr: not wanted). matmul_q_case.cpp.
+// Per row of m: the exact m . v and sum |m| |v| (either nullptr: not wanted). matmul_q_case.cpp.
 void quant_rows(const QuantMatrix& m, const double* v, double* exact, double* mag);
 
 // An expert stage's variables: swiglu_expert's plus group_size (kExpertGroupSize), the names the

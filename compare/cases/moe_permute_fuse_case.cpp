@@ -66,10 +66,10 @@ void whole_case(OpCase& c, const MoePermuteFuseShape& s, const Inputs& in) {
   const std::vector<ActModel> models = row_models(in, d);
   const size_t n = models.size() * size_t(d);
   PermuteRowBounds rows{std::vector<double>(n), std::vector<double>(n)};
-  std::vector<double> y(static_cast<size_t>(d)), mag(y.size()), unused(y.size());
+  std::vector<double> y(static_cast<size_t>(d)), mag(y.size());
   for_each_row(in.b, [&](int64_t r, size_t k, int64_t) {
     const std::vector<double> v = models[size_t(r)].down_input_bound();
-    quant_rows(in.store[k].down.view(), v.data(), unused.data(), mag.data());
+    quant_rows(in.store[k].down.view(), v.data(), nullptr, mag.data());
     quant_rows(in.store[k].down.view(), models[size_t(r)].h.data(), y.data(), nullptr);
     for (int64_t i = 0; i < d; ++i) {
       const double ya = std::fabs(y[size_t(i)]);

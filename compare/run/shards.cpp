@@ -2,8 +2,6 @@
 
 #include <fstream>
 #include <map>
-#include <set>
-#include <sstream>
 
 #include "compare/cases/bound_mode.h"
 #include "compare/cases/cases.h"

@@ -57,7 +57,7 @@ void row_sums(const QuantMatrix& W, const double* v, double* exact, double* mag)
       }
       a += kRoundedOnce ? sum_wv : std::fabs(s) * sum_qv + std::fabs(b) * sum_v;
     }
-    exact[r] = acc;
+    if (exact) exact[r] = acc;
     if (mag) mag[r] = a;
   }
 }
@@ -78,9 +78,9 @@ std::vector<double> quant_dot_bound(const QuantMatrix& W, std::span<const float>
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t b = 0; b < blocks; ++b) {  // the timing shapes (a 248320-row lm_head) on every core
     const int64_t r0 = b * 256, n = std::min<int64_t>(256, rows - r0);
-    std::vector<double> exact(static_cast<size_t>(n)), mag(static_cast<size_t>(n));
+    std::vector<double> mag(static_cast<size_t>(n));
     for (int64_t t = 0; t < tokens; ++t) {
-      quant_row_sums(W.row_block(r0, n), xd.data() + t * cols, exact.data(), mag.data(), m.quant_weight_rounded_once);
+      quant_row_sums(W.row_block(r0, n), xd.data() + t * cols, nullptr, mag.data(), m.quant_weight_rounded_once);
       for (int64_t i = 0; i < n; ++i) {
         const size_t j = size_t(t * rows + r0 + i);
         bound[j] = g * mag[size_t(i)] + m.u * std::fabs(double(truth[j])) + double(cols + 2) * kMinNormal32;

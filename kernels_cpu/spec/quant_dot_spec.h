@@ -96,7 +96,7 @@ QuantStorage exact_quant_weights(Rng rng, int64_t rows, int bits);
 std::vector<float> exact_quant_inputs(Rng rng, int64_t tokens);
 
 // Per row r of W and a vector v (f64): exact[r] = sum_c W[r][c] v[c] (W = q s + b exact in f64;
-// f64 rounding of the sum only) and mag[r] (nullptr: not wanted), the magnitude an f32 dot
+// f64 rounding of the sum only) and mag[r] (either nullptr: not wanted), the magnitude an f32 dot
 // product's roundings scale with: sum_c |W v| where the weight is rounded once, else
 // sum_c (|q s| + |b|) |v| (PrecisionModel::quant_weight_rounded_once).
 void quant_row_sums(const QuantMatrix& W, const double* v, double* exact, double* mag, bool weight_rounded_once);
