@@ -15,7 +15,7 @@ namespace moe::cli {
 namespace {
 
 struct BisectOptions {
-  std::string model, kernels, device, tokens, tokens_file;
+  std::string model, kernels, kernels_root, device, tokens, tokens_file;
   std::string mode = "isolated";
   int64_t prefill = 1;
   uint32_t subgroup = 0;
@@ -28,7 +28,8 @@ struct BisectOptions {
 
 int run_bisect(const BisectOptions& o) {
   compare::ModelCompareOptions mo;
-  mo.model = o.model, mo.kernels = o.kernels, mo.device = o.device, mo.mode = o.mode, mo.prefill = o.prefill;
+  mo.model = o.model, mo.kernels = o.kernels, mo.kernels_root = o.kernels_root, mo.device = o.device;
+  mo.mode = o.mode, mo.prefill = o.prefill;
   mo.subgroup = o.subgroup, mo.timeout_ms = o.timeout_ms, mo.case_out = o.case_out;
   mo.tokens = read_tokens(o.tokens, o.tokens_file, "bisect");
   MOE_CHECK(o.prefill >= 1, "bisect: --prefill " << o.prefill << ", expected >= 1");
@@ -54,6 +55,7 @@ Command add_bisect(CLI::App& app) {
                                "Run the whole model on GPU kernels against the CPU truth; name the first op that fails");
   add_model_options(b, bo.model, bo.tokens, bo.tokens_file);
   b->add_option("--kernels", bo.kernels, "Kernel manifest JSON (default: the bundled kernels)");
+  b->add_option("--kernels-root", bo.kernels_root, "The engine checkout a manifest with \"sources\": \"kernels_root\" names its shaders in (e.g. engines/ggml-vulkan/ggml-vulkan.json with your ggml or llama.cpp/ggml checkout)");
   b->add_option("--mode", bo.mode, "isolated (every op gets the truth's inputs) or free (the GPU runs on its own outputs)")
       ->check(CLI::IsMember({"isolated", "free"}))
       ->capture_default_str();

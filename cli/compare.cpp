@@ -37,6 +37,7 @@ Command add_compare(CLI::App& app) {
   compare::CompareOptions& co = s->co;
   auto* c = app.add_subcommand("compare", "Run GPU kernels (bundled or from a manifest) against the CPU truth");
   c->add_option("--kernels", co.kernels, "Kernel manifest JSON (default: the bundled kernels)");
+  c->add_option("--kernels-root", co.kernels_root, "The engine checkout a manifest with \"sources\": \"kernels_root\" names its shaders in (e.g. engines/ggml-vulkan/ggml-vulkan.json with your ggml or llama.cpp/ggml checkout)");
   c->add_option("--ops", co.ops, "Comma-separated ops (default: every op the manifest has cases for)");
   c->add_option("--seed", co.seed, "First seed")->capture_default_str();
   c->add_option("--seeds", co.seeds, "Number of seeds")->check(CLI::PositiveNumber)->capture_default_str();
@@ -99,6 +100,7 @@ Command add_mutate(CLI::App& app) {
   auto* m = app.add_subcommand("mutate",
                                "Plant single-site bugs in a manifest's GLSL kernels: which does the gate catch, and how?");
   m->add_option("--kernels", mo.kernels, "Kernel manifest JSON (default: the bundled kernels' GLSL)");
+  m->add_option("--kernels-root", mo.kernels_root, "The engine checkout a manifest with \"sources\": \"kernels_root\" names its shaders in (e.g. engines/ggml-vulkan/ggml-vulkan.json with your ggml or llama.cpp/ggml checkout)");
   m->add_option("--ops", mo.ops, "Only kernels of these ops (comma-separated)");
   m->add_option("--kernel", mo.only_kernels, "Only these kernels (comma-separated names)");
   m->add_option("--rules", mo.rules, "Only these rules (comma-separated; see compare/mutate/rules.def)");

@@ -645,10 +645,27 @@ std::vector<KernelSequence> parse_sequences(const json& j, const Ctx& top, const
   return out;
 }
 
+// The folder relative shader paths start from: the manifest's own, or the engine checkout
+// given with --kernels-root when the manifest says "sources": "kernels_root".
+fs::path sources_dir(const json& j, const Ctx& top, const std::string& path, const std::string& kernels_root) {
+  const bool rooted = j.contains("sources") &&
+                      get_enum<bool>(j["sources"], top.sub("sources"), {{"manifest", false}, {"kernels_root", true}});
+  if (!rooted) {
+    MOE_CHECK(kernels_root.empty(), path << ": --kernels-root " << kernels_root
+                                          << " was given, but this manifest names its shaders relative to its own folder"
+                                             " (it has no \"sources\": \"kernels_root\")");
+    return fs::absolute(fs::path(path)).parent_path();
+  }
+  MOE_CHECK(!kernels_root.empty(), path << ": its shaders are in an engine checkout (\"sources\": \"kernels_root\"):"
+                                           " pass --kernels-root <the checkout's root folder>");
+  MOE_CHECK(fs::is_directory(kernels_root), path << ": --kernels-root " << kernels_root << ": not a directory");
+  return fs::absolute(fs::path(kernels_root));
+}
+
 }  // namespace
 
 Manifest load_manifest(const std::string& path, const std::set<std::string>* only,
-                       const std::shared_ptr<const SourceFiles>& files) {
+                       const std::shared_ptr<const SourceFiles>& files, const std::string& kernels_root) {
   std::string text = files->read(path, "manifest");
   json j;
   try {
@@ -658,7 +675,7 @@ Manifest load_manifest(const std::string& path, const std::set<std::string>* onl
     MOE_FAIL(path << ": malformed JSON: " << e.what());
   }
   Ctx top{path, ""};
-  only_keys(j, {"name", "version", "kernels", "sequences"}, top);
+  only_keys(j, {"name", "version", "sources", "kernels", "sequences"}, top);
   Manifest m;
   m.path = path;
   m.name = get_string(need(j, "name", top), top.sub("name"));
@@ -667,7 +684,7 @@ Manifest load_manifest(const std::string& path, const std::set<std::string>* onl
   MOE_CHECK(version == 1, path << ": version: expected 1, found " << version);
   const json& ks = need(j, "kernels", top);
   MOE_CHECK(ks.is_array() && !ks.empty(), path << ": kernels: expected a non-empty array, found " << type_name(ks));
-  fs::path dir = fs::absolute(fs::path(path)).parent_path();
+  const fs::path dir = sources_dir(j, top, path, kernels_root);
   for (size_t i = 0; i < ks.size(); ++i) {
     // A worker loads only the kernels of its plan (the whole file was checked by the parent).
     if (only && ks[i].is_object() && ks[i].contains("name") && ks[i]["name"].is_string() &&

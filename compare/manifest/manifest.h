@@ -224,9 +224,13 @@ KernelInstance instantiate(const KernelEntry& k, const ExprVars& vars, const std
 // match, spec constant ids exist, workgroup size read. Any mismatch throws moe::Error naming the
 // file, the kernel, the binding/member and both sides.
 // `only` (optional): load, compile and check just the kernels of these names. `files`: where the
-// manifest and its kernels are read from (the bundled set: from memory).
+// manifest and its kernels are read from (the bundled set: from memory). `kernels_root`: the
+// engine checkout that a manifest declaring "sources": "kernels_root" names its shaders in
+// (an engine's manifest shipped here, its shaders in the user's checkout); it must be given for
+// such a manifest and empty for any other.
 Manifest load_manifest(const std::string& path, const std::set<std::string>* only = nullptr,
-                       const std::shared_ptr<const SourceFiles>& files = file_system());
+                       const std::shared_ptr<const SourceFiles>& files = file_system(),
+                       const std::string& kernels_root = "");
 // Validates one entry against its SPIR-V (used by load_manifest and for the bundled set) and
 // fills push_constant_size, each spec constant's type, local_size and local_size_spec_id. `where` prefixes every message
 // (the manifest file); messages then name the kernel.

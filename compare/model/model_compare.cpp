@@ -76,7 +76,7 @@ ModelCompareResult run_model_compare(const ModelCompareOptions& opt) {
               "bisect: token " << t << " is outside the vocabulary [0, " << model->config().vocab << ")");
   vk::Context ctx(opt.device);
   if (ctx.info().type == "cpu") poison_fresh_memory();  // uninitialised shared memory shows (driver.h)
-  const Manifest m = load_kernels(opt.kernels);
+  const Manifest m = load_kernels(opt.kernels, opt.kernels_root);
   ModelCompareResult res;
   res.model = opt.model, res.kernels = opt.kernels.empty() ? "bundled" : opt.kernels;
   res.device = ctx.info().name, res.mode = opt.mode, res.tokens = opt.tokens;

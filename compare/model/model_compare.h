@@ -21,6 +21,7 @@ namespace moe::compare {
 struct ModelCompareOptions {
   std::string model;            // MLX directory or moeflux artifacts
   std::string kernels;          // manifest; "" = bundled
+  std::string kernels_root;     // the engine checkout of a manifest with "sources": "kernels_root"
   std::string device;
   std::vector<int32_t> tokens;
   std::string mode = "isolated";  // isolated | free

@@ -422,7 +422,8 @@ MutateReport run_mutate(const MutateOptions& opt) {
     ~Handlers() { std::signal(SIGINT, old_int), std::signal(SIGTERM, old_term); }
   } handlers;
   g_stop = 0;
-  Manifest m = bundled ? load_bundled_manifest(true) : load_manifest(opt.kernels);
+  MOE_CHECK(!bundled || opt.kernels_root.empty(), "mutate: --kernels-root needs --kernels (an engine's manifest)");
+  Manifest m = bundled ? load_bundled_manifest(true) : load_manifest(opt.kernels, nullptr, file_system(), opt.kernels_root);
   const std::vector<std::string> want_ops = split_commas(opt.ops), want_kernels = split_commas(opt.only_kernels);
   std::map<std::string, std::set<std::string>> listed;
   if (!opt.mutants.empty()) listed = read_mutant_list(opt.mutants);

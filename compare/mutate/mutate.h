@@ -22,6 +22,7 @@ namespace moe::compare {
 
 struct MutateOptions {
   std::string kernels;           // manifest; "" or "bundled": the bundled kernels' GLSL sources
+  std::string kernels_root;      // the engine checkout of a manifest with "sources": "kernels_root"
   std::string ops;               // only kernels of these ops (comma-separated); "" = all
   std::string only_kernels;      // only these kernels (comma-separated); "" = all with GLSL
   std::string rules;             // only these rules (comma-separated); "" = all

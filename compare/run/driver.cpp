@@ -19,7 +19,7 @@ namespace {
 // has it, else on every plan of its op; at every subgroup size.
 std::vector<CaseResult> replay_case(vk::Context& ctx, const CompareOptions& opt) {
   const CaseFile f = load_case_file(opt.case_file);
-  const Manifest m = load_kernels(opt.kernels.empty() ? f.manifest : opt.kernels);
+  const Manifest m = load_kernels(opt.kernels.empty() ? f.manifest : opt.kernels, opt.kernels_root);
   std::string why;
   std::vector<Plan> plans = plans_for(m, f.c.op, &why);
   MOE_CHECK(!plans.empty(), opt.case_file << ": the manifest " << (m.path.empty() ? "(bundled)" : m.path) << " has "

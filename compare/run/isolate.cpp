@@ -74,7 +74,7 @@ int run_worker(const CompareOptions& opt, const WorkerTask& task) {
   poison_fresh_memory();
   try {
     const std::set<std::string> only(task.kernels.begin(), task.kernels.end());
-    const Manifest m = load_kernels(opt.kernels, &only);
+    const Manifest m = load_kernels(opt.kernels, opt.kernels_root, &only);
     std::optional<vk::Context> device = open_device(opt, task.fd);
     if (!device) return 2;
     vk::Context& ctx = *device;
@@ -105,7 +105,7 @@ int run_worker(const CompareOptions& opt, const WorkerTask& task) {
 
 std::string worker_request(const CompareOptions& opt, const WorkerTask& task) {
   const Shard sh = parse_shard(opt);
-  const json options = {{"kernels", opt.kernels},      {"seed", opt.seed},
+  const json options = {{"kernels", opt.kernels},      {"kernels_root", opt.kernels_root}, {"seed", opt.seed},
                         {"seeds", opt.seeds},          {"shapes", opt.shapes},
                         {"shard", std::to_string(sh.index) + "/" + std::to_string(sh.count)},
                         {"subgroup", opt.subgroup},    {"timeout_ms", opt.timeout_ms},
@@ -129,6 +129,7 @@ int worker_main(int argc, char** argv) {
     const json r = json::parse(argv[2]);
     const json& o = r.at("options");
     opt.kernels = o.at("kernels").get<std::string>(), opt.seed = o.at("seed").get<uint64_t>();
+    opt.kernels_root = o.at("kernels_root").get<std::string>();
     opt.seeds = o.at("seeds").get<int>(), opt.shapes = o.at("shapes").get<std::string>();
     opt.shard = o.at("shard").get<std::string>(), opt.subgroup = o.at("subgroup").get<uint32_t>();
     opt.timeout_ms = o.at("timeout_ms").get<uint64_t>(), opt.device = o.at("device").get<std::string>();

@@ -104,8 +104,12 @@ std::vector<Plan> plans_for(const Manifest& m, const std::string& op, std::strin
   return plans;
 }
 
-Manifest load_kernels(const std::string& path, const std::set<std::string>* only) {
-  return path.empty() || path == "bundled" ? load_bundled_manifest(false, only) : load_manifest(path, only);
+Manifest load_kernels(const std::string& path, const std::string& kernels_root, const std::set<std::string>* only) {
+  if (path.empty() || path == "bundled") {
+    MOE_CHECK(kernels_root.empty(), "--kernels-root " << kernels_root << " needs --kernels (an engine's manifest)");
+    return load_bundled_manifest(false, only);
+  }
+  return load_manifest(path, only, file_system(), kernels_root);
 }
 
 std::vector<uint32_t> plan_subgroup_sizes(const Plan& plan, const vk::DeviceInfo& info, uint32_t only) {
@@ -230,7 +234,7 @@ std::vector<std::string> default_ops(const Manifest& m) {
 
 CompareRun prepare_run(const CompareOptions& opt, const vk::DeviceInfo& info) {
   CompareRun run;
-  run.manifest = load_kernels(opt.kernels);
+  run.manifest = load_kernels(opt.kernels, opt.kernels_root);
   const Manifest& m = run.manifest;
   const std::vector<std::string> with_cases = case_ops();
   const std::set<std::string> known(with_cases.begin(), with_cases.end());

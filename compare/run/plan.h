@@ -26,7 +26,8 @@ namespace moe::compare {
 
 // The bundled manifest ("" or "bundled") or a manifest file, loaded and checked against reflection.
 // `only` (optional): just the kernels of these names (an isolated worker's plan).
-Manifest load_kernels(const std::string& path, const std::set<std::string>* only = nullptr);
+Manifest load_kernels(const std::string& path, const std::string& kernels_root = "",
+                      const std::set<std::string>* only = nullptr);
 
 // What runs on an op's cases: one kernel (the op's own, or a fused kernel whose ops are a
 // chain's stages), or a chain's stage kernels back to back.
@@ -69,6 +70,7 @@ void poison_fresh_memory();
 
 struct CompareOptions {
   std::string kernels;        // manifest path; "" = the bundled kernels
+  std::string kernels_root;   // the engine checkout of a manifest with "sources": "kernels_root"
   std::string ops;            // comma-separated; "" = every op the manifest has cases for
   uint64_t seed = 1;
   int seeds = 1;              // seeds seed .. seed + seeds - 1

@@ -137,6 +137,30 @@ TEST(Manifest, ValidGlslLoads) {
   EXPECT_EQ(m.find_op("residual_add"), nullptr);  // only a single-op kernel implements an op
 }
 
+// An engine's manifest shipped apart from its shaders ("sources": "kernels_root") names them
+// relative to the checkout given as --kernels-root; either side without the other is refused.
+TEST(Manifest, SourcesRelativeToTheKernelsRoot) {
+  json j = read_json("valid_glsl.json");
+  j["sources"] = "kernels_root";
+  for (auto& k : j["kernels"]) k["glsl"] = "data/" + k["glsl"].get<std::string>();  // relative to tests/compare
+  const std::string path = (temp_dir() / "rooted.json").string();
+  std::ofstream(path) << j.dump(2);
+  const std::string root = std::string(MOE_SOURCE_DIR) + "/tests/compare";
+  Manifest m = load_manifest(path, nullptr, file_system(), root);
+  ASSERT_EQ(m.kernels.size(), 2u);
+  EXPECT_EQ(m.kernels[0].source_path, fs::absolute(kData + "rmsnorm.comp").lexically_normal().string());
+  std::string e = error_of([&] { load_manifest(path); });
+  EXPECT_NE(e.find("pass --kernels-root"), std::string::npos) << e;
+  e = error_of([&] { load_manifest(path, nullptr, file_system(), root + "/no_such_folder"); });
+  EXPECT_NE(e.find("not a directory"), std::string::npos) << e;
+  e = error_of([&] { load_manifest(kData + "valid_glsl.json", nullptr, file_system(), root); });
+  EXPECT_NE(e.find("relative to its own folder"), std::string::npos) << e;
+  j["sources"] = "checkout";
+  std::ofstream(path) << j.dump(2);
+  e = error_of([&] { load_manifest(path, nullptr, file_system(), root); });
+  EXPECT_NE(e.find("sources"), std::string::npos) << e;
+}
+
 TEST(Manifest, SpirvFixtureIsTheGlslFixture) {
   // rmsnorm.spv is `glslc --target-env=vulkan1.2 rmsnorm.comp -o rmsnorm.spv`; compile_glsl with
   // the same target gives the same words, so the two valid manifests describe one kernel and a
