@@ -26,8 +26,9 @@
 //   }]
 // }
 // Expressions are integer/float arithmetic over the op's params (by their visit() names), the
-// device properties (subgroup_size, max_shared_memory, ...) and functions ceil_div(a, b),
-// min(a, b), max(a, b); comparisons, !, && and || for limits. Their syntax is checked at load.
+// device properties (subgroup_size, max_shared_memory, ...), functions (ceil_div, min, max, pow,
+// f32, select, fastdiv_l, ... : docs/manifests.md "Expressions"), bitwise operators and the
+// constant inf; comparisons, !, && and || for limits. Their syntax is checked at load.
 //
 // JSON comments are allowed; unknown keys are errors.
 //
