@@ -36,7 +36,7 @@
 // the SPIR-V passes spirv-val under the Vulkan rules of its version and has the entry point as
 // a GLCompute shader; its descriptors are exactly the declared bindings, all storage buffers in
 // set 0, none readonly where the manifest writes or writeonly where it reads; its push-constant
-// block has exactly the declared members (by name; by offset in a module stripped of names) at
+// block has exactly the declared scalar leaves (by path, "pc.dims[1]"; by offset in a module stripped of names) at
 // the declared offsets with the declared scalar types, and push_constant_size is the block's
 // size; every declared spec id exists and its 32-bit type is recorded; local_size is the entry
 // point's declared workgroup size and local_size_spec_id says which dimensions a spec constant
