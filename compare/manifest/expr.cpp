@@ -59,6 +59,27 @@ struct Value {
 // Integers beyond 2^53 are not exact in a double; no dispatch, size or limit gets near it.
 constexpr double kMaxExactInt = 9007199254740992.0;
 
+// Tensor names as cases spell them: "x", "W.scales".
+bool is_tensor_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; }
+
+// The data predicate `name(tensor)` where `expr` has one at `i` (an identifier just read, ending
+// before `i`): its variable name, and `i` moved past the ')'. "" (and `i` unchanged) otherwise.
+std::string predicate_at(const std::string& expr, const std::string& name, size_t& i) {
+  if (!is_data_predicate(name)) return "";
+  size_t j = i;
+  while (j < expr.size() && (expr[j] == ' ' || expr[j] == '\t' || expr[j] == '\n')) ++j;
+  if (j >= expr.size() || expr[j] != '(') return "";
+  ++j;
+  while (j < expr.size() && (expr[j] == ' ' || expr[j] == '\t' || expr[j] == '\n')) ++j;
+  const size_t t0 = j;
+  while (j < expr.size() && is_tensor_char(expr[j])) ++j;
+  const std::string tensor = expr.substr(t0, j - t0);
+  while (j < expr.size() && (expr[j] == ' ' || expr[j] == '\t' || expr[j] == '\n')) ++j;
+  if (tensor.empty() || j >= expr.size() || expr[j] != ')') return "";
+  i = j + 1;
+  return data_predicate_var(name, tensor);
+}
+
 bool is_integral_value(double v) { return std::isfinite(v) && std::floor(v) == v && std::fabs(v) <= kMaxExactInt; }
 
 class Parser {
@@ -250,6 +271,7 @@ class Parser {
 
   Value call(const std::string& name, size_t start) {
     if (name == "select") return call_select(start);
+    if (is_data_predicate(name)) return call_predicate(name, start);
     std::vector<Value> args;
     if (!accept(")")) {
       do args.push_back(parse_or());
@@ -285,6 +307,30 @@ class Parser {
     fail("unknown function '" + name +
          "' (known: ceil_div, min, max, pow, exp, log, log2, sqrt, floor, ceil, abs, f32, select, is_pow2, "
          "log2_floor, fastdiv_l, fastdiv_mp)");
+  }
+
+  // all_finite(t), any_nan(t), any_inf(t), max_abs(t): a fact about the case's input tensor t,
+  // computed by the harness and passed as the variable "name(t)" (data_predicate_var).
+  Value call_predicate(const std::string& name, size_t start) {
+    skip_ws();
+    const size_t t0 = pos_;
+    while (pos_ < s_.size() && is_tensor_char(s_[pos_])) ++pos_;
+    const std::string tensor = s_.substr(t0, pos_ - t0);
+    if (tensor.empty() || !accept(")")) {
+      pos_ = start;
+      fail(name + "() takes one tensor name, e.g. " + name + "(x)");
+    }
+    const bool boolean_result = name != "max_abs";
+    if (check_only_) return {1.0, boolean_result};
+    auto it = vars_.find(data_predicate_var(name, tensor));
+    if (it != vars_.end()) return {it->second, boolean_result};
+    std::string tensors;
+    const std::string prefix = name + "(";
+    for (const auto& [k, v] : vars_)
+      if (k.rfind(prefix, 0) == 0) tensors += (tensors.empty() ? "" : ", ") + k.substr(prefix.size(), k.size() - prefix.size() - 1);
+    pos_ = start;
+    if (tensors.empty()) fail(name + "(" + tensor + "): no case data here (data predicates read the case's input tensors: in limits and differences' \"when\")");
+    fail(name + "(" + tensor + "): unknown tensor '" + tensor + "' (the op's input tensors: " + tensors + ")");
   }
 
   // select(c, a, b): a where c is non-zero, else b; the other branch is parsed dry.
@@ -440,7 +486,8 @@ class Parser {
   std::string known_names() const {
     if (vars_.empty()) return " (no variables are defined here)";
     std::string s = " (known:";
-    for (const auto& [k, v] : vars_) s += " " + k;
+    for (const auto& [k, v] : vars_)
+      if (k.find('(') == std::string::npos) s += " " + k;  // not the data predicates' values
     return s + ")";
   }
 
@@ -462,6 +509,8 @@ std::string mentioned(const std::string& expr, const ExprVars& vars) {
       size_t start = i;
       while (i < expr.size() && (std::isalnum(static_cast<unsigned char>(expr[i])) || expr[i] == '_')) ++i;
       std::string name = expr.substr(start, i - start);
+      const std::string pred = predicate_at(expr, name, i);
+      if (!pred.empty()) name = pred;  // "max_abs(x) = 3.5"
       auto it = vars.find(name);
       if (it == vars.end() || std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
       seen.push_back(name);
@@ -478,6 +527,14 @@ std::string mentioned(const std::string& expr, const ExprVars& vars) {
 
 }  // namespace
 
+bool is_data_predicate(const std::string& name) {
+  return name == "all_finite" || name == "any_nan" || name == "any_inf" || name == "max_abs";
+}
+
+std::string data_predicate_var(const std::string& predicate, const std::string& tensor) {
+  return predicate + "(" + tensor + ")";
+}
+
 double eval_expr(const std::string& expr, const ExprVars& vars) { return Parser(expr, vars, false).parse().v; }
 
 std::vector<std::string> expr_names(const std::string& expr) {
@@ -489,8 +546,9 @@ std::vector<std::string> expr_names(const std::string& expr) {
       while (i < expr.size() && (std::isalnum(static_cast<unsigned char>(expr[i])) || expr[i] == '_')) ++i;
       size_t j = i;
       while (j < expr.size() && (expr[j] == ' ' || expr[j] == '\t' || expr[j] == '\n')) ++j;
-      if (j < expr.size() && expr[j] == '(') continue;  // a function
       std::string name = expr.substr(start, i - start);
+      if (!predicate_at(expr, name, i).empty()) continue;  // its argument is a tensor, not a variable
+      if (j < expr.size() && expr[j] == '(') continue;  // a function
       if (name == "inf") continue;  // a constant
       if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
     } else if (std::isdigit(static_cast<unsigned char>(expr[i]))) {

@@ -358,12 +358,21 @@ std::vector<uint32_t> parse_subgroup_sizes(const json& j, const Ctx& kc) {
   return sizes;
 }
 
+// "differences": [{"when": "<expression>", "why": "<text>"}] (docs/manifests.md "Declared differences").
+Difference parse_difference(const json& j, const Ctx& c) {
+  only_keys(j, {"when", "why"}, c);
+  Difference d;
+  d.when = get_expr(need(j, "when", c), c.sub("when"));
+  d.why = get_string(need(j, "why", c), c.sub("why"));
+  return d;
+}
+
 KernelEntry parse_kernel(const json& j, const Ctx& c, const fs::path& dir, int64_t* declared_pc_size,
                          const std::shared_ptr<const SourceFiles>& files) {
   only_keys(j,
             {"name", "ops", "spirv", "glsl", "glsl_target", "defines", "entry", "bindings", "push_constants",
              "push_constant_size", "specialization", "dispatch", "limits", "accumulation", "subgroup_sizes", "let",
-             "access_checks"},
+             "access_checks", "differences"},
             c);
   KernelEntry k;
   k.name = get_string(need(j, "name", c), c.sub("name"));
@@ -432,6 +441,7 @@ KernelEntry parse_kernel(const json& j, const Ctx& c, const fs::path& dir, int64
   if (j.contains("accumulation"))
     k.accumulation = get_enum<std::string>(j["accumulation"], kc.sub("accumulation"), {{"f32", "f32"}, {"f16", "f16"}, {"f64", "f64"}});
   if (j.contains("subgroup_sizes")) k.subgroup_sizes = parse_subgroup_sizes(j, kc);
+  k.differences = parse_array<Difference>(j, "differences", kc, parse_difference);
 
   // The code: paths are relative to the manifest's folder.
   const char* key = has_spv ? "spirv" : "glsl";

@@ -127,6 +127,14 @@ struct SpecEntry {
   std::string type;
 };
 
+// A known, documented difference of a kernel from the op's contract (docs/manifests.md "Declared
+// differences"): a case where `when` holds still runs; if it fails, its verdict is DIFFERS (shown
+// with `why`), not FAIL.
+struct Difference {
+  std::string when;  // a limit-like expression; data predicates (all_finite(x), ...) allowed
+  std::string why;
+};
+
 struct KernelEntry {
   std::string name;
   std::vector<std::string> ops;
@@ -149,6 +157,7 @@ struct KernelEntry {
   // The runner's undefined-behaviour checks (vk::Dispatch::check_access) in correctness runs.
   // Off only for a kernel meant to misbehave past them (the crash tests of the isolation).
   bool access_checks = true;
+  std::vector<Difference> differences;
   // Named values ("let"), in an order where each uses only op/device variables and earlier ones.
   std::vector<std::pair<std::string, std::string>> lets;
   // From reflection: the workgroup size the SPIR-V declares (its default, before any
@@ -183,6 +192,11 @@ using ExprVars = std::map<std::string, double>;
 // The kernel's "let" values added to `vars` (each evaluated over the op/device variables and the
 // lets before it); a name that shadows a variable throws moe::Error naming `where` and the kernel.
 ExprVars with_lets(const KernelEntry& k, const ExprVars& vars, const std::string& where);
+// Data predicates (docs/manifests.md "Declared differences"): all_finite(t), any_nan(t),
+// any_inf(t), max_abs(t) over the case's input tensor t. The harness computes them per case and
+// passes each as the variable data_predicate_var(predicate, t), "max_abs(x)".
+bool is_data_predicate(const std::string& name);
+std::string data_predicate_var(const std::string& predicate, const std::string& tensor);
 // The names an expression reads (for ordering "let"s at load).
 std::vector<std::string> expr_names(const std::string& expr);
 

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "compare/run/plan.h"
+#include "compare/run/differences.h"
 #include "compare/run/perf.h"
 #include "compare/run/layout.h"
 #include "compare/run/trace.h"
@@ -465,6 +466,7 @@ CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, 
     if (!c.steps.empty())
       for (const auto& [k, v] : c.steps[s].vars) step_vars[s][k] = v;
     add_device_vars(step_vars[s], ctx.info(), subgroup);
+    add_data_vars(step_vars[s], c);  // all_finite(x), ... for limits and differences
   }
   const std::string where = m.path.empty() ? "bundled" : m.path;
   const Picked pk = pick_kernels(plan, step_vars, subgroup, where);
@@ -476,6 +478,18 @@ CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, 
   if (pk.kernels.size() > 1) {
     r.kernel.clear();
     for (const KernelEntry* k : pk.kernels) r.kernel += (r.kernel.empty() ? "" : " -> ") + k->name;
+  }
+  // Declared differences: the case still runs; a failure is then DIFFERS (report.h).
+  try {
+    for (size_t i = 0; i < pk.kernels.size(); ++i)
+      for (size_t s = 0; s < nsteps; ++s) {
+        const std::string why = declared_difference(*pk.kernels[i], pk.inst[s][i].vars, where);
+        if (!why.empty() && r.difference.find(why) == std::string::npos)
+          r.difference += (r.difference.empty() ? "" : "; ") + why;
+      }
+  } catch (const Error& e) {
+    r.error = e.what();
+    return r;
   }
   // A layout this case cannot hold (a view past its tensor, overlapping elements, an output no
   // binding writes) fails the case with the reason; the manifest should declare a limit for it.
