@@ -285,6 +285,36 @@ TEST(Expr, BitwiseOperatorsWithCPrecedence) {
   }
 }
 
+TEST(Expr, DataPredicatesReadTheCaseTensors) {
+  ExprVars v{{"k", 4}};
+  v[data_predicate_var("any_nan", "logits")] = 1;
+  v[data_predicate_var("all_finite", "logits")] = 0;
+  v[data_predicate_var("any_inf", "logits")] = 0;
+  v[data_predicate_var("max_abs", "logits")] = 12.5;
+  v[data_predicate_var("any_nan", "W.scales")] = 0;
+  EXPECT_EQ(ev("any_nan(logits)", v), 1);
+  EXPECT_EQ(ev("all_finite( logits ) || k > 8", v), 0);
+  EXPECT_EQ(ev("max_abs(logits) / 5", v), 2.5);  // a float
+  EXPECT_EQ(ev("!any_nan(W.scales)", v), 1);     // tensor names may hold dots
+  EXPECT_NO_THROW(check_expr("max_abs(W.scales) < 1e4 && !any_inf(x)"));
+  EXPECT_EQ(expr_names("any_nan(x) && k > max_abs(y)"), (std::vector<std::string>{"k"}));  // tensors are no variables
+  std::string why;
+  EXPECT_FALSE(eval_limit("!any_nan(logits) && k < 8", v, &why));
+  EXPECT_EQ(why, "!any_nan(logits) && k < 8 (any_nan(logits) = 1, k = 4)");
+  // An unknown tensor names the op's input tensors; where no case data exists, that is said.
+  std::string m = error_of([&] { ev("any_nan(logit)", v); });
+  EXPECT_NE(m.find("any_nan(logit): unknown tensor 'logit' (the op's input tensors: W.scales, logits)"), std::string::npos)
+      << m;
+  EXPECT_EQ(m.find("known:"), std::string::npos) << m;
+  m = error_of([&] { ev("max_abs(x) > 1", {{"k", 4}}); });
+  EXPECT_NE(m.find("max_abs(x): no case data here"), std::string::npos) << m;
+  m = error_of([&] { ev("any_nan(1 + 2)", v); });
+  EXPECT_NE(m.find("any_nan() takes one tensor name"), std::string::npos) << m;
+  // The variable list of an unknown-name message leaves the predicates' values out.
+  m = error_of([&] { ev("kk", v); });
+  EXPECT_NE(m.find("(known: k)"), std::string::npos) << m;
+}
+
 TEST(Limit, WhyNamesTheValues) {
   ExprVars v{{"dim", 16384}, {"rows", 3}, {"eps", 1e-6}};
   std::string why = "untouched";

@@ -1,5 +1,5 @@
 // The manifest language for engines' own conventions (docs/manifests.md): push-constant members
-// by path (nested structs, arrays, vectors).
+// by path (nested structs, arrays, vectors); the "differences" key.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -142,6 +142,32 @@ TEST(PushConstantPaths, AStrippedModuleMatchesLeavesByOffset) {
   k.push_constants.pop_back();  // "tail" @88
   std::string e = error_of([&] { reflect_and_check(k, "stripped"); });
   EXPECT_NE(e.find("push constant member <unnamed> (u32 @88)"), std::string::npos) << e;
+}
+
+TEST(Differences, ManifestFieldsAreChecked) {
+  struct Bad {
+    json differences;
+    const char* want;
+  } bad[] = {
+      {json::array({{{"when", "any_nan(xy)"}}}), "differences[0]: missing required key \"why\""},
+      {json::array({{{"why", "x"}}}), "differences[0]: missing required key \"when\""},
+      {json::array({{{"when", "any_nan(xy)"}, {"why", "x"}, {"if", "1"}}}), "differences[0]"},
+      {json::array({{{"when", "any_nan(xy"}, {"why", "x"}}}), "differences[0].when: expression 'any_nan(xy'"},
+      {json::array({{{"when", "1"}, {"why", ""}}}), "differences[0].why"},
+      {json::object(), "differences: expected an array"},
+  };
+  for (const Bad& b : bad) {
+    json k = nested_kernel();
+    k["differences"] = b.differences;
+    std::string m = error_of([&] { load_manifest(write_manifest(k, "differences")); });
+    EXPECT_NE(m.find("'nested': "), std::string::npos) << m;
+    EXPECT_NE(m.find(b.want), std::string::npos) << b.want << " -> " << m;
+  }
+  json k = nested_kernel();
+  k["differences"] = json::array({{{"when", "any_nan(xy) || max_abs(xy) > 1e30"}, {"why", "an engine's NaN rule"}}});
+  Manifest m = load_manifest(write_manifest(k, "differences_ok"));
+  ASSERT_EQ(m.kernels[0].differences.size(), 1u);
+  EXPECT_EQ(m.kernels[0].differences[0].why, "an engine's NaN rule");
 }
 
 }  // namespace

@@ -7,12 +7,16 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <array>
 #include <cstdio>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "test_util.h"
 #include "vulkan/compare_test_util.h"
@@ -107,6 +111,28 @@ TEST(differences, ADataPredicateLimitSkipsWithTheValues) {
     }
   }
   EXPECT_EQ(skipped, nan_cases());
+}
+
+TEST(differences, AnUnknownTensorInWhenFailsTheCaseNamingIt) {
+  if (!have_device()) GTEST_SKIP() << "no Vulkan device";
+  std::ifstream f(kData + "differences.json");
+  nlohmann::json j = nlohmann::json::parse(f);
+  j["kernels"] = nlohmann::json::array({j["kernels"][0]});
+  j["kernels"][0]["glsl"] = kData + j["kernels"][0]["glsl"].get<std::string>();
+  j["kernels"][0]["differences"][0]["when"] = "any_nan(logit)";
+  moe::test::Scratch dir("differences_unknown");
+  std::filesystem::create_directories(dir.dir);
+  const std::string path = (dir.dir / "m.json").string();
+  std::ofstream(path) << j.dump();
+  const std::vector<CaseResult> rs = test::run(path, "router_topk", "remainder E 33 K 5 NaN/inf tokens", 1);
+  ASSERT_FALSE(rs.empty());
+  for (const CaseResult& r : rs) {
+    EXPECT_EQ(r.status(), CaseResult::Status::Fail) << case_line(r);
+    EXPECT_NE(r.error.find("'topk_nan_first_experts_declared': differences[0].when: expression 'any_nan(logit)': "
+                           "any_nan(logit): unknown tensor 'logit' (the op's input tensors: logits)"),
+              std::string::npos)
+        << r.error;
+  }
 }
 
 // `moeoracle mutate` in its own process (it forks its children; this process has a device open).
