@@ -20,7 +20,7 @@
 //     "dispatch": ["rows", "1", "1"],           // workgroup counts, expressions
 //     "limits": ["dim <= 8192", "dim % 4 == 0"],  // a case outside them is skipped, with the reason
 //     "accumulation": "f32",                    // precision the kernel accumulates in: f32 | f16 | f64
-//     "subgroup_sizes": "any",                  // "any" (every size the device offers) or [32, 64]
+//     "subgroup_sizes": "any",                  // "driver" (default: not pinned), "any" (every size the device offers) or [32, 64]
 //     "access_checks": true                     // false: run without the runner's checks of
 //                                               // indices, shifts and shared-memory races
 //   }]
@@ -154,6 +154,10 @@ struct KernelEntry {
   std::vector<std::string> limits;
   std::string accumulation = "f32";
   std::vector<uint32_t> subgroup_sizes;  // empty = any
+  // "subgroup_sizes": "driver" (a manifest's default): the pipeline is made without a required
+  // subgroup size; subgroup_size is then the device's default size. false for "any" or a list
+  // (and for entries built in code).
+  bool driver_subgroup = false;
   // The runner's undefined-behaviour checks (vk::Dispatch::check_access) in correctness runs.
   // Off only for a kernel meant to misbehave past them (the crash tests of the isolation).
   bool access_checks = true;

@@ -94,9 +94,12 @@ std::string secs(double s) {
   return os.str();
 }
 
+// 0: the pipeline was not pinned to a size, the driver chose it.
+std::string subgroup_label(uint32_t subgroup) { return subgroup ? std::to_string(subgroup) : "driver"; }
+
 std::string testcase_name(const CaseResult& c) {
   std::ostringstream os;
-  os << c.kernel << " [" << c.shape << "] seed=" << c.seed << " sg=" << c.subgroup;
+  os << c.kernel << " [" << c.shape << "] seed=" << c.seed << " sg=" << subgroup_label(c.subgroup);
   return os.str();
 }
 
@@ -169,7 +172,7 @@ std::string case_line(const CaseResult& c) {
   std::ostringstream os;
   const CaseResult::Status st = c.status();
   os << (c.warn() ? "WARN" : status_name(st)) << "  " << c.op << "  " << c.kernel << "  [" << c.shape
-     << "]  seed=" << c.seed << " sg=" << c.subgroup;
+     << "]  seed=" << c.seed << " sg=" << subgroup_label(c.subgroup);
   if (st == CaseResult::Status::Skip) {
     os << "  skipped: " << c.skip_reason;
     return os.str();
@@ -335,6 +338,7 @@ void write_json(std::ostream& os, std::span<const CaseResult> cases) {
                    {"shape", c.shape},
                    {"seed", c.seed},
                    {"subgroup", c.subgroup},
+                   {"subgroup_pinned", c.subgroup != 0},  // false: the driver chose the size
                    {"status", status_name(c.status())},
                    {"warn", c.warn()},
                    {"skip_reason", c.skip_reason},

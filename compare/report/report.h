@@ -23,7 +23,7 @@ struct CaseResult {
   std::string params;    // params_to_string(p), for people
   std::string shape;     // the shape label the CLI's --shapes selects ("A3B hidden", "remainder 33")
   uint64_t seed = 0;
-  uint32_t subgroup = 0;  // the subgroup size the pipeline was pinned to; 0: the driver's choice
+  uint32_t subgroup = 0;  // the subgroup size the pipeline was pinned to; 0: the driver's choice ("sg=driver")
   std::vector<Verdict> outputs;  // one per compared output (and state), in the kernel's order
   bool skipped = false;
   std::string skip_reason;  // e.g. the manifest limit that excludes the case, "dim <= 8192 (dim = 16384)"

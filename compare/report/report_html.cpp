@@ -60,7 +60,8 @@ void write_html(std::ostream& os, std::span<const CaseResult> cases) {
   json arr = json::array();
   for (const CaseResult& c : cases) {
     json o = {{"op", c.op},     {"kernel", c.kernel},     {"shape", c.shape},
-              {"seed", c.seed}, {"subgroup", c.subgroup}, {"status", status_name(c.status())}};
+              {"seed", c.seed}, {"subgroup", c.subgroup ? json(c.subgroup) : json("driver")},
+              {"status", status_name(c.status())}};
     double worst = 0;
     for (const Verdict& v : c.outputs) worst = std::max(worst, std::isfinite(v.budget_used) ? v.budget_used : 1e9);
     o["worst"] = worst;

@@ -170,5 +170,26 @@ TEST(Differences, ManifestFieldsAreChecked) {
   EXPECT_EQ(m.kernels[0].differences[0].why, "an engine's NaN rule");
 }
 
+TEST(SubgroupSizes, DriverIsTheDefault) {
+  json k = nested_kernel();
+  k.erase("subgroup_sizes");
+  EXPECT_TRUE(load_manifest(write_manifest(k, "sg_default")).kernels[0].driver_subgroup);
+  k["subgroup_sizes"] = "driver";
+  EXPECT_TRUE(load_manifest(write_manifest(k, "sg_driver")).kernels[0].driver_subgroup);
+  k["subgroup_sizes"] = "any";
+  const KernelEntry any = load_manifest(write_manifest(k, "sg_any")).kernels[0];
+  EXPECT_FALSE(any.driver_subgroup);
+  EXPECT_TRUE(any.subgroup_sizes.empty());
+  k["subgroup_sizes"] = {16, 32};
+  const KernelEntry list = load_manifest(write_manifest(k, "sg_list")).kernels[0];
+  EXPECT_FALSE(list.driver_subgroup);
+  EXPECT_EQ(list.subgroup_sizes, (std::vector<uint32_t>{16, 32}));
+  k["subgroup_sizes"] = "drivers";
+  std::string m = error_of([&] { load_manifest(write_manifest(k, "sg_bad")); });
+  EXPECT_NE(m.find("'nested': subgroup_sizes: expected \"driver\", \"any\" or an array of sizes, found \"drivers\""),
+            std::string::npos)
+      << m;
+}
+
 }  // namespace
 }  // namespace moe::compare
