@@ -327,9 +327,12 @@ class Parser {
     std::string tensors;
     const std::string prefix = name + "(";
     for (const auto& [k, v] : vars_)
-      if (k.rfind(prefix, 0) == 0) tensors += (tensors.empty() ? "" : ", ") + k.substr(prefix.size(), k.size() - prefix.size() - 1);
+      if (k.rfind(prefix, 0) == 0)
+        tensors += (tensors.empty() ? "" : ", ") + k.substr(prefix.size(), k.size() - prefix.size() - 1);
     pos_ = start;
-    if (tensors.empty()) fail(name + "(" + tensor + "): no case data here (data predicates read the case's input tensors: in limits and differences' \"when\")");
+    if (tensors.empty())
+      fail(name + "(" + tensor +
+           "): no case data here (data predicates read the case's input tensors: in limits and differences' \"when\")");
     fail(name + "(" + tensor + "): unknown tensor '" + tensor + "' (the op's input tensors: " + tensors + ")");
   }
 
@@ -436,7 +439,8 @@ class Parser {
     if (!a.integral || !b.integral || a.v < 0 || b.v < 0)
       fail(std::string("'") + text + "' needs non-negative integers, got " + num(a) + " " + text + " " + num(b));
     const uint64_t x = static_cast<uint64_t>(a.v), y = static_cast<uint64_t>(b.v);
-    if ((op == '<' || op == '>') && y >= 64) fail("shift by " + num(b) + " (64 or more) in " + num(a) + " " + text + " " + num(b));
+    if ((op == '<' || op == '>') && y >= 64)
+      fail("shift by " + num(b) + " (64 or more) in " + num(a) + " " + text + " " + num(b));
     double r = 0;
     switch (op) {
       case '&': r = static_cast<double>(x & y); break;

@@ -21,6 +21,7 @@
 //     "limits": ["dim <= 8192", "dim % 4 == 0"],  // a case outside them is skipped, with the reason
 //     "accumulation": "f32",                    // precision the kernel accumulates in: f32 | f16 | f64
 //     "subgroup_sizes": "any",                  // "driver" (default: not pinned), "any" (every size the device offers) or [32, 64]
+//     "differences": [{"when": "any_nan(x)", "why": "..."}],  // failing there: DIFFERS, not FAIL
 //     "access_checks": true                     // false: run without the runner's checks of
 //                                               // indices, shifts and shared-memory races
 //   }]
