@@ -47,7 +47,9 @@ Command add_compare(CLI::App& app) {
       ->capture_default_str();
   c->add_option("--device", co.device, "Vulkan device index or name substring (default: the first, GPUs first)");
   c->add_option("--shard", co.shard, "I/N: run every N-th case from the I-th (also GTEST_SHARD_INDEX/TOTAL_SHARDS)");
-  c->add_option("--subgroup", co.subgroup, "Only this subgroup size (default: every size the device offers)");
+  c->add_option("--subgroup", co.subgroup,
+                 "Only this subgroup size (default: every size the device offers); kernels left to the driver "
+                 "run once, unpinned");
   c->add_flag("--perf", co.perf,
               "GPU time per case: cold (caches flushed) and warm medians of 5-25 runs in one submission, the stream "
               "figure (back to back over copies of the inputs, as a decode runs it), GB/s and % of the device's copy "
@@ -110,7 +112,9 @@ Command add_mutate(CLI::App& app) {
   m->add_option("--seed", mo.seed, "First seed")->capture_default_str();
   m->add_option("--seeds", mo.seeds, "Seeds per case")->check(CLI::PositiveNumber)->capture_default_str();
   m->add_option("--device", mo.device, "Vulkan device index or name substring");
-  m->add_option("--subgroup", mo.subgroup, "Only this subgroup size (default: every size the device offers)");
+  m->add_option("--subgroup", mo.subgroup,
+                 "Only this subgroup size (default: every size the device offers); kernels left to the driver "
+                 "run once, unpinned");
   m->add_option("--timeout-ms", mo.timeout_ms, "Per-dispatch timeout")->capture_default_str();
   m->add_option("--max-per-kernel", mo.max_per_kernel, "Sample at most this many mutants per kernel (0: all)")
       ->capture_default_str();

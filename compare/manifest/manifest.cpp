@@ -340,12 +340,16 @@ std::vector<PushConstant> parse_push_constants(const json& j, const Ctx& kc) {
   return pcs;
 }
 
-// "subgroup_sizes": "any" (empty: any size) or a non-empty array of powers of two.
-std::vector<uint32_t> parse_subgroup_sizes(const json& j, const Ctx& kc) {
+// "subgroup_sizes": "driver" (not pinned: *driver = true), "any" (empty: any size) or a non-empty
+// array of powers of two.
+std::vector<uint32_t> parse_subgroup_sizes(const json& j, const Ctx& kc, bool* driver) {
   const json& s = j["subgroup_sizes"];
   Ctx sc = kc.sub("subgroup_sizes");
+  *driver = false;
   if (s.is_string()) {
-    MOE_CHECK(s.get<std::string>() == "any", sc.str() << ": expected \"any\" or an array of sizes, found " << type_name(s));
+    *driver = s.get<std::string>() == "driver";
+    MOE_CHECK(*driver || s.get<std::string>() == "any",
+              sc.str() << ": expected \"driver\", \"any\" or an array of sizes, found \"" << s.get<std::string>() << "\"");
     return {};
   }
   std::vector<uint32_t> sizes = parse_array<uint32_t>(j, "subgroup_sizes", kc, [](const json& v, const Ctx& vc) {
@@ -354,8 +358,17 @@ std::vector<uint32_t> parse_subgroup_sizes(const json& j, const Ctx& kc) {
     MOE_CHECK(n >= 1 && (n & (n - 1)) == 0, vc.str() << ": expected a power of two in [1, 128], found " << n);
     return n;
   });
-  MOE_CHECK(!sizes.empty(), sc.str() << ": expected \"any\" or a non-empty array, found []");
+  MOE_CHECK(!sizes.empty(), sc.str() << ": expected \"driver\", \"any\" or a non-empty array, found []");
   return sizes;
+}
+
+// "differences": [{"when": "<expression>", "why": "<text>"}] (docs/manifests.md "Declared differences").
+Difference parse_difference(const json& j, const Ctx& c) {
+  only_keys(j, {"when", "why"}, c);
+  Difference d;
+  d.when = get_expr(need(j, "when", c), c.sub("when"));
+  d.why = get_string(need(j, "why", c), c.sub("why"));
+  return d;
 }
 
 KernelEntry parse_kernel(const json& j, const Ctx& c, const fs::path& dir, int64_t* declared_pc_size,
@@ -363,7 +376,7 @@ KernelEntry parse_kernel(const json& j, const Ctx& c, const fs::path& dir, int64
   only_keys(j,
             {"name", "ops", "spirv", "glsl", "glsl_target", "defines", "entry", "bindings", "push_constants",
              "push_constant_size", "specialization", "dispatch", "limits", "accumulation", "subgroup_sizes", "let",
-             "access_checks"},
+             "access_checks", "differences"},
             c);
   KernelEntry k;
   k.name = get_string(need(j, "name", c), c.sub("name"));
@@ -431,7 +444,10 @@ KernelEntry parse_kernel(const json& j, const Ctx& c, const fs::path& dir, int64
   if (j.contains("let")) k.lets = parse_lets(j["let"], kc.sub("let"));
   if (j.contains("accumulation"))
     k.accumulation = get_enum<std::string>(j["accumulation"], kc.sub("accumulation"), {{"f32", "f32"}, {"f16", "f16"}, {"f64", "f64"}});
-  if (j.contains("subgroup_sizes")) k.subgroup_sizes = parse_subgroup_sizes(j, kc);
+  // Absent: left to the driver, as engines leave it for most kernels (docs/manifests.md "Subgroup size").
+  k.driver_subgroup = true;
+  if (j.contains("subgroup_sizes")) k.subgroup_sizes = parse_subgroup_sizes(j, kc, &k.driver_subgroup);
+  k.differences = parse_array<Difference>(j, "differences", kc, parse_difference);
 
   // The code: paths are relative to the manifest's folder.
   const char* key = has_spv ? "spirv" : "glsl";

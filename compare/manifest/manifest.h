@@ -20,14 +20,16 @@
 //     "dispatch": ["rows", "1", "1"],           // workgroup counts, expressions
 //     "limits": ["dim <= 8192", "dim % 4 == 0"],  // a case outside them is skipped, with the reason
 //     "accumulation": "f32",                    // precision the kernel accumulates in: f32 | f16 | f64
-//     "subgroup_sizes": "any",                  // "any" (every size the device offers) or [32, 64]
+//     "subgroup_sizes": "any",                  // "driver" (default: not pinned), "any" (every size the device offers) or [32, 64]
+//     "differences": [{"when": "any_nan(x)", "why": "..."}],  // failing there: DIFFERS, not FAIL
 //     "access_checks": true                     // false: run without the runner's checks of
 //                                               // indices, shifts and shared-memory races
 //   }]
 // }
 // Expressions are integer/float arithmetic over the op's params (by their visit() names), the
-// device properties (subgroup_size, max_shared_memory, ...) and functions ceil_div(a, b),
-// min(a, b), max(a, b); comparisons, !, && and || for limits. Their syntax is checked at load.
+// device properties (subgroup_size, max_shared_memory, ...), functions (ceil_div, min, max, pow,
+// f32, select, fastdiv_l, ... : docs/manifests.md "Expressions"), bitwise operators and the
+// constant inf; comparisons, !, && and || for limits. Their syntax is checked at load.
 //
 // JSON comments are allowed; unknown keys are errors.
 //
@@ -35,7 +37,7 @@
 // the SPIR-V passes spirv-val under the Vulkan rules of its version and has the entry point as
 // a GLCompute shader; its descriptors are exactly the declared bindings, all storage buffers in
 // set 0, none readonly where the manifest writes or writeonly where it reads; its push-constant
-// block has exactly the declared members (by name; by offset in a module stripped of names) at
+// block has exactly the declared scalar leaves (by path, "pc.dims[1]"; by offset in a module stripped of names) at
 // the declared offsets with the declared scalar types, and push_constant_size is the block's
 // size; every declared spec id exists and its 32-bit type is recorded; local_size is the entry
 // point's declared workgroup size and local_size_spec_id says which dimensions a spec constant
@@ -126,6 +128,14 @@ struct SpecEntry {
   std::string type;
 };
 
+// A known, documented difference of a kernel from the op's contract (docs/manifests.md "Declared
+// differences"): a case where `when` holds still runs; if it fails, its verdict is DIFFERS (shown
+// with `why`), not FAIL.
+struct Difference {
+  std::string when;  // a limit-like expression; data predicates (all_finite(x), ...) allowed
+  std::string why;
+};
+
 struct KernelEntry {
   std::string name;
   std::vector<std::string> ops;
@@ -145,9 +155,14 @@ struct KernelEntry {
   std::vector<std::string> limits;
   std::string accumulation = "f32";
   std::vector<uint32_t> subgroup_sizes;  // empty = any
+  // "subgroup_sizes": "driver" (a manifest's default): the pipeline is made without a required
+  // subgroup size; subgroup_size is then the device's default size. false for "any" or a list
+  // (and for entries built in code).
+  bool driver_subgroup = false;
   // The runner's undefined-behaviour checks (vk::Dispatch::check_access) in correctness runs.
   // Off only for a kernel meant to misbehave past them (the crash tests of the isolation).
   bool access_checks = true;
+  std::vector<Difference> differences;
   // Named values ("let"), in an order where each uses only op/device variables and earlier ones.
   std::vector<std::pair<std::string, std::string>> lets;
   // From reflection: the workgroup size the SPIR-V declares (its default, before any
@@ -182,6 +197,11 @@ using ExprVars = std::map<std::string, double>;
 // The kernel's "let" values added to `vars` (each evaluated over the op/device variables and the
 // lets before it); a name that shadows a variable throws moe::Error naming `where` and the kernel.
 ExprVars with_lets(const KernelEntry& k, const ExprVars& vars, const std::string& where);
+// Data predicates (docs/manifests.md "Declared differences"): all_finite(t), any_nan(t),
+// any_inf(t), max_abs(t) over the case's input tensor t. The harness computes them per case and
+// passes each as the variable data_predicate_var(predicate, t), "max_abs(x)".
+bool is_data_predicate(const std::string& name);
+std::string data_predicate_var(const std::string& predicate, const std::string& tensor);
 // The names an expression reads (for ordering "let"s at load).
 std::vector<std::string> expr_names(const std::string& expr);
 

@@ -197,6 +197,85 @@ void check_bindings(const Reflection& r, spvc_resources res, const KernelEntry& 
                              << k.bindings[i].binding << ")");
 }
 
+// One scalar of a push-constant block: nested structs, arrays and vectors are flattened to their
+// scalars, each named by its path in the shader's syntax ("pc.rope_mode", "pc.corr_dims[1]",
+// "dims.x"), so a manifest declares exactly the values the kernel reads.
+struct PcLeaf {
+  std::string name;  // the path; "" when the module has no member names
+  std::string type;  // scalar_name()
+  uint32_t offset = 0;
+  bool named = false;
+};
+
+constexpr size_t kMaxPcLeaves = 1024;  // 4096 bytes of 32-bit scalars: far above any real block
+
+void add_leaf(const Reflection& r, spvc_type t, const std::string& path, uint32_t offset, int depth, bool named,
+              std::vector<PcLeaf>& out, const std::string& where);
+
+// Appends the leaves of struct `struct_id`'s members at byte `base`, paths prefixed by `prefix`.
+void collect_leaves(const Reflection& r, spvc_type_id struct_id, const std::string& prefix, uint32_t base, int depth,
+                    std::vector<PcLeaf>& out, const std::string& where) {
+  spvc_compiler c = r.comp();
+  MOE_CHECK(depth < 16, where << ": the push-constant block nests structs deeper than 16 levels");
+  spvc_type st = spvc_compiler_get_type_handle(c, struct_id);
+  const unsigned n = spvc_type_get_num_member_types(st);
+  for (unsigned i = 0; i < n; ++i) {
+    const std::string name = spvc_compiler_get_member_name(c, struct_id, i);
+    uint32_t offset = 0;
+    r.ok(spvc_compiler_type_struct_member_offset(c, st, i, &offset), "read a push-constant member offset");
+    const spvc_type_id mid = spvc_type_get_member_type(st, i);
+    spvc_type mt = spvc_compiler_get_type_handle(c, mid);
+    const std::string path = prefix + (name.empty() ? "<unnamed>" : name);
+    // Arrays: every element, outermost index first; spirv-cross lists dimensions innermost first,
+    // and the member's ArrayStride is the outermost one's (each inner stride divides it evenly).
+    std::vector<uint32_t> dims;
+    const unsigned nd = spvc_type_get_num_array_dimensions(mt);
+    for (unsigned d = nd; d-- > 0;) {
+      MOE_CHECK(spvc_type_array_dimension_is_literal(mt, d),
+                where << ": push-constant member \"" << path << "\" is an array sized by a specialization constant");
+      dims.push_back(spvc_type_get_array_dimension(mt, d));
+    }
+    uint32_t stride = 0;
+    if (nd > 0) r.ok(spvc_compiler_type_struct_member_array_stride(c, st, i, &stride), "read a push-constant array stride");
+    size_t count = 1;
+    for (uint32_t d : dims) count *= d;
+    MOE_CHECK(count <= kMaxPcLeaves, where << ": push-constant member \"" << path << "\" has " << count << " elements");
+    for (size_t e = 0; e < count; ++e) {
+      std::string epath = path;
+      uint32_t eoff = base + offset, s = stride;
+      size_t rest = e, span = count;
+      for (size_t k = 0; k < dims.size(); ++k) {  // outermost first
+        if (k > 0) s /= dims[k];                   // an array's stride times its length is the outer stride
+        span /= dims[k];
+        const size_t idx = rest / span;
+        rest %= span;
+        epath += "[" + std::to_string(idx) + "]";
+        eoff += static_cast<uint32_t>(idx) * s;
+      }
+      add_leaf(r, mt, epath, eoff, depth, !name.empty(), out, where);
+      MOE_CHECK(out.size() <= kMaxPcLeaves, where << ": the push-constant block has more than " << kMaxPcLeaves << " scalars");
+    }
+  }
+}
+
+// One (non-array) value of type `t` at `offset`: a scalar, a vector's components, or a struct's leaves.
+void add_leaf(const Reflection& r, spvc_type t, const std::string& path, uint32_t offset, int depth,
+              bool named, std::vector<PcLeaf>& out, const std::string& where) {
+  const spvc_basetype bt = spvc_type_get_basetype(t);
+  if (bt == SPVC_BASETYPE_STRUCT) {
+    collect_leaves(r, spvc_type_get_base_type_id(t), path + ".", offset, depth + 1, out, where);
+    return;
+  }
+  MOE_CHECK(spvc_type_get_columns(t) <= 1, where << ": push-constant member \"" << path
+                                                 << "\" is a matrix; only scalars, vectors, arrays and structs of them "
+                                                    "can be declared");
+  const unsigned vec = spvc_type_get_vector_size(t);
+  const uint32_t bytes = spvc_type_get_bit_width(t) / 8;
+  static const char* comp[] = {"x", "y", "z", "w"};
+  for (unsigned v = 0; v < vec; ++v)
+    out.push_back({named ? path + (vec > 1 ? std::string(".") + comp[v] : "") : "", scalar_name(bt), offset + v * bytes, named});
+}
+
 void check_push_constants(const Reflection& r, spvc_resources res, KernelEntry& k, const std::string& where) {
   spvc_compiler c = r.comp();
   auto blocks = r.list(res, SPVC_RESOURCE_TYPE_PUSH_CONSTANT);
@@ -214,25 +293,12 @@ void check_push_constants(const Reflection& r, spvc_resources res, KernelEntry& 
   r.ok(spvc_compiler_get_declared_struct_size(c, block, &size), "size the push-constant block");
   k.push_constant_size = static_cast<uint32_t>(size);
 
-  struct Member {
-    std::string name, type;
-    uint32_t offset;
-  };
-  std::vector<Member> members;
+  std::vector<PcLeaf> members;
+  collect_leaves(r, blocks[0].base_type_id, "", 0, 0, members, where);
   std::string listing;
-  unsigned n = spvc_type_get_num_member_types(block);
-  for (unsigned i = 0; i < n; ++i) {
-    Member m;
-    m.name = spvc_compiler_get_member_name(c, blocks[0].base_type_id, i);
-    r.ok(spvc_compiler_type_struct_member_offset(c, block, i, &m.offset), "read a push-constant member offset");
-    spvc_type mt = spvc_compiler_get_type_handle(c, spvc_type_get_member_type(block, i));
-    m.type = scalar_name(spvc_type_get_basetype(mt));
-    if (spvc_type_get_vector_size(mt) > 1 || spvc_type_get_columns(mt) > 1 || spvc_type_get_num_array_dimensions(mt) > 0)
-      m.type += " vector/matrix/array";
+  for (const auto& m : members)
     listing += (listing.empty() ? "" : ", ") + (m.name.empty() ? "<unnamed>" : m.name) + " " + m.type + " @" +
                std::to_string(m.offset);
-    members.push_back(m);
-  }
   std::string block_desc = "the shader's push-constant block (" + std::to_string(size) + " bytes: " + listing + ")";
   MOE_CHECK(!k.push_constants.empty(), where << ": push_constants: the manifest declares none, but " << block_desc
                                              << " must be filled");
@@ -240,17 +306,21 @@ void check_push_constants(const Reflection& r, spvc_resources res, KernelEntry& 
   // engines ship optimized .spv) is matched by offset instead: the manifest's names are then
   // labels, and offsets and types are still checked both ways.
   bool by_name = false;
-  for (const auto& m : members) by_name |= !m.name.empty();
-  auto same = [&](const PushConstant& p, const Member& m) { return by_name ? m.name == p.name : m.offset == p.offset; };
+  for (const auto& m : members) by_name |= m.named;
+  auto same = [&](const PushConstant& p, const PcLeaf& m) { return by_name ? m.name == p.name : m.offset == p.offset; };
   for (size_t i = 0; i < k.push_constants.size(); ++i) {
     const PushConstant& p = k.push_constants[i];
-    const Member* m = nullptr;
+    const PcLeaf* m = nullptr;
     for (const auto& x : members)
       if (same(p, x)) m = &x;
+    // A member inside a struct or array is named by its path: "rope_mode" may mean "pc.rope_mode".
+    std::string hint;
+    for (const auto& x : members)
+      if (by_name && x.name.size() > p.name.size() && x.name.ends_with("." + p.name)) hint = "; did you mean \"" + x.name + "\"?";
     MOE_CHECK(m, where << ": push_constants[" << i << "] \"" << p.name << "\" "
                        << (by_name ? "is not a member of "
                                    : "(offset " + std::to_string(p.offset) + ") has no member at its offset in ")
-                       << block_desc << (by_name ? "" : "; the SPIR-V has no member names, so members match by offset"));
+                       << block_desc << (by_name ? hint : "; the SPIR-V has no member names, so members match by offset"));
     MOE_CHECK(m->offset == p.offset, where << ": push constant \"" << p.name << "\": manifest offset " << p.offset
                                            << ", shader offset " << m->offset << " in " << block_desc);
     MOE_CHECK(m->type == p.type, where << ": push constant \"" << p.name << "\": manifest type " << p.type
@@ -258,13 +328,20 @@ void check_push_constants(const Reflection& r, spvc_resources res, KernelEntry& 
   }
   // A member nobody fills would run with 0 and look like a kernel bug; it must be declared
   // (with value "0" when really unused).
+  // Every missing one is listed (a struct's leaves tend to be forgotten together).
+  std::string missing;
+  size_t n_missing = 0;
   for (const auto& m : members) {
     bool declared = false;
     for (const auto& p : k.push_constants) declared |= same(p, m);
-    MOE_CHECK(declared, where << ": push constant member " << (m.name.empty() ? "<unnamed>" : "\"" + m.name + "\"") << " ("
-                              << m.type << " @" << m.offset << ") of " << block_desc
-                              << " is not declared in the manifest (declare it, value \"0\" if unused)");
+    if (declared) continue;
+    ++n_missing;
+    missing += std::string(missing.empty() ? "" : ", ") + (m.name.empty() ? "<unnamed>" : "\"" + m.name + "\"") + " (" +
+               m.type + " @" + std::to_string(m.offset) + ")";
   }
+  MOE_CHECK(n_missing == 0, where << ": push constant member" << (n_missing > 1 ? "s " : " ") << missing << " of "
+                                  << block_desc << (n_missing > 1 ? " are" : " is")
+                                  << " not declared in the manifest (declare it, value \"0\" if unused)");
 }
 
 void check_spec_and_workgroup(const Reflection& r, KernelEntry& k, const std::string& where) {

@@ -94,9 +94,12 @@ std::string secs(double s) {
   return os.str();
 }
 
+// 0: the pipeline was not pinned to a size, the driver chose it.
+std::string subgroup_label(uint32_t subgroup) { return subgroup ? std::to_string(subgroup) : "driver"; }
+
 std::string testcase_name(const CaseResult& c) {
   std::ostringstream os;
-  os << c.kernel << " [" << c.shape << "] seed=" << c.seed << " sg=" << c.subgroup;
+  os << c.kernel << " [" << c.shape << "] seed=" << c.seed << " sg=" << subgroup_label(c.subgroup);
   return os.str();
 }
 
@@ -106,7 +109,7 @@ CaseResult::Status CaseResult::status() const {
   if (skipped) return Status::Skip;
   if (!error.empty() || outputs.empty()) return Status::Fail;
   for (const Verdict& v : outputs)
-    if (!v.pass) return Status::Fail;
+    if (!v.pass) return difference.empty() ? Status::Fail : Status::Differs;
   return Status::Pass;
 }
 
@@ -122,6 +125,7 @@ const char* status_name(CaseResult::Status s) {
     case CaseResult::Status::Pass: return "PASS";
     case CaseResult::Status::Fail: return "FAIL";
     case CaseResult::Status::Skip: return "SKIP";
+    case CaseResult::Status::Differs: return "DIFFERS";
   }
   return "?";
 }
@@ -133,8 +137,10 @@ Summary summarize(std::span<const CaseResult> cases) {
       case CaseResult::Status::Pass: ++s.passed; break;
       case CaseResult::Status::Fail: ++s.failed; break;
       case CaseResult::Status::Skip: ++s.skipped; break;
+      case CaseResult::Status::Differs: ++s.differ; break;
     }
     if (c.warn()) ++s.warned;
+    if (!c.skipped && !c.difference.empty()) ++s.declared;
   }
   return s;
 }
@@ -143,6 +149,8 @@ std::string summary_line(const Summary& s) {
   std::ostringstream os;
   os << s.passed << " passed, " << s.failed << " failed, " << s.skipped << " skipped";
   if (s.warned) os << ", " << s.warned << " near the budget";
+  if (s.declared)
+    os << ", " << s.differ << " differ as declared, " << s.declared - s.differ << " under a declared difference passed";
   return os.str();
 }
 
@@ -164,11 +172,14 @@ std::string case_line(const CaseResult& c) {
   std::ostringstream os;
   const CaseResult::Status st = c.status();
   os << (c.warn() ? "WARN" : status_name(st)) << "  " << c.op << "  " << c.kernel << "  [" << c.shape
-     << "]  seed=" << c.seed << " sg=" << c.subgroup;
+     << "]  seed=" << c.seed << " sg=" << subgroup_label(c.subgroup);
   if (st == CaseResult::Status::Skip) {
     os << "  skipped: " << c.skip_reason;
     return os.str();
   }
+  if (!c.difference.empty())
+    os << "  " << (st == CaseResult::Status::Differs ? "declared difference: " : "declared difference not observed: ")
+       << c.difference;
   // Budget used per output: the one number that says how close a pass was. Outputs of a
   // multi-step case ("S@t=3") are shown once per tensor: the worst step, or FAIL with the count.
   std::vector<std::string> names;
@@ -210,7 +221,7 @@ void write_console(std::ostream& os, std::span<const CaseResult> cases) {
         if (v.warn) os << "      " << v.reason << '\n';
       os << "      reproduce: " << repro_command(c) << '\n';
     }
-    if (c.status() != CaseResult::Status::Fail) continue;
+    if (c.status() != CaseResult::Status::Fail && c.status() != CaseResult::Status::Differs) continue;
     for (const std::string& line : evidence(c)) os << "      " << line << '\n';
     os << "      reproduce: " << repro_command(c) << '\n';
   }
@@ -313,7 +324,8 @@ void write_perf(std::ostream& os, std::span<const CaseResult> cases, bool flush_
 void write_json(std::ostream& os, std::span<const CaseResult> cases) {
   const Summary s = summarize(cases);
   nlohmann::json j;
-  j["summary"] = {{"passed", s.passed}, {"failed", s.failed}, {"skipped", s.skipped}, {"warned", s.warned}};
+  j["summary"] = {{"passed", s.passed},   {"failed", s.failed},     {"skipped", s.skipped},
+                  {"warned", s.warned},   {"differ", s.differ},     {"declared", s.declared}};
   nlohmann::json arr = nlohmann::json::array();
   for (const CaseResult& c : cases) {
     nlohmann::json outs = nlohmann::json::array();
@@ -326,9 +338,11 @@ void write_json(std::ostream& os, std::span<const CaseResult> cases) {
                    {"shape", c.shape},
                    {"seed", c.seed},
                    {"subgroup", c.subgroup},
+                   {"subgroup_pinned", c.subgroup != 0},  // false: the driver chose the size
                    {"status", status_name(c.status())},
                    {"warn", c.warn()},
                    {"skip_reason", c.skip_reason},
+                   {"difference", c.difference},
                    {"error", c.error},
                    {"gpu_ms", c.gpu_ms >= 0 ? jnum(c.gpu_ms) : nlohmann::json(nullptr)},
                    {"timing", c.timing.runs == 0 ? nlohmann::json(nullptr)
@@ -413,6 +427,13 @@ void write_junit(std::ostream& os, std::span<const CaseResult> cases) {
         case CaseResult::Status::Skip:
           os << ">\n      <skipped message=\"" << xml_escape(c->skip_reason) << "\"/>\n    </testcase>\n";
           break;
+        case CaseResult::Status::Differs: {
+          // Not a failure (the difference is declared), never silent: the why and the evidence.
+          os << ">\n      <system-out>declared difference: " << xml_escape(c->difference) << '\n';
+          for (const std::string& line : evidence(*c)) os << xml_escape(line) << '\n';
+          os << "reproduce: " << xml_escape(repro_command(*c)) << "</system-out>\n    </testcase>\n";
+          break;
+        }
         case CaseResult::Status::Fail: {
           const std::vector<std::string> lines = evidence(*c);
           os << ">\n      <failure message=\"" << xml_escape(lines.front()) << "\" type=\"mismatch\">";

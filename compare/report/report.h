@@ -23,7 +23,7 @@ struct CaseResult {
   std::string params;    // params_to_string(p), for people
   std::string shape;     // the shape label the CLI's --shapes selects ("A3B hidden", "remainder 33")
   uint64_t seed = 0;
-  uint32_t subgroup = 0;  // the subgroup size the pipeline was pinned to; 0: the driver's choice
+  uint32_t subgroup = 0;  // the subgroup size the pipeline was pinned to; 0: the driver's choice ("sg=driver")
   std::vector<Verdict> outputs;  // one per compared output (and state), in the kernel's order
   bool skipped = false;
   std::string skip_reason;  // e.g. the manifest limit that excludes the case, "dim <= 8192 (dim = 16384)"
@@ -55,21 +55,28 @@ struct CaseResult {
   // The dispatch itself failed (timeout, device lost): the device may be unusable for the next
   // case, so an isolated worker reports this case and hands over to a fresh one.
   bool device_fault = false;
+  // Non-empty: the case is under a declared difference of the kernel (docs/manifests.md "Declared
+  // differences"): the `why` of each whose "when" holds.
+  std::string difference;
 
-  enum class Status { Pass, Fail, Skip };
-  // Skip if skipped; Fail if error is set, any output failed, or nothing was compared (a case with
-  // no outputs cannot pass); else Pass.
+  enum class Status { Pass, Fail, Skip, Differs };
+  // Skip if skipped; Fail if error is set or nothing was compared (a case with no outputs cannot
+  // pass); if an output failed, Differs under a declared difference, else Fail; else Pass.
+  // Differs is counted apart and does not fail the run.
   Status status() const;
   bool warn() const;  // passed with an output at >= kWarnBudget of its budget
 };
 
-const char* status_name(CaseResult::Status s);  // "PASS", "FAIL", "SKIP"
+const char* status_name(CaseResult::Status s);  // "PASS", "FAIL", "SKIP", "DIFFERS"
 
 struct Summary {
   int64_t passed = 0, failed = 0, skipped = 0, warned = 0;
+  int64_t differ = 0;  // failed under a declared difference (DIFFERS)
+  int64_t declared = 0;  // cases under a declared difference, whatever their status
 };
 Summary summarize(std::span<const CaseResult> cases);
-// "12 passed, 1 failed, 3 skipped" (plus ", 2 near the budget" when any passed with a warning).
+// "12 passed, 1 failed, 3 skipped" (plus ", 2 near the budget" when any passed with a warning,
+// and ", 4 differ as declared, 2 under a declared difference passed" when any case is under one).
 std::string summary_line(const Summary& s);
 
 // The command that reruns just this case (a replayed case: moeoracle compare --case FILE ...):

@@ -16,18 +16,18 @@ const char* kScript = R"JS(
   var cases = D.cases, keys = [], by = {};
   cases.forEach(function (c) {
     var k = c.op + ' / ' + c.kernel;
-    if (!by[k]) { by[k] = {op: c.op, kernel: c.kernel, pass: 0, fail: 0, skip: 0, worst: 0, budgets: [], skips: {}}; keys.push(k); }
+    if (!by[k]) { by[k] = {op: c.op, kernel: c.kernel, pass: 0, fail: 0, differ: 0, skip: 0, worst: 0, budgets: [], skips: {}}; keys.push(k); }
     var a = by[k];
     if (c.status === 'SKIP') { a.skip++; a.skips[c.skip_reason] = (a.skips[c.skip_reason] || 0) + 1; return; }
-    if (c.status === 'FAIL') a.fail++; else a.pass++;
+    if (c.status === 'FAIL') a.fail++; else if (c.status === 'DIFFERS') a.differ++; else a.pass++;
     a.worst = Math.max(a.worst, c.worst); a.budgets.push(c.worst);
   });
   var t = document.getElementById('ops');
-  var hdr = el('tr'); ['op', 'kernel', 'passed', 'failed', 'skipped', 'worst budget used'].forEach(function (h) { hdr.appendChild(el('th', {}, h)); });
+  var hdr = el('tr'); ['op', 'kernel', 'passed', 'failed', 'differ (declared)', 'skipped', 'worst budget used'].forEach(function (h) { hdr.appendChild(el('th', {}, h)); });
   t.appendChild(hdr);
   keys.forEach(function (k) {
     var a = by[k], tr = el('tr', {'class': a.fail ? 'bad' : (a.pass ? 'good' : 'unc')});
-    [a.op, a.kernel, a.pass, a.fail, a.skip, a.pass + a.fail ? (100 * a.worst).toPrecision(3) + ' %' : '-'].forEach(function (v) { tr.appendChild(el('td', {}, v)); });
+    [a.op, a.kernel, a.pass, a.fail, a.differ, a.skip, a.pass + a.fail ? (100 * a.worst).toPrecision(3) + ' %' : '-'].forEach(function (v) { tr.appendChild(el('td', {}, v)); });
     t.appendChild(tr);
   });
   var hist = document.getElementById('hist');
@@ -37,9 +37,10 @@ const char* kScript = R"JS(
   });
   var fl = document.getElementById('failures'), nf = 0;
   cases.forEach(function (c) {
-    if (c.status !== 'FAIL' || ++nf > 300) return;
+    if ((c.status !== 'FAIL' && c.status !== 'DIFFERS') || ++nf > 300) return;
     var d = el('div', {'class': 'failure'});
     d.appendChild(el('h3', {}, c.op + ' / ' + c.kernel + ' [' + c.shape + '] seed ' + c.seed + ' subgroup ' + c.subgroup));
+    if (c.difference) d.appendChild(el('p', {}, (c.status === 'DIFFERS' ? 'DIFFERS, declared difference: ' : 'declared difference not observed: ') + c.difference));
     (c.evidence || []).forEach(function (e) { d.appendChild(el('pre', {}, e)); });
     d.appendChild(el('pre', {'class': 'cmd'}, c.repro));
     fl.appendChild(d);
@@ -59,12 +60,14 @@ void write_html(std::ostream& os, std::span<const CaseResult> cases) {
   json arr = json::array();
   for (const CaseResult& c : cases) {
     json o = {{"op", c.op},     {"kernel", c.kernel},     {"shape", c.shape},
-              {"seed", c.seed}, {"subgroup", c.subgroup}, {"status", status_name(c.status())}};
+              {"seed", c.seed}, {"subgroup", c.subgroup ? json(c.subgroup) : json("driver")},
+              {"status", status_name(c.status())}};
     double worst = 0;
     for (const Verdict& v : c.outputs) worst = std::max(worst, std::isfinite(v.budget_used) ? v.budget_used : 1e9);
     o["worst"] = worst;
     if (c.skipped) o["skip_reason"] = c.skip_reason;
-    if (c.status() == CaseResult::Status::Fail) {
+    if (!c.difference.empty()) o["difference"] = c.difference;
+    if (c.status() == CaseResult::Status::Fail || c.status() == CaseResult::Status::Differs) {
       json ev = json::array();
       if (!c.error.empty()) ev.push_back("error: " + c.error);
       for (const Verdict& v : c.outputs)

@@ -88,7 +88,7 @@ json result_to_json(const CaseResult& r) {
           {"skip_reason", r.skip_reason}, {"error", r.error}, {"gpu_ms", num(r.gpu_ms)},
           {"bytes", num(r.bytes)}, {"flops", num(r.flops)},   {"system_memory", r.system_memory},
           {"case_file", r.case_file}, {"case_pos", r.case_pos}, {"plan_index", r.plan_index},
-          {"device_fault", r.device_fault},
+          {"device_fault", r.device_fault}, {"difference", r.difference},
           {"timing", {{"runs", r.timing.runs}, {"cold_lo", num(r.timing.cold_lo)}, {"cold_hi", num(r.timing.cold_hi)},
                       {"warm", num(r.timing.warm)}, {"warm_lo", num(r.timing.warm_lo)},
                       {"warm_hi", num(r.timing.warm_hi)}, {"stream", num(r.timing.stream)},
@@ -110,6 +110,8 @@ CaseResult result_from_json(const json& j) {
   r.system_memory = get<bool>(j, "system_memory"), r.case_file = get<std::string>(j, "case_file");
   r.case_pos = get<int64_t>(j, "case_pos"), r.plan_index = get<int>(j, "plan_index");
   r.device_fault = get<bool>(j, "device_fault");
+  // Absent in results written before declared differences existed: none was declared.
+  if (j.contains("difference")) r.difference = get<std::string>(j, "difference");
   const json t = get<json>(j, "timing");
   r.timing.runs = get<int>(t, "runs");
   r.timing.cold_lo = get_num(t, "cold_lo"), r.timing.cold_hi = get_num(t, "cold_hi");

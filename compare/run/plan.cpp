@@ -39,11 +39,11 @@ std::vector<Plan> plans_for(const Manifest& m, const std::string& op, std::strin
         match = true;
         for (size_t i = 0; i < k.ops.size(); ++i) match = match && k.ops[i] == ch->stages[i].op;
       }
-    if (match) plans.push_back({op, k.name, {&k}, {nullptr}, k.subgroup_sizes, {}});
+    if (match) plans.push_back({op, k.name, {&k}, {nullptr}, k.subgroup_sizes, {}, k.driver_subgroup});
   }
   for (const KernelSequence& seq : m.sequences) {
     if (seq.op != op) continue;
-    Plan p{op, "", {}, {}, {}, {}};
+    Plan p{op, "", {}, {}, {}, {}, true};
     std::optional<std::vector<uint32_t>> sizes;  // the sizes every kernel accepts (unset: any)
     for (const std::string& name : seq.kernels) {
       const KernelEntry* k = nullptr;
@@ -51,6 +51,7 @@ std::vector<Plan> plans_for(const Manifest& m, const std::string& op, std::strin
         if (e.name == name) k = &e;
       p.label += (p.label.empty() ? "" : " -> ") + name;
       p.kernels.push_back(k), p.stages.push_back(nullptr);
+      p.driver_subgroup = p.driver_subgroup && k->driver_subgroup;
       if (k->subgroup_sizes.empty()) continue;
       std::vector<uint32_t> both;
       for (uint32_t s : k->subgroup_sizes)
@@ -61,7 +62,7 @@ std::vector<Plan> plans_for(const Manifest& m, const std::string& op, std::strin
     plans.push_back(std::move(p));
   }
   if (const Chain* ch = find_chain(op)) {
-    Plan p{op, "", {}, {}, {}, {}};
+    Plan p{op, "", {}, {}, {}, {}, true};
     std::string missing;
     std::optional<std::vector<uint32_t>> sizes;  // unset: every stage runs at any size
     for (const ChainStage& st : ch->stages) {
@@ -80,6 +81,7 @@ std::vector<Plan> plans_for(const Manifest& m, const std::string& op, std::strin
       std::vector<uint32_t> stage_sizes;
       bool any = false;
       for (const KernelEntry* k : alts) {
+        p.driver_subgroup = p.driver_subgroup && k->driver_subgroup;
         if (k->subgroup_sizes.empty()) any = true;
         for (uint32_t s : k->subgroup_sizes)
           if (!std::count(stage_sizes.begin(), stage_sizes.end(), s)) stage_sizes.push_back(s);
@@ -113,6 +115,7 @@ Manifest load_kernels(const std::string& path, const std::string& kernels_root, 
 }
 
 std::vector<uint32_t> plan_subgroup_sizes(const Plan& plan, const vk::DeviceInfo& info, uint32_t only) {
+  if (plan.driver_subgroup) return {0};  // not pinned: once, at the driver's choice
   std::vector<uint32_t> sizes = info.subgroup_sizes();
   if (!plan.subgroup_sizes.empty()) {
     std::vector<uint32_t> both;

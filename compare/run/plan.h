@@ -40,12 +40,17 @@ struct Plan {
   // Chains: per stage every kernel of the manifest for it (e.g. matmul_q4 and matmul_q8); each
   // case runs, per stage, the first whose limits accept it. Empty for single-kernel plans.
   std::vector<std::vector<const KernelEntry*>> alternatives;
+  // Every kernel (every alternative) leaves the subgroup size to the driver: the plan runs once,
+  // unpinned ("sg=driver"). In a plan that also pins, such kernels run unpinned at each size.
+  bool driver_subgroup = false;
 };
 // Every plan of `m` for `op`, in manifest order (own kernels, fused kernels, then the chain).
 // When there is none, `why_none` (if given) says what is missing.
 std::vector<Plan> plans_for(const Manifest& m, const std::string& op, std::string* why_none);
-// The subgroup sizes to run a plan at on this device (0 = the driver's own size, when the device
-// cannot pin sizes); `only` != 0 restricts to that size. Empty: none in common.
+// The subgroup sizes to run a plan at on this device (0 = the driver's own size: a plan whose
+// kernels leave it to the driver, or a device that cannot pin sizes); `only` != 0 restricts to
+// that size, except for a driver-sized plan, which runs once at 0 whatever `only` says.
+// Empty: none in common.
 std::vector<uint32_t> plan_subgroup_sizes(const Plan& plan, const vk::DeviceInfo& info, uint32_t only);
 // Runs one case through a plan at one subgroup size (0: the driver's choice) and decides it:
 // buffers by case tensor name kept across the case's steps; per step uploads, poison, the

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "compare/run/plan.h"
+#include "compare/run/differences.h"
 #include "compare/run/perf.h"
 #include "compare/run/layout.h"
 #include "compare/run/trace.h"
@@ -30,7 +31,11 @@ void add_device_vars(ExprVars& v, const vk::DeviceInfo& d, uint32_t subgroup) {
   v["max_shared_memory"] = d.max_shared_memory;
   v["max_workgroup_invocations"] = d.max_workgroup_invocations;
   // Subgroups a workgroup may hold at the pinned size (without size control: no extra limit).
-  v["max_workgroup_subgroups"] = d.max_workgroup_subgroups ? d.max_workgroup_subgroups : d.max_workgroup_invocations;
+  // Not pinned (0), the one limit is maxComputeWorkGroupInvocations: as many subgroups of the
+  // default size as that holds.
+  v["max_workgroup_subgroups"] = subgroup == 0 ? std::max(1u, d.max_workgroup_invocations / std::max(1u, d.subgroup_size))
+                                 : d.max_workgroup_subgroups ? d.max_workgroup_subgroups
+                                                             : d.max_workgroup_invocations;
   v["max_workgroup_count_x"] = d.max_workgroup_count[0];
   v["max_workgroup_count_y"] = d.max_workgroup_count[1];
   v["max_workgroup_count_z"] = d.max_workgroup_count[2];
@@ -107,7 +112,7 @@ struct Picked {
 };
 
 Picked pick_kernels(const Plan& plan, const std::vector<ExprVars>& step_vars, uint32_t subgroup,
-                    const std::string& where) {
+                    const vk::DeviceInfo& info, const std::string& where) {
   Picked out;
   out.inst.resize(step_vars.size());
   for (size_t i = 0; i < plan.kernels.size(); ++i) {
@@ -127,7 +132,9 @@ Picked pick_kernels(const Plan& plan, const std::vector<ExprVars>& step_vars, ui
       std::vector<KernelInstance> per_step;
       std::string why;
       for (size_t s = 0; s < step_vars.size() && why.empty(); ++s) {
-        KernelInstance ki = instantiate(*k, stage_vars(plan.stages[i], step_vars[s]), where);
+        ExprVars sv = step_vars[s];
+        if (k->driver_subgroup && subgroup) add_device_vars(sv, info, 0);  // unpinned beside pinned kernels
+        KernelInstance ki = instantiate(*k, stage_vars(plan.stages[i], sv), where);
         if (!ki.skipped.empty()) why = ki.skipped;
         per_step.push_back(std::move(ki));
       }
@@ -398,7 +405,8 @@ std::vector<vk::Dispatch> step_sequence(CaseBuffers& cb, const Picked& pk, size_
     const KernelEntry& k = *pk.kernels[i];
     const KernelInstance& ki = pk.inst[s][i];
     vk::Dispatch d;
-    d.label = k.name, d.spirv = k.spirv, d.entry = k.entry, d.required_subgroup_size = subgroup;
+    d.label = k.name, d.spirv = k.spirv, d.entry = k.entry;
+    d.required_subgroup_size = k.driver_subgroup ? 0 : subgroup;
     d.check_access = k.access_checks;  // off again for --perf's repeats (time_repeats)
     for (size_t b = 0; b < k.bindings.size(); ++b)
       d.bindings.push_back({k.bindings[b].binding, &cb.buffers[cb.of_binding[i][b]], 0, 0, k.bindings[b].uniform});
@@ -465,9 +473,10 @@ CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, 
     if (!c.steps.empty())
       for (const auto& [k, v] : c.steps[s].vars) step_vars[s][k] = v;
     add_device_vars(step_vars[s], ctx.info(), subgroup);
+    add_data_vars(step_vars[s], c);  // all_finite(x), ... for limits and differences
   }
   const std::string where = m.path.empty() ? "bundled" : m.path;
-  const Picked pk = pick_kernels(plan, step_vars, subgroup, where);
+  const Picked pk = pick_kernels(plan, step_vars, subgroup, ctx.info(), where);
   if (!pk.skip.empty()) {
     r.skipped = true, r.skip_reason = pk.skip;
     clock.quiet();
@@ -476,6 +485,18 @@ CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, 
   if (pk.kernels.size() > 1) {
     r.kernel.clear();
     for (const KernelEntry* k : pk.kernels) r.kernel += (r.kernel.empty() ? "" : " -> ") + k->name;
+  }
+  // Declared differences: the case still runs; a failure is then DIFFERS (report.h).
+  try {
+    for (size_t i = 0; i < pk.kernels.size(); ++i)
+      for (size_t s = 0; s < nsteps; ++s) {
+        const std::string why = declared_difference(*pk.kernels[i], pk.inst[s][i].vars, where);
+        if (!why.empty() && r.difference.find(why) == std::string::npos)
+          r.difference += (r.difference.empty() ? "" : "; ") + why;
+      }
+  } catch (const Error& e) {
+    r.error = e.what();
+    return r;
   }
   // A layout this case cannot hold (a view past its tensor, overlapping elements, an output no
   // binding writes) fails the case with the reason; the manifest should declare a limit for it.

@@ -1,0 +1,79 @@
+// Declared differences and the data predicates (differences.h).
+#include "compare/run/differences.h"
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+
+#include "core/check.h"
+
+namespace moe::compare {
+
+namespace {
+
+struct TensorFacts {
+  bool any_nan = false, any_inf = false;
+  double max_abs = 0;
+  void add(double x) {
+    if (std::isnan(x)) {
+      any_nan = true;
+      return;
+    }
+    any_inf = any_inf || std::isinf(x);
+    max_abs = std::max(max_abs, std::fabs(x));
+  }
+};
+
+// The words as the tensor's elements (bf16: element 2i in the low half of word i).
+void add_words(TensorFacts& f, const HostTensor& t) {
+  const int64_t n = t.elems;
+  for (int64_t e = 0; e < n; ++e) {
+    if (t.type == ElemType::BF16) {
+      const size_t w = size_t(e / 2);
+      if (w >= t.words.size()) break;
+      const uint32_t half = (e % 2 == 0) ? (t.words[w] & 0xffffu) : (t.words[w] >> 16);
+      f.add(std::bit_cast<float>(half << 16));
+      continue;
+    }
+    if (size_t(e) >= t.words.size()) break;
+    const uint32_t w = t.words[size_t(e)];
+    if (t.type == ElemType::F32) f.add(std::bit_cast<float>(w));
+    else if (t.type == ElemType::I32) f.add(std::bit_cast<int32_t>(w));
+    else f.add(w);  // u32
+  }
+}
+
+}  // namespace
+
+void add_data_vars(ExprVars& vars, const OpCase& c) {
+  for (const auto& [name, t] : c.tensors) {
+    if (t.output) continue;  // the op's result, not an input
+    TensorFacts f;
+    add_words(f, t);
+    for (const CaseStep& s : c.steps) {
+      auto it = s.upload.find(name);
+      if (it != s.upload.end()) add_words(f, it->second);
+    }
+    vars[data_predicate_var("all_finite", name)] = !f.any_nan && !f.any_inf;
+    vars[data_predicate_var("any_nan", name)] = f.any_nan;
+    vars[data_predicate_var("any_inf", name)] = f.any_inf;
+    vars[data_predicate_var("max_abs", name)] = f.max_abs;
+  }
+}
+
+std::string declared_difference(const KernelEntry& k, const ExprVars& vars, const std::string& where) {
+  std::string why;
+  for (size_t i = 0; i < k.differences.size(); ++i) {
+    const Difference& d = k.differences[i];
+    bool holds = false;
+    try {
+      holds = eval_limit(d.when, vars, nullptr);
+    } catch (const Error& e) {
+      MOE_FAIL(where << " '" << k.name << "': differences[" << i << "].when: " << e.what());
+    }
+    if (holds) why += (why.empty() ? "" : "; ") + d.why;
+  }
+  return why;
+}
+
+}  // namespace moe::compare
