@@ -175,8 +175,9 @@ ViewSpec parse_part(const json& j, const Ctx& c, Access access) {
             c);
   ViewSpec v;
   const int kinds = int(j.contains("tensor")) + int(j.contains("value")) + int(j.contains("generate"));
-  MOE_CHECK(kinds == 1, c.str() << ": expected exactly one of \"tensor\", \"value\" and \"generate\", found "
-                                << (kinds == 0 ? "none" : "several"));
+  MOE_CHECK(kinds == 1, c.str() << ": expected exactly one of \"tensor\" and \"value\", found "
+                                << (kinds == 0 ? "neither" : kinds == 2 ? "both" : "all three")
+                                << " (a part may also be \"generate\" alone)");
   if (j.contains("type")) v.type = parse_type(j["type"], c.sub("type")), v.type_declared = true;
   if (j.contains("generate")) {
     parse_generate(j, c, access, v);
@@ -230,8 +231,9 @@ ManifestBinding parse_binding(const json& j, const Ctx& c) {
   MOE_CHECK(!b.uniform || b.access == Access::In, c.str() << ": a uniform buffer is read-only: access \"in\"");
   const int kinds =
       int(j.contains("tensor")) + int(j.contains("pack")) + int(j.contains("scratch")) + int(j.contains("generate"));
-  MOE_CHECK(kinds == 1, c.str() << ": expected exactly one of \"tensor\", \"pack\", \"scratch\", \"generate\" and "
-                                << "\"same_as\", found " << (kinds == 0 ? "none" : "several"));
+  MOE_CHECK(kinds == 1, c.str() << ": expected exactly one of \"tensor\", \"pack\" and \"scratch\", found "
+                                << (kinds == 0 ? "none" : "several")
+                                << " (a binding may also be \"generate\" alone, or an alias: \"same_as\")");
   if (j.contains("size")) b.size = get_expr(j["size"], c.sub("size"));
   if (j.contains("fill"))
     b.fill_zero = get_enum<bool>(j["fill"], c.sub("fill"), {{"poison", false}, {"zero", true}});
