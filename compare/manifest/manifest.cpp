@@ -260,7 +260,9 @@ ManifestBinding parse_binding(const json& j, const Ctx& c) {
     std::string names;
     for (size_t i = 0; i < p.size(); ++i) {
       b.parts.push_back(parse_part(p[i], c.sub("pack").sub(idx(i)), b.access));
-      names += (names.empty() ? "" : ", ") + (b.parts.back().tensor.empty() ? b.parts.back().value : b.parts.back().tensor);
+      const ViewSpec& part = b.parts.back();
+      names += (names.empty() ? "" : ", ") +
+               (!part.tensor.empty() ? part.tensor : !part.value.empty() ? part.value : "generate(" + part.generate + ")");
     }
     b.tensor = "pack(" + names + ")";
     return b;

@@ -193,6 +193,7 @@ BufferLayout place_binding(const KernelEntry& k, const ManifestBinding& b,
                            const std::function<std::string(const std::string&)>& rename, const ExprVars& vars,
                            const OpCase& c, uint32_t poison, const std::string& where) {
   const std::string what = where + " '" + k.name + "': binding " + std::to_string(b.binding);
+  MOE_CHECK(b.same_as < 0, what << " is an alias (same_as " << b.same_as << "): it has its root's buffer, no layout");
   BufferLayout L;
   L.fill = b.fill_zero ? 0u : fill_pattern(b.type, poison);
   if (!b.scratch.empty()) {
