@@ -11,8 +11,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "compare/cases/cases.h"
 #include "compare/manifest/manifest.h"
 #include "compare/run/elem_convert.h"
+#include "compare/run/plan.h"
 #include "compare_test_util.h"
 #include "test_util.h"
 
@@ -104,6 +106,34 @@ TEST(bindings, StateNotWrittenOrOneTokenLateIsCaught) {
       if (v.output.rfind("state", 0) == 0) {
         EXPECT_NE(v.reason.find("poison"), std::string::npos) << v.reason;
       }
+}
+
+TEST(bindings, AStepThatUploadsTheStateIsNotCarried) {
+  if (!have_device()) GTEST_SKIP() << "no Vulkan device";
+  // Steps compared in isolation: each step from 1 on uploads the state (here the truth of the
+  // step before, exact since conv1d's state is moved data). The kernel that never writes the
+  // state then still computes every y from the uploaded state; had the harness carried the
+  // (poisoned) written place instead, y would be NaN from step 1 on.
+  const Manifest m = load_kernels(kBindings);
+  std::string why;
+  const std::vector<Plan> plans = plans_for(m, "conv1d_step", &why);
+  const auto plan = std::find_if(plans.begin(), plans.end(), [](const Plan& p) { return p.label == "conv1d_split_skips_state"; });
+  ASSERT_NE(plan, plans.end()) << why;
+  vk::Context ctx("");
+  int ran = 0;
+  for (OpCase c : make_cases("conv1d_step", "remainders", 1)) {
+    if (c.steps.size() < 2 || c.vars.at("kernel") < 2) continue;
+    for (size_t s = 1; s < c.steps.size(); ++s) {
+      const std::vector<double>& before = c.steps[s - 1].truth.at("state");
+      c.steps[s].upload["state"] = c.tensors.at("state");
+      for (size_t e = 0; e < before.size(); ++e) c.steps[s].upload["state"].words[e] = std::bit_cast<uint32_t>(float(before[e]));
+    }
+    const CaseResult r = run_plan_case(ctx, m, *plan, c, 0, 20000);
+    ASSERT_TRUE(r.error.empty()) << r.error;
+    for (const Verdict& v : r.outputs) EXPECT_EQ(v.pass, v.output.rfind("y", 0) == 0) << case_line(r) << " " << v.output;
+    ++ran;
+  }
+  EXPECT_GE(ran, 1);
 }
 
 TEST(bindings, AliasBindsTheRootsBuffer) {
