@@ -52,7 +52,8 @@ void concretize(const KernelEntry& k) {
   const KernelInstance inst = instantiate(k, vars, "input.json");
   if (!inst.skipped.empty()) return;
   for (const ManifestBinding& b : k.bindings)
-    place_binding(k, b, [](const std::string& t) { return t; }, inst.vars, *c, kPoison, "input.json");
+    if (b.same_as < 0)  // an alias is its root's buffer
+      place_binding(k, b, [](const std::string& t) { return t; }, inst.vars, *c, kPoison, "input.json");
 }
 
 }  // namespace

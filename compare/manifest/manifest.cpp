@@ -126,8 +126,8 @@ E get_enum(const json& j, const Ctx& c, const std::vector<std::pair<const char*,
 }
 
 ElemType parse_type(const json& j, const Ctx& c) {
-  return get_enum<ElemType>(j, c, {{"f32", ElemType::F32}, {"bf16", ElemType::BF16}, {"u32", ElemType::U32},
-                                   {"i32", ElemType::I32}});
+  return get_enum<ElemType>(j, c, {{"f32", ElemType::F32}, {"bf16", ElemType::BF16}, {"f16", ElemType::F16},
+                                   {"u32", ElemType::U32}, {"i32", ElemType::I32}});
 }
 
 std::vector<std::string> parse_exprs(const json& j, const Ctx& c) {
@@ -157,16 +157,35 @@ void parse_view_keys(const json& j, const Ctx& c, ViewSpec& v) {
   if (j.contains("offset")) v.offset = get_expr(j["offset"], c.sub("offset"));
 }
 
+// A generated part or binding (docs/manifests.md "Generated tensors"): values the manifest
+// computes per element of "shape", read by the kernel, never compared.
+void parse_generate(const json& j, const Ctx& c, Access access, ViewSpec& v) {
+  MOE_CHECK(access == Access::In, c.str() << ": \"generate\" needs access \"in\" (generated values are read, never "
+                                          << "compared)");
+  MOE_CHECK(j.contains("shape"), c.str() << ": \"generate\" needs a \"shape\" (the dimensions the index variables "
+                                         << "i0, i1, ... run over)");
+  for (const char* k : {"from", "tensor_strides", "becomes"})
+    MOE_CHECK(!j.contains(k), c.str() << ": \"" << k << "\" does not apply to generated values (no op tensor)");
+  v.generate = get_expr(j["generate"], c.sub("generate"));
+  parse_view_keys(j, c, v);
+}
+
 ViewSpec parse_part(const json& j, const Ctx& c, Access access) {
-  only_keys(j, {"tensor", "value", "type", "from", "shape", "strides", "tensor_strides", "offset", "becomes"}, c);
+  only_keys(j, {"tensor", "value", "generate", "type", "from", "shape", "strides", "tensor_strides", "offset", "becomes"},
+            c);
   ViewSpec v;
-  MOE_CHECK(j.contains("tensor") != j.contains("value"),
-            c.str() << ": expected exactly one of \"tensor\" and \"value\", found "
-                    << (j.contains("tensor") ? "both" : "neither"));
+  const int kinds = int(j.contains("tensor")) + int(j.contains("value")) + int(j.contains("generate"));
+  MOE_CHECK(kinds == 1, c.str() << ": expected exactly one of \"tensor\" and \"value\", found "
+                                << (kinds == 0 ? "neither" : kinds == 2 ? "both" : "all three")
+                                << " (a part may also be \"generate\" alone)");
   if (j.contains("type")) v.type = parse_type(j["type"], c.sub("type")), v.type_declared = true;
+  if (j.contains("generate")) {
+    parse_generate(j, c, access, v);
+    return v;
+  }
   if (j.contains("value")) {
     MOE_CHECK(access == Access::In, c.str() << ": a \"value\" part can only be in an \"in\" binding (nothing reads it back)");
-    MOE_CHECK(v.type_declared && v.type != ElemType::BF16,
+    MOE_CHECK(v.type_declared && v.type != ElemType::BF16 && v.type != ElemType::F16,
               c.str() << ": a \"value\" part needs \"type\": u32, i32 or f32");
     for (const char* k : {"from", "shape", "strides", "tensor_strides", "becomes"})
       MOE_CHECK(!j.contains(k), c.str() << ": \"" << k << "\" does not apply to a \"value\" part");
@@ -187,21 +206,34 @@ ViewSpec parse_part(const json& j, const Ctx& c, Access access) {
 
 ManifestBinding parse_binding(const json& j, const Ctx& c) {
   only_keys(j, {"binding", "tensor", "access", "type", "from", "shape", "strides", "tensor_strides", "offset", "becomes",
-                "pack", "scratch", "name", "size", "fill", "descriptor"},
+                "pack", "scratch", "name", "size", "fill", "descriptor", "generate", "same_as"},
             c);
   ManifestBinding b;
   // Vulkan allows larger binding numbers, but no compute kernel needs 1024 descriptors; a
   // bigger number is a typo.
   b.binding = get_u32(need(j, "binding", c), c.sub("binding"), 1023);
+  if (j.contains("same_as")) {
+    // An alias is the root's buffer at another descriptor: anything declared on it would be a
+    // second description of one buffer (parse_bindings resolves it).
+    for (const auto& [key, val] : j.items())
+      MOE_CHECK(key == "binding" || key == "same_as",
+                c.str() << ": \"" << key << "\" cannot be declared on an alias (\"same_as\"): it takes everything from "
+                        << "the binding it aliases");
+    b.same_as = get_u32(j["same_as"], c.sub("same_as"), 1023);
+    MOE_CHECK(b.same_as != int64_t{b.binding}, c.sub("same_as").str() << ": binding " << b.binding << " aliases itself");
+    return b;
+  }
   b.access = get_enum<Access>(need(j, "access", c), c.sub("access"),
                               {{"in", Access::In}, {"out", Access::Out}, {"inout", Access::InOut}});
   if (j.contains("type")) b.type = parse_type(j["type"], c.sub("type"));
   if (j.contains("descriptor"))
     b.uniform = get_enum<bool>(j["descriptor"], c.sub("descriptor"), {{"storage", false}, {"uniform", true}});
   MOE_CHECK(!b.uniform || b.access == Access::In, c.str() << ": a uniform buffer is read-only: access \"in\"");
-  const int kinds = int(j.contains("tensor")) + int(j.contains("pack")) + int(j.contains("scratch"));
+  const int kinds =
+      int(j.contains("tensor")) + int(j.contains("pack")) + int(j.contains("scratch")) + int(j.contains("generate"));
   MOE_CHECK(kinds == 1, c.str() << ": expected exactly one of \"tensor\", \"pack\" and \"scratch\", found "
-                                << (kinds == 0 ? "none" : "several"));
+                                << (kinds == 0 ? "none" : "several")
+                                << " (a binding may also be \"generate\" alone, or an alias: \"same_as\")");
   if (j.contains("size")) b.size = get_expr(j["size"], c.sub("size"));
   if (j.contains("fill"))
     b.fill_zero = get_enum<bool>(j["fill"], c.sub("fill"), {{"poison", false}, {"zero", true}});
@@ -228,14 +260,22 @@ ManifestBinding parse_binding(const json& j, const Ctx& c) {
     std::string names;
     for (size_t i = 0; i < p.size(); ++i) {
       b.parts.push_back(parse_part(p[i], c.sub("pack").sub(idx(i)), b.access));
-      names += (names.empty() ? "" : ", ") + (b.parts.back().tensor.empty() ? b.parts.back().value : b.parts.back().tensor);
+      const ViewSpec& part = b.parts.back();
+      names += (names.empty() ? "" : ", ") +
+               (!part.tensor.empty() ? part.tensor : !part.value.empty() ? part.value : "generate(" + part.generate + ")");
     }
     b.tensor = "pack(" + names + ")";
     return b;
   }
   ViewSpec v;
-  v.tensor = get_string(j["tensor"], c.sub("tensor"));
   v.type = b.type, v.type_declared = true;
+  if (j.contains("generate")) {
+    parse_generate(j, c, b.access, v);
+    b.tensor = "generate(" + v.generate + ")";
+    b.parts.push_back(v);
+    return b;
+  }
+  v.tensor = get_string(j["tensor"], c.sub("tensor"));
   parse_view_keys(j, c, v);
   if (j.contains("becomes")) {
     MOE_CHECK(b.access == Access::InOut, c.sub("becomes").str() << ": an in-place result needs access \"inout\"");
@@ -307,6 +347,32 @@ std::vector<T> parse_array(const json& obj, const char* key, const Ctx& c, F&& p
   return out;
 }
 
+// "same_as": each alias names a declared binding; a chain of aliases resolves to its root (a
+// cycle is an error), and the alias takes the root's access, type and name for messages.
+void resolve_aliases(std::vector<ManifestBinding>& bs, const Ctx& kc) {
+  auto find = [&](int64_t number) -> const ManifestBinding* {
+    for (const ManifestBinding& b : bs)
+      if (int64_t{b.binding} == number) return &b;
+    return nullptr;
+  };
+  for (ManifestBinding& b : bs) {
+    if (b.same_as < 0) continue;
+    const ManifestBinding* root = &b;
+    std::string path = std::to_string(b.binding);
+    for (size_t hops = 0; root->same_as >= 0; ++hops) {
+      const ManifestBinding* next = find(root->same_as);
+      MOE_CHECK(next, kc.str() << ": binding " << b.binding << ": same_as " << root->same_as
+                               << " is not a binding of this kernel");
+      path += " -> " + std::to_string(next->binding);
+      MOE_CHECK(hops < bs.size() && next != &b, kc.str() << ": binding " << b.binding << ": same_as forms a cycle ("
+                                                         << path << ")");
+      root = next;
+    }
+    b.same_as = root->binding, b.access = root->access, b.type = root->type, b.uniform = root->uniform;
+    b.tensor = "same_as " + std::to_string(root->binding) + " (" + root->tensor + ")";
+  }
+}
+
 // "bindings": at least one, no binding number twice, no tensor twice in its own layout, and
 // something written.
 std::vector<ManifestBinding> parse_bindings(const json& j, const Ctx& kc) {
@@ -317,11 +383,15 @@ std::vector<ManifestBinding> parse_bindings(const json& j, const Ctx& kc) {
       MOE_CHECK(bs[a].binding != bs[b].binding,
                 kc.str() << ": bindings[" << a << "] and bindings[" << b << "] both use binding " << bs[a].binding);
       // The same tensor twice in its own layout is a typo; through views (the K rows of e as K
-      // bindings) it is how engines bind it.
-      MOE_CHECK(!(bs[a].plain() && bs[b].plain() && bs[a].tensor == bs[b].tensor),
+      // bindings) it is how engines bind it, and so is a state read from one buffer ("in") and
+      // written to another ("out").
+      const bool split_state = (bs[a].access == Access::In && bs[b].access == Access::Out) ||
+                               (bs[a].access == Access::Out && bs[b].access == Access::In);
+      MOE_CHECK(!(bs[a].plain() && bs[b].plain() && bs[a].tensor == bs[b].tensor && !split_state),
                 kc.str() << ": bindings[" << a << "] and bindings[" << b << "] both bind tensor \"" << bs[a].tensor
                          << "\"");
     }
+  resolve_aliases(bs, kc);
   MOE_CHECK(std::any_of(bs.begin(), bs.end(), [](const ManifestBinding& b) { return b.access != Access::In; }),
             kc.str() << ": no binding has access \"out\" or \"inout\"; nothing could be compared");
   return bs;

@@ -11,7 +11,7 @@
 //     "defines": {"BLOCK": "256"},              // glsl only: preprocessor macros
 //     "entry": "main",
 //     "bindings": [{"binding": 0, "tensor": "x", "access": "in"},      // access: in | out | inout
-//                  {"binding": 1, "tensor": "w", "access": "in", "type": "bf16"},  // element type: f32 (default) | bf16 | u32 | i32
+//                  {"binding": 1, "tensor": "w", "access": "in", "type": "bf16"},  // element type: f32 (default) | bf16 | f16 | u32 | i32
 //                  {"binding": 2, "tensor": "y", "access": "out"}],
 //     "push_constants": [{"name": "dim", "type": "u32", "offset": 0, "value": "dim"},
 //                        {"name": "eps", "type": "f32", "offset": 4, "value": "eps"}],
@@ -57,12 +57,13 @@
 namespace moe::compare {
 
 enum class Access { In, Out, InOut };
-enum class ElemType { F32, BF16, U32, I32 };
-// The manifest's name of a type: "f32" | "bf16" | "u32" | "i32".
+enum class ElemType { F32, BF16, U32, I32, F16 };
+// The manifest's name of a type: "f32" | "bf16" | "u32" | "i32" | "f16".
 inline const char* elem_type_name(ElemType t) {
   switch (t) {
     case ElemType::F32: return "f32";
     case ElemType::BF16: return "bf16";
+    case ElemType::F16: return "f16";
     case ElemType::U32: return "u32";
     case ElemType::I32: return "i32";
   }
@@ -73,10 +74,13 @@ inline const char* elem_type_name(ElemType t) {
 // (i0, i1, ...) of `shape` is tensor element from + sum(ik * tensor_strides[k]) and sits at buffer
 // element offset + sum(ik * strides[k]). Every field is an expression; an empty shape means every
 // element from `from` on, empty strides mean row-major contiguous over the shape. A pack part
-// may instead be one `value`.
+// may instead be one `value`, or values the manifest generates over `shape` (`generate`).
 struct ViewSpec {
-  std::string tensor;                // the op tensor; "" for a value part
+  std::string tensor;                // the op tensor; "" for a value or generated part
   std::string value;                 // value parts: the expression written into the buffer
+  // Generated parts: the expression of every element of `shape`, over the index variables i0,
+  // i1, ... (outermost first) and the case's variables (docs/manifests.md "Generated tensors").
+  std::string generate;
   ElemType type = ElemType::F32;     // declared type (checked against the tensor's)
   bool type_declared = false;
   std::string from = "0";
@@ -85,7 +89,7 @@ struct ViewSpec {
   std::string becomes;               // in-place: the op output this buffer holds afterwards
   // The tensor's own layout: one contiguous view of all of it at offset 0 (the plain binding).
   bool plain() const {
-    return value.empty() && from == "0" && shape.empty() && strides.empty() && tensor_strides.empty() && offset == "0" &&
+    return value.empty() && generate.empty() && from == "0" && shape.empty() && strides.empty() && tensor_strides.empty() && offset == "0" &&
            becomes.empty();
   }
 };
@@ -103,9 +107,13 @@ struct ManifestBinding {
   std::string size;             // buffer elements of `type` (expression); "" = just past the last view
   bool fill_zero = false;       // what no view covers: zeros instead of the poison pattern
   bool uniform = false;         // "descriptor": "uniform": a uniform buffer (parameters), read-only
+  // "same_as": N: this descriptor gets binding N's buffer (an engine binding one buffer twice
+  // where an optional operand is absent). Resolved to the root of a chain of aliases at load;
+  // access, type and tensor are copied from the root, parts stay empty. -1: not an alias.
+  int64_t same_as = -1;
   // A one-tensor binding in the tensor's own layout: one buffer per tensor, as the op defines it.
   bool plain() const {
-    return !pack && scratch.empty() && size.empty() && !fill_zero && !uniform && parts.size() == 1 && parts[0].plain();
+    return same_as < 0 && !pack && scratch.empty() && size.empty() && !fill_zero && !uniform && parts.size() == 1 && parts[0].plain();
   }
 };
 

@@ -183,6 +183,13 @@ void check_bindings(const Reflection& r, spvc_resources res, const KernelEntry& 
         writeonly |= decs[i] == SpvDecorationNonReadable;
       }
       Access a = k.bindings[d].access;
+      if (k.bindings[d].same_as >= 0) {  // an alias: it may read any buffer, write only a written one
+        MOE_CHECK(readonly || a != Access::In,
+                  where << ": " << manifest_side << " aliases binding " << k.bindings[d].same_as
+                        << ", an \"in\" buffer, but " << shader_side
+                        << " is writable (declare it readonly, or make the aliased binding \"inout\")");
+        continue;
+      }
       MOE_CHECK(!(readonly && a != Access::In), where << ": " << manifest_side << " has access \""
                                                       << (a == Access::Out ? "out" : "inout") << "\", but " << shader_side
                                                       << " is readonly");

@@ -1,15 +1,15 @@
 #include "compare/run/layout.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
+#include "compare/run/elem_convert.h"
 #include "core/check.h"
 
 namespace moe::compare {
 
 namespace {
-
-int elem_bytes(ElemType t) { return t == ElemType::BF16 ? 2 : 4; }
 
 // A layout quantity: an integral, non-negative value (elements can't be negative or fractional).
 int64_t eval_count(const std::string& expr, const ExprVars& vars, const std::string& what) {
@@ -58,9 +58,74 @@ std::string tensor_list(const OpCase& c) {
   return s;
 }
 
+// Whether the case compares tensor `name` (an output, or an in/out tensor such as a state).
+bool compared(const OpCase& c, const std::string& name) {
+  if (c.outputs.count(name)) return true;
+  for (const CaseStep& st : c.steps)
+    if (st.outputs.count(name)) return true;
+  return false;
+}
+
+// The declared type of a view of tensor `t` (`name`): the tensor's own, or an exact conversion
+// of an op input in an "in" binding (docs/manifests.md "Type conversion into a binding").
+ElemType view_type(const ViewSpec& spec, const HostTensor& t, const std::string& name, Access access, const OpCase& c,
+                   const std::string& what) {
+  if (!spec.type_declared || spec.type == t.type) return t.type;
+  const std::string both = what + " declares type " + elem_type_name(spec.type) + ", op '" + c.op + "' tensor '" + name +
+                           "' is " + elem_type_name(t.type);
+  MOE_CHECK(convertible(t.type, spec.type), both << " (exact conversions: bf16 -> f32 | f16, f32 -> f16, i32 <-> u32)");
+  MOE_CHECK(access == Access::In && !t.output && !compared(c, name),
+            both << ": only an op input read through an \"in\" binding may be converted; an output or in/out tensor "
+                 << "keeps the op's type (the kernel would round what it writes)");
+  return spec.type;
+}
+
+// A generated part: its geometry and its values at `vars` (index variables i0, i1, ... added).
+PlacedView place_generated(const ViewSpec& spec, const ExprVars& vars, const std::string& what) {
+  PlacedView v;
+  v.generate = spec.generate, v.type = v.tensor_type = spec.type;
+  for (size_t d = 0; d < spec.shape.size(); ++d)
+    v.shape.push_back(eval_count(spec.shape[d], vars, what + " shape[" + std::to_string(d) + "]"));
+  v.strides = eval_strides(spec.strides, v.shape, vars, what + " strides");
+  v.tensor_strides = eval_strides({}, v.shape, vars, what + " strides");
+  ExprVars at = vars;
+  std::vector<std::string> names;  // i0, i1, ... (built by appends: GCC 12 warns falsely on "i" + to_string)
+  for (size_t d = 0; d < v.shape.size(); ++d) {
+    names.emplace_back(1, 'i');
+    names.back() += std::to_string(d);
+    MOE_CHECK(!vars.count(names.back()), what << " generate: the index variable " << names.back()
+                                              << " would shadow a variable of that name");
+  }
+  const int bytes = elem_bytes(v.type);
+  std::vector<uint32_t> values(size_t((v.count() * bytes + 3) / 4), 0);
+  std::vector<int64_t> idx(v.shape.size(), 0);
+  for (int64_t k = 0; k < v.count(); ++k) {
+    std::string where = what + " generate (" + spec.generate + ") at [";
+    for (size_t d = 0; d < idx.size(); ++d) {
+      at[names[d]] = double(idx[d]);
+      if (d) where += ", ";
+      where += std::to_string(idx[d]);
+    }
+    double x = 0;
+    try {
+      x = eval_expr(spec.generate, at);
+    } catch (const Error& e) {
+      MOE_FAIL(where << "]: " << e.what());
+    }
+    const uint32_t u = generated_unit(x, v.type, where + "]");
+    if (bytes == 4) values[size_t(k)] = u;
+    else values[size_t(k / 2)] |= (u & 0xffffu) << (16 * (k % 2));
+    for (size_t d = idx.size(); d-- > 0;)  // odometer, innermost fastest
+      if (++idx[d] < v.shape[d]) break;
+      else idx[d] = 0;
+  }
+  v.generated.push_back(std::move(values));
+  return v;
+}
+
 // A tensor part's geometry: from, shape and strides evaluated and checked against the tensor.
 PlacedView place_tensor_view(const ViewSpec& spec, const std::function<std::string(const std::string&)>& rename,
-                             const ExprVars& vars, const OpCase& c, const std::string& what) {
+                             const ExprVars& vars, const OpCase& c, Access access, const std::string& what) {
   PlacedView v;
   v.tensor = rename(spec.tensor);
   auto it = c.tensors.find(v.tensor);
@@ -68,10 +133,8 @@ PlacedView place_tensor_view(const ViewSpec& spec, const std::function<std::stri
                                         << (v.tensor != spec.tensor ? " ('" + v.tensor + "' in op " + c.op + ")" : "")
                                         << "; op '" << c.op << "' has: " << tensor_list(c));
   const HostTensor& t = it->second;
-  MOE_CHECK(!spec.type_declared || spec.type == t.type, what << " declares type " << elem_type_name(spec.type) << ", op '"
-                                                             << c.op << "' tensor '" << v.tensor << "' is "
-                                                             << elem_type_name(t.type));
-  v.type = t.type;
+  v.type = view_type(spec, t, v.tensor, access, c, what);
+  v.tensor_type = t.type;
   v.from = eval_count(spec.from, vars, what + " from");
   MOE_CHECK(v.from <= t.elems, what << " from = " << v.from << " lies past the end of '" << v.tensor << "' ("
                                     << t.elems << " elements)");
@@ -130,8 +193,9 @@ BufferLayout place_binding(const KernelEntry& k, const ManifestBinding& b,
                            const std::function<std::string(const std::string&)>& rename, const ExprVars& vars,
                            const OpCase& c, uint32_t poison, const std::string& where) {
   const std::string what = where + " '" + k.name + "': binding " + std::to_string(b.binding);
+  MOE_CHECK(b.same_as < 0, what << " is an alias (same_as " << b.same_as << "): it has its root's buffer, no layout");
   BufferLayout L;
-  L.fill = b.fill_zero ? 0u : poison;
+  L.fill = b.fill_zero ? 0u : fill_pattern(b.type, poison);
   if (!b.scratch.empty()) {
     const int64_t n = eval_count(b.scratch, vars, what + " scratch");
     MOE_CHECK(n >= 1, what << " scratch (" << b.scratch << ") = 0 elements");
@@ -146,8 +210,10 @@ BufferLayout place_binding(const KernelEntry& k, const ManifestBinding& b,
     const ViewSpec& spec = b.parts[p];
     const std::string pw = b.pack ? what + " pack[" + std::to_string(p) + "]" : what;
     PlacedView v;
-    if (!spec.value.empty()) {
-      v.type = spec.type, v.shape = {1}, v.strides = {1}, v.tensor_strides = {1};
+    if (!spec.generate.empty()) {
+      v = place_generated(spec, vars, pw);
+    } else if (!spec.value.empty()) {
+      v.type = v.tensor_type = spec.type, v.shape = {1}, v.strides = {1}, v.tensor_strides = {1};
       double x = 0;
       try {
         x = eval_expr(spec.value, vars);
@@ -156,8 +222,9 @@ BufferLayout place_binding(const KernelEntry& k, const ManifestBinding& b,
       }
       v.value_bits = to_bits(x, elem_type_name(spec.type), pw + " value (" + spec.value + ")");
     } else {
-      v = place_tensor_view(spec, rename, vars, c, pw);
+      v = place_tensor_view(spec, rename, vars, c, b.access, pw);
     }
+    v.what = pw;
     v.offset = eval_count(spec.offset, vars, pw + " offset");
     int64_t last = v.offset;
     for (size_t d = 0; d < v.shape.size(); ++d) last += (v.shape[d] - 1) * v.strides[d];
@@ -174,28 +241,36 @@ BufferLayout place_binding(const KernelEntry& k, const ManifestBinding& b,
     L.bytes = uint64_t(n) * elem_bytes(b.type);
   }
   L.bytes = (L.bytes + 3) / 4 * 4;
-  if (b.plain()) {
-    L.plain = true, L.key = "plain " + L.views[0].tensor;
+  // A written view of an in/out tensor (a state) is where the kernel leaves its new value; its
+  // input value is read elsewhere (an "in" binding), so the two never share a buffer.
+  const bool state_out = b.access == Access::Out &&
+                         std::any_of(L.views.begin(), L.views.end(), [&](const PlacedView& v) {
+                           return !v.tensor.empty() && !c.tensors.at(v.tensor).output && compared(c, v.tensor);
+                         });
+  if (b.plain() && L.views[0].type == L.views[0].tensor_type) {
+    L.plain = true, L.key = std::string(state_out ? "written " : "") + "plain " + L.views[0].tensor;
     return L;
   }
   // Overlap: every 2-byte unit is placed at most once (a stride too small, two pack parts at
   // the same offset).
   L.covered.assign(size_t(L.bytes / 2), false);
   std::ostringstream key;
-  key << (b.uniform ? "uniform " : "view ") << L.bytes << " " << L.fill;
+  key << (state_out ? "written " : "") << (b.uniform ? "uniform " : "view ") << L.bytes << " " << L.fill;
   for (const PlacedView& v : L.views) {
     const int units = elem_bytes(v.type) / 2;
     v.for_each([&](int64_t t, int64_t e) {
       for (int u = 0; u < units; ++u) {
         const size_t at = size_t(e * units + u);
         MOE_CHECK(!L.covered[at], what << ": element " << t << " of '"
-                                       << (v.tensor.empty() ? "value" : v.tensor) << "' lands on buffer element " << e
+                                       << (!v.generate.empty() ? "generate" : v.tensor.empty() ? "value" : v.tensor)
+                                       << "' lands on buffer element " << e
                                        << ", which another element already holds (views overlap)");
         L.covered[at] = true;
       }
     });
-    key << " | " << v.tensor << ">" << v.becomes << " " << elem_type_name(v.type) << " " << v.value_bits << " " << v.from
-        << " @" << v.offset;
+    key << " | " << v.tensor << ">" << v.becomes << " " << elem_type_name(v.type) << "<" << elem_type_name(v.tensor_type)
+        << " " << v.value_bits << " " << v.from << " @" << v.offset;
+    if (!v.generate.empty()) key << " generate " << v.generate;
     for (size_t d = 0; d < v.shape.size(); ++d) key << " " << v.shape[d] << ":" << v.strides[d] << ":" << v.tensor_strides[d];
   }
   L.key = key.str();
@@ -204,14 +279,36 @@ BufferLayout place_binding(const KernelEntry& k, const ManifestBinding& b,
 
 void write_view(const PlacedView& v, const std::vector<uint32_t>* words, std::vector<uint32_t>& image) {
   const int bytes = elem_bytes(v.type);
-  if (v.tensor.empty()) {
+  if (v.tensor.empty() && v.generate.empty()) {
     set_unit(image, v.offset, 4, v.value_bits);
     return;
   }
-  v.for_each([&](int64_t t, int64_t e) { set_unit(image, e, bytes, get_unit(*words, t, bytes)); });
+  if (v.type == v.tensor_type) {
+    v.for_each([&](int64_t t, int64_t e) { set_unit(image, e, bytes, get_unit(*words, t, bytes)); });
+    return;
+  }
+  check_conversion(v, *words, "");
+  const int tbytes = elem_bytes(v.tensor_type);
+  v.for_each([&](int64_t t, int64_t e) {
+    set_unit(image, e, bytes, *convert_exact(get_unit(*words, t, tbytes), v.tensor_type, v.type));
+  });
+}
+
+void check_conversion(const PlacedView& v, const std::vector<uint32_t>& words, const std::string& when) {
+  if (v.type == v.tensor_type) return;
+  const int tbytes = elem_bytes(v.tensor_type);
+  v.for_each([&](int64_t t, int64_t) {
+    const uint32_t u = get_unit(words, t, tbytes);
+    MOE_CHECK(convert_exact(u, v.tensor_type, v.type),
+              v.what << ": element " << t << " of tensor '" << v.tensor << "'" << when << " = "
+                     << format_value(unit_value(u, v.tensor_type)) << " (" << elem_type_name(v.tensor_type)
+                     << ") is not exactly representable in the binding's type " << elem_type_name(v.type));
+  });
 }
 
 void read_view(const PlacedView& v, const std::vector<uint32_t>& image, std::vector<uint32_t>& words) {
+  // view_type converts only inputs of "in" bindings, which are never read back.
+  MOE_CHECK(v.type == v.tensor_type, v.what << ": tensor '" << v.tensor << "' read back through a converted view");
   const int bytes = elem_bytes(v.type);
   v.for_each([&](int64_t t, int64_t e) { set_unit(words, t, bytes, get_unit(image, e, bytes)); });
 }

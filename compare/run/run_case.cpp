@@ -102,6 +102,8 @@ void check_pairing(Verdict& v, const OutputSpec& spec, const std::vector<double>
   }
 }
 
+std::string describe(const BufferLayout& L);
+
 // The kernels that run, and their instances per step: per position the first alternative that
 // accepts the pinned subgroup size and whose limits hold at every step (a chain stage may have
 // several kernels, e.g. matmul_q at 4 and 8 bits). None: `skip` says every alternative's reason.
@@ -162,10 +164,64 @@ struct CaseBuffers {
   std::vector<BufferLayout> layouts;
   std::vector<vk::Buffer> buffers;
   std::vector<bool> written;                     // bound with access out/inout somewhere
+  std::vector<bool> readable;                    // bound with access in/inout somewhere
   std::vector<std::vector<size_t>> of_binding;   // [position][binding index] -> buffer
   // Case tensor -> the (buffer, view) pairs that hold it as a result after a dispatch.
   std::map<std::string, std::vector<std::pair<size_t, size_t>>> produced;
+  // In/out tensors (states) whose value before a step is read from a buffer nothing writes and
+  // whose new value is left in another (docs/manifests.md "A state read from one binding and
+  // written to another"): between steps the harness copies it across, as the engine's graph does.
+  std::set<std::string> carried;
 };
+
+// Binding `b` of kernel `k` at every step: the layout of step 0 with the generated values of
+// every step (a layout may not change between steps, since buffers and state stay on the device).
+BufferLayout place_all_steps(const KernelEntry& k, const ManifestBinding& b, const Plan& plan, const Picked& pk, size_t i,
+                             const OpCase& c, const std::string& where) {
+  auto rename = [&](const std::string& n) { return case_tensor(plan.stages[i], n); };
+  BufferLayout L = place_binding(k, b, rename, pk.inst[0][i].vars, c, kPoison, where);
+  for (size_t s = 1; s < pk.inst.size(); ++s) {
+    BufferLayout Ls = place_binding(k, b, rename, pk.inst[s][i].vars, c, kPoison, where);
+    MOE_CHECK(Ls.key == L.key, where << " '" << k.name << "': binding " << b.binding << " has another layout at step "
+                                     << s << " than at step 0; buffers stay on the device between steps, so layouts "
+                                     << "must not move");
+    for (size_t v = 0; v < L.views.size(); ++v)
+      if (!L.views[v].generate.empty()) L.views[v].generated.push_back(std::move(Ls.views[v].generated[0]));
+  }
+  return L;
+}
+
+// Each converted view's values (the case's tensor and every step's upload of it) exactly
+// representable in the binding's type, checked before anything runs.
+void check_conversions(const CaseBuffers& cb, const OpCase& c) {
+  for (const BufferLayout& L : cb.layouts)
+    for (const PlacedView& v : L.views) {
+      if (v.tensor.empty() || v.type == v.tensor_type) continue;
+      check_conversion(v, c.tensors.at(v.tensor).words, "");
+      for (size_t s = 0; s < c.steps.size(); ++s)
+        if (c.steps[s].upload.count(v.tensor))
+          check_conversion(v, c.steps[s].upload.at(v.tensor).words, " (uploaded at step " + std::to_string(s) + ")");
+    }
+}
+
+// The states a plan carries between steps (CaseBuffers::carried). A result read by a later stage
+// through another layout would need a copy the engine never makes: the harness cannot feed it.
+void find_carried(CaseBuffers& cb, const OpCase& c, const Plan& plan, const std::string& where) {
+  for (const auto& [name, holders] : cb.produced)
+    for (size_t bi = 0; bi < cb.layouts.size(); ++bi)
+      for (const PlacedView& pv : cb.layouts[bi].views) {
+        if (pv.tensor != name || !pv.becomes.empty() ||
+            std::any_of(holders.begin(), holders.end(), [&](const auto& h) { return h.first == bi; }))
+          continue;
+        MOE_CHECK(!c.tensors.at(name).output, where << " plan '" << plan.label << "': tensor '" << name
+                                                    << "' is written through one layout and read through another");
+        MOE_CHECK(!cb.written[bi], where << " plan '" << plan.label << "': state '" << name << "' is written through "
+                                         << "one layout and read through another buffer that is also written ("
+                                         << describe(cb.layouts[bi]) << "); its input can only be read from a buffer "
+                                         << "every kernel binds \"in\"");
+        cb.carried.insert(name);
+      }
+}
 
 // Lays out every binding (at every step: a layout may not change between steps, since buffers
 // and state stay on the device) and checks what can be checked before anything runs.
@@ -175,19 +231,20 @@ CaseBuffers lay_out(vk::Context& ctx, const Plan& plan, const Picked& pk, const 
   std::map<std::string, size_t> by_key;
   for (size_t i = 0; i < pk.kernels.size(); ++i) {
     const KernelEntry& k = *pk.kernels[i];
-    auto rename = [&](const std::string& n) { return case_tensor(plan.stages[i], n); };
-    cb.of_binding.emplace_back();
-    for (const ManifestBinding& b : k.bindings) {
-      BufferLayout L = place_binding(k, b, rename, pk.inst[0][i].vars, c, kPoison, where);
-      for (size_t s = 1; s < pk.inst.size(); ++s)
-        MOE_CHECK(place_binding(k, b, rename, pk.inst[s][i].vars, c, kPoison, where).key == L.key,
-                  where << " '" << k.name << "': binding " << b.binding << " has another layout at step " << s
-                        << " than at step 0; buffers stay on the device between steps, so layouts must not move");
+    cb.of_binding.emplace_back(k.bindings.size(), size_t(0));
+    for (size_t bx = 0; bx < k.bindings.size(); ++bx) {
+      const ManifestBinding& b = k.bindings[bx];
+      if (b.same_as >= 0) continue;  // an alias: its root's buffer, below
+      BufferLayout L = place_all_steps(k, b, plan, pk, i, c, where);
       auto [it, fresh] = by_key.emplace(L.key, cb.layouts.size());
       MOE_CHECK(fresh || cb.layouts[it->second].bytes == L.bytes,
                 where << " '" << k.name << "': binding " << b.binding << ": scratch '" << b.scratch_name << "' of "
                       << L.bytes << " bytes, another kernel of the plan declares it with "
                       << cb.layouts[it->second].bytes);
+      for (size_t v = 0; !fresh && v < L.views.size(); ++v)
+        MOE_CHECK(L.views[v].generated == cb.layouts[it->second].views[v].generated,
+                  where << " '" << k.name << "': binding " << b.binding << " generates other values than another "
+                        << "kernel's binding of the same layout (one buffer): their variables differ");
       if (fresh) {
         if (b.uniform && L.bytes > ctx.info().max_uniform_buffer_range) {
           *skip = "binding " + std::to_string(b.binding) + " of '" + k.name + "' (a uniform buffer) needs " +
@@ -201,11 +258,16 @@ CaseBuffers lay_out(vk::Context& ctx, const Plan& plan, const Picked& pk, const 
           return cb;
         }
         cb.layouts.push_back(std::move(L));
-        cb.written.push_back(false);
+        cb.written.push_back(false), cb.readable.push_back(false);
       }
       if (b.access != Access::In) cb.written[it->second] = true;
-      cb.of_binding.back().push_back(it->second);
+      if (b.access != Access::Out) cb.readable[it->second] = true;
+      cb.of_binding.back()[bx] = it->second;
     }
+    // Aliases ("same_as", resolved to their root at load) share the root's buffer.
+    for (size_t bx = 0; bx < k.bindings.size(); ++bx)
+      for (size_t root = 0; k.bindings[bx].same_as >= 0 && root < k.bindings.size(); ++root)
+        if (int64_t{k.bindings[root].binding} == k.bindings[bx].same_as) cb.of_binding.back()[bx] = cb.of_binding.back()[root];
   }
   for (size_t bi = 0; bi < cb.layouts.size(); ++bi) {
     if (!cb.written[bi]) continue;
@@ -215,15 +277,8 @@ CaseBuffers lay_out(vk::Context& ctx, const Plan& plan, const Picked& pk, const 
       cb.produced[pv.becomes.empty() ? pv.tensor : pv.becomes].push_back({bi, v});
     }
   }
-  // A result read by a later stage through another layout would need a copy the engine never
-  // makes: the harness cannot feed it.
-  for (const auto& [name, holders] : cb.produced)
-    for (size_t bi = 0; bi < cb.layouts.size(); ++bi)
-      for (const PlacedView& pv : cb.layouts[bi].views)
-        if (pv.tensor == name && pv.becomes.empty() &&
-            std::none_of(holders.begin(), holders.end(), [&](const auto& h) { return h.first == bi; }))
-          MOE_FAIL(where << " plan '" << plan.label << "': tensor '" << name
-                         << "' is written through one layout and read through another");
+  find_carried(cb, c, plan, where);
+  check_conversions(cb, c);
   for (const BufferLayout& L : cb.layouts) cb.buffers.push_back(ctx.make_buffer(std::max<size_t>(L.bytes, 4)));
   return cb;
 }
@@ -268,16 +323,31 @@ const std::vector<uint32_t>* step_source(const OpCase& c, const CaseStep* step, 
   return nullptr;
 }
 
+std::vector<uint32_t> gather(const CaseBuffers& cb, const OpCase& c, const std::string& name,
+                             std::map<size_t, std::vector<uint32_t>>& images);
+
+// The states carried into step s > 0: what the kernels left in their written places (unless the
+// step uploads the state itself, comparing steps in isolation).
+std::map<std::string, std::vector<uint32_t>> carried_values(const CaseBuffers& cb, const OpCase& c,
+                                                            const CaseStep* step, size_t s) {
+  std::map<std::string, std::vector<uint32_t>> out;
+  std::map<size_t, std::vector<uint32_t>> images;
+  for (const std::string& name : cb.carried)
+    if (s > 0 && !(step && step->upload.count(name))) out[name] = gather(cb, c, name, images);
+  return out;
+}
+
 // Before step s: each buffer gets the inputs that change, poison where outputs go. Returns the
 // bytes uploaded; `expect` receives the image every unwritten buffer must still hold afterwards.
 double upload_step(CaseBuffers& cb, const OpCase& c, size_t s, std::map<size_t, std::vector<uint32_t>>& expect) {
   const CaseStep* step = c.steps.empty() ? nullptr : &c.steps[s];
+  const std::map<std::string, std::vector<uint32_t>> carried = carried_values(cb, c, step, s);
   double bytes = 0;
   for (size_t bi = 0; bi < cb.layouts.size(); ++bi) {
     const BufferLayout& L = cb.layouts[bi];
     vk::Buffer& buf = cb.buffers[bi];
     if (L.scratch) {
-      buf.fill_u32(kPoison);
+      buf.fill_u32(L.fill);
       continue;
     }
     std::vector<uint32_t> image;
@@ -289,13 +359,21 @@ double upload_step(CaseBuffers& cb, const OpCase& c, size_t s, std::map<size_t, 
       changed = true;
     };
     for (const PlacedView& v : L.views) {
+      if (!v.generate.empty()) {  // generated: with the first step, then when a step's values differ
+        if (s == 0 || v.generated[s] != v.generated[s - 1]) start_image(), write_view(v, &v.generated[s], image);
+        continue;
+      }
       if (v.tensor.empty()) {  // a value: written once, with the first step
         if (s == 0) start_image(), write_view(v, nullptr, image);
         continue;
       }
-      const std::vector<uint32_t> poison(c.tensors.at(v.tensor).output ? c.tensors.at(v.tensor).words.size() : 0,
-                                         kPoison);
-      const std::vector<uint32_t>* src = step_source(c, step, s, v.tensor, poison);
+      const HostTensor& t = c.tensors.at(v.tensor);
+      // A carried state's written place that no kernel reads gets poison (its input is read
+      // elsewhere), so a kernel that does not write the new state fails.
+      const bool carried_out = cb.carried.count(v.tensor) && cb.written[bi] && !cb.readable[bi];
+      const std::vector<uint32_t> poison(t.output || carried_out ? t.words.size() : 0, kPoison);
+      const std::vector<uint32_t>* src = carried_out ? &poison : step_source(c, step, s, v.tensor, poison);
+      if (!src && carried.count(v.tensor) && !cb.written[bi]) src = &carried.at(v.tensor);
       if (!src) continue;
       if (L.plain) {
         if (src == &poison) {
