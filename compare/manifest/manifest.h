@@ -21,8 +21,10 @@
 //     "limits": ["dim <= 8192", "dim % 4 == 0"],  // a case outside them is skipped, with the reason
 //     "accumulation": "f32",                    // precision the kernel accumulates in: f32 | f16 | f64
 //     "subgroup_sizes": "any",                  // "any" (every size the device offers) or [32, 64]
-//     "access_checks": true                     // false: run without the runner's checks of
+//     "access_checks": true,                    // false: run without the runner's checks of
 //                                               // indices, shifts and shared-memory races
+//     "conventions": {"decay_log": "1"}         // the op's convention fields (expressions over
+//                                               // the case's params), cases built with them set
 //   }]
 // }
 // Expressions are integer/float arithmetic over the op's params (by their visit() names), the
@@ -126,6 +128,10 @@ struct SpecEntry {
   std::string type;
 };
 
+// A kernel's "conventions" (docs/manifests.md "Conventions"): op convention field -> expression
+// over the case's params (compare/cases/conventions.h). Empty: the op's default form.
+using Conventions = std::map<std::string, std::string>;
+
 struct KernelEntry {
   std::string name;
   std::vector<std::string> ops;
@@ -148,6 +154,7 @@ struct KernelEntry {
   // The runner's undefined-behaviour checks (vk::Dispatch::check_access) in correctness runs.
   // Off only for a kernel meant to misbehave past them (the crash tests of the isolation).
   bool access_checks = true;
+  Conventions conventions;  // the op's cases are built with these set (a one-op kernel only)
   // Named values ("let"), in an order where each uses only op/device variables and earlier ones.
   std::vector<std::pair<std::string, std::string>> lets;
   // From reflection: the workgroup size the SPIR-V declares (its default, before any

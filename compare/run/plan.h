@@ -40,6 +40,8 @@ struct Plan {
   // case runs, per stage, the first whose limits accept it. Empty for single-kernel plans.
   std::vector<std::vector<const KernelEntry*>> alternatives;
 };
+// The conventions a plan's cases are built with (its kernels', compare/cases/conventions.h).
+const Conventions& plan_conventions(const Plan& plan);
 // Every plan of `m` for `op`, in manifest order (own kernels, fused kernels, then the chain).
 // When there is none, `why_none` (if given) says what is missing.
 std::vector<Plan> plans_for(const Manifest& m, const std::string& op, std::string* why_none);
