@@ -9,8 +9,9 @@ namespace moe {
 
 // Per v-head, on Eigen: kv_mem = g (S k) (matrix-vector product on the state as stored),
 // delta = (v - kv_mem) beta, S = g S + delta k^T (decay and rank-1 update in one lazy pass over
-// S), o = S q (matrix-vector product). v-heads are independent across all tokens, so OpenMP
-// threads take whole heads and run every token on them.
+// S), o = S q (matrix-vector product) times out_scale. Under decay_log g is std::exp of the
+// input; head_group picks the q/k head (delta_net_qk_head). v-heads are independent across all
+// tokens, so OpenMP threads take whole heads and run every token on them.
 // Each head's state, and each token's q/k/v, are first copied into local aligned Eigen objects:
 // Eigen's reductions and assignments peel unaligned heads with scalar code, so working in the
 // caller's buffers would let the bits depend on their addresses, and a T-token call would not
