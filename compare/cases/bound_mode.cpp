@@ -30,6 +30,7 @@ PrecisionModel device_model() {
   m.exp_rel = [](double x) { return exp_rel(x); };
   m.division_rel = division_rel();
   m.rsqrt_rel = 2 * kU32 * precision().inversesqrt_ulp;  // inversesqrt, in ULP (2 by the Vulkan rules)
+  m.sqrt_rel = m.rsqrt_rel + m.division_rel;  // Vulkan: sqrt inherits from 1.0 / inversesqrt()
   m.log_rel = log_ulp_rel(), m.log_abs = log_abs(), m.sincos_abs = sincos_abs();
   // Vulkan defines sin and cos only on [-pi, pi]: a kernel reduces a = k 2pi_f + r with an f32
   // 2pi (|2pi_f - 2pi| = 0.47u 2pi, times |k| <= |a| / 2pi + 1), the product's and the
@@ -45,6 +46,7 @@ PrecisionModel norm_device_model() {
   m.exp_rel = [rules](double x) { return 2 * kU32 * (rules.exp_a + rules.exp_b * std::fabs(x)); };
   m.division_rel = 2 * kU32 * rules.division_ulp;
   m.rsqrt_rel = 2 * kU32 * rules.inversesqrt_ulp;
+  m.sqrt_rel = m.rsqrt_rel + m.division_rel;  // Vulkan: sqrt inherits from 1.0 / inversesqrt()
   return m;
 }
 

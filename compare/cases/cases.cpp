@@ -1,6 +1,9 @@
 #include "compare/cases/cases.h"
 
+#include "compare/cases/conventions.h"
 #include "core/check.h"
+#include "ops/delta_net.h"
+#include "ops/qk_norm.h"
 
 namespace moe::compare {
 
@@ -20,7 +23,29 @@ std::vector<OpCase> matvec_q_perf_cases(uint64_t, const std::string& only);
 std::vector<OpCase> matvec_bf16_perf_cases(uint64_t, const std::string& only);
 std::vector<OpCase> matmul_q_perf_cases(uint64_t, const std::string& only);
 
+// Ops with conventions: their cases with a kernel's conventions set (<stem>_case.cpp), and the
+// convention fields their params list.
+using ConventionCasesFn = std::vector<OpCase> (*)(bool remainders, bool real, uint64_t seed, const Conventions& conv);
+std::vector<OpCase> delta_net_conv_cases(bool, bool, uint64_t, const Conventions&);
+std::vector<OpCase> qk_norm_conv_cases(bool, bool, uint64_t, const Conventions&);
+
 namespace {
+
+struct ConventionEntry {
+  const char* op;
+  ConventionCasesFn fn;
+  std::vector<std::string> (*names)();
+};
+const ConventionEntry kConventionCases[] = {
+    {"delta_net", &delta_net_conv_cases, &convention_names<DeltaNetParams>},
+    {"qk_norm", &qk_norm_conv_cases, &convention_names<QkNormParams>},
+};
+
+const ConventionEntry* convention_entry(const std::string& op) {
+  for (const ConventionEntry& e : kConventionCases)
+    if (op == e.op) return &e;
+  return nullptr;
+}
 
 struct CaseEntry {
   const char* op;
@@ -55,10 +80,33 @@ std::vector<std::string> case_ops() {
   return out;
 }
 
+std::vector<std::string> op_conventions(const std::string& op) {
+  const ConventionEntry* e = convention_entry(op);
+  return e ? e->names() : std::vector<std::string>{};
+}
+
+std::string describe_conventions(const std::string& op) {
+  std::string names;
+  for (const std::string& n : op_conventions(op)) names += (names.empty() ? "" : ", ") + n;
+  return names.empty() ? "op '" + op + "' has no conventions" : "op '" + op + "' has conventions " + names;
+}
+
 std::vector<OpCase> make_cases(const std::string& op, const std::string& shapes, uint64_t seed,
-                               const std::string& only) {
+                               const std::string& only, const Conventions& conv, const std::string& where) {
   MOE_CHECK(shapes == "remainders" || shapes == "real" || shapes == "all" || shapes == "perf",
             "compare: --shapes '" << shapes << "', expected remainders, real, all or perf");
+  if (!conv.empty()) {
+    const ConventionEntry* e = convention_entry(op);
+    MOE_CHECK(e, where << ": conventions: " << describe_conventions(op));
+    if (shapes == "perf") return {};  // no timing shapes for these ops
+    try {
+      std::vector<OpCase> out = e->fn(shapes != "real", shapes != "remainders", seed, conv);
+      for (OpCase& c : out) c.seed = seed;
+      return out;
+    } catch (const Error& err) {
+      MOE_FAIL(where << ": conventions " << conventions_text(conv) << ": " << err.what());
+    }
+  }
   for (const CaseEntry& e : kCases)
     if (op == e.op) {
       const PerfFn perf = perf_cases_of(op);

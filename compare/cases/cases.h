@@ -59,7 +59,11 @@ std::vector<std::string> case_ops();
 // Cases of `op` for `shapes` ("remainders", "real", "all", or "perf": the timing shapes, beyond
 // lavapipe's buffers, of the ops that have them; none for the others) and one seed. With `only`
 // not empty, "perf" builds only the case of that label (a timing case is costly to build).
+// `conv` (a kernel's "conventions", compare/cases/conventions.h): the cases with those op fields
+// set, for the same shapes and seeds; an error evaluating or applying them names `where` (the
+// manifest and kernel) and the field.
 std::vector<OpCase> make_cases(const std::string& op, const std::string& shapes, uint64_t seed,
-                               const std::string& only = "");
+                               const std::string& only = "", const Conventions& conv = {},
+                               const std::string& where = "");
 
 }  // namespace moe::compare

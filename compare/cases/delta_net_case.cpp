@@ -3,6 +3,7 @@
 
 #include "compare/cases/bound_mode.h"
 #include "compare/cases/case_util.h"
+#include "compare/cases/conventions.h"
 #include "compare/cases/instances.h"
 #include "ops/delta_net.h"
 #include "spec/delta_net_spec.h"
@@ -80,13 +81,18 @@ OpCase delta_net_instance(const std::string& label, uint64_t seed, const DeltaNe
   return c;
 }
 
-std::vector<OpCase> delta_net_cases(bool rem, bool real, uint64_t seed) {
+// The cases with a kernel's conventions set on every shape (compare/cases/conventions.h): the
+// inputs (a log decay), the truth and the bounds follow them.
+std::vector<OpCase> delta_net_conv_cases(bool rem, bool real, uint64_t seed, const Conventions& conv) {
   return build_cases(delta_net_shapes(rem, real), [&](const DeltaNetShape& s) -> std::optional<OpCase> {
     const uint64_t sd = seed + s.seed_offset;
-    if (!s.variant.prefill) return decode_case(s.label, s.p, sd, s.variant.special_gates);
-    const DeltaNetInputs in = delta_net_inputs(s.p, sd, s.variant.special_gates);
-    return delta_net_instance(s.label, sd, s.p, in.q, in.k, in.v, in.g, in.beta, in.state0);
+    const DeltaNetParams p = with_conventions(s.p, conv);
+    if (!s.variant.prefill) return decode_case(s.label, p, sd, s.variant.special_gates);
+    const DeltaNetInputs in = delta_net_inputs(p, sd, s.variant.special_gates);
+    return delta_net_instance(s.label, sd, p, in.q, in.k, in.v, in.g, in.beta, in.state0);
   });
 }
+
+std::vector<OpCase> delta_net_cases(bool rem, bool real, uint64_t seed) { return delta_net_conv_cases(rem, real, seed, {}); }
 
 }  // namespace moe::compare

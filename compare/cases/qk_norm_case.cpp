@@ -3,7 +3,7 @@
 #include "compare/cases/case_util.h"
 #include "compare/cases/instances.h"
 #include "compare/cases/bound_mode.h"
-#include "compare/cases/case_util.h"
+#include "compare/cases/conventions.h"
 #include "ops/qk_norm.h"
 #include "spec/qk_norm_spec.h"
 
@@ -25,14 +25,18 @@ OpCase qk_norm_instance(const std::string& label, uint64_t seed, const QkNormPar
   return c;
 }
 
-std::vector<OpCase> qk_norm_cases(bool rem, bool real, uint64_t seed) {
+// The cases with a kernel's conventions set on every shape (compare/cases/conventions.h).
+std::vector<OpCase> qk_norm_conv_cases(bool rem, bool real, uint64_t seed, const Conventions& conv) {
   std::vector<OpCase> out;
   for (const auto& s : qk_norm_shapes(rem, real)) {
     if (s.variant) continue;  // CPU only
-    const QkNormInputs in = qk_norm_inputs(s.p, seed + s.seed_offset);
-    out.push_back(qk_norm_instance(s.label, seed + s.seed_offset, s.p, in.q, in.k));
+    const QkNormParams p = with_conventions(s.p, conv);
+    const QkNormInputs in = qk_norm_inputs(p, seed + s.seed_offset);
+    out.push_back(qk_norm_instance(s.label, seed + s.seed_offset, p, in.q, in.k));
   }
   return out;
 }
+
+std::vector<OpCase> qk_norm_cases(bool rem, bool real, uint64_t seed) { return qk_norm_conv_cases(rem, real, seed, {}); }
 
 }  // namespace moe::compare

@@ -19,6 +19,7 @@
 #include <shaderc/shaderc.hpp>
 
 #include "compare/manifest/manifest.h"
+#include "compare/cases/conventions.h"
 #include "compare/manifest/chains.h"
 #include "compare/manifest/spirv_cache.h"
 
@@ -321,6 +322,21 @@ std::vector<std::pair<std::string, std::string>> parse_lets(const json& j, const
   return out;
 }
 
+// "conventions": {"field": "expr", ...}: fields of the kernel's one op that its params list as
+// conventions (compare/cases/conventions.h); the values are checked per case, when evaluated.
+Conventions parse_conventions(const json& j, const Ctx& c, const std::vector<std::string>& ops) {
+  MOE_CHECK(j.is_object(), c.str() << ": expected an object of field: expression, found " << type_name(j));
+  MOE_CHECK(ops.size() == 1, c.str() << ": conventions apply to a kernel of one op, found " << ops.size() << " ops");
+  const std::vector<std::string> known = op_conventions(ops[0]);
+  Conventions out;
+  for (const auto& [name, v] : j.items()) {
+    MOE_CHECK(std::count(known.begin(), known.end(), name),
+              c.str() << ": unknown convention \"" << name << "\" (" << describe_conventions(ops[0]) << ")");
+    out[name] = get_expr(v, c.sub(name));
+  }
+  return out;
+}
+
 PushConstant parse_push(const json& j, const Ctx& c) {
   only_keys(j, {"name", "type", "offset", "value"}, c);
   PushConstant p;
@@ -446,7 +462,7 @@ KernelEntry parse_kernel(const json& j, const Ctx& c, const fs::path& dir, int64
   only_keys(j,
             {"name", "ops", "spirv", "glsl", "glsl_target", "defines", "entry", "bindings", "push_constants",
              "push_constant_size", "specialization", "dispatch", "limits", "accumulation", "subgroup_sizes", "let",
-             "access_checks", "differences"},
+             "access_checks", "differences", "conventions"},
             c);
   KernelEntry k;
   k.name = get_string(need(j, "name", c), c.sub("name"));
@@ -511,6 +527,7 @@ KernelEntry parse_kernel(const json& j, const Ctx& c, const fs::path& dir, int64
     MOE_FAIL(kc.str() << ": missing required key \"dispatch\" (workgroup counts, e.g. [\"rows\", \"1\", \"1\"])");
   }
   k.limits = parse_array<std::string>(j, "limits", kc, get_expr);
+  if (j.contains("conventions")) k.conventions = parse_conventions(j["conventions"], kc.sub("conventions"), k.ops);
   if (j.contains("let")) k.lets = parse_lets(j["let"], kc.sub("let"));
   if (j.contains("accumulation"))
     k.accumulation = get_enum<std::string>(j["accumulation"], kc.sub("accumulation"), {{"f32", "f32"}, {"f16", "f16"}, {"f64", "f64"}});
@@ -725,6 +742,14 @@ std::vector<KernelSequence> parse_sequences(const json& j, const Ctx& top, const
                                                           << "\" must have \"ops\": [\"" << s.op << "\"]");
       MOE_CHECK(used.insert(name).second, sc.sub("kernels").str() << ": kernel \"" << name
                                                                   << "\" is in two sequences (or twice in one)");
+      // The kernels compute one op on the same cases: they must write it the same way.
+      const auto first = std::find_if(m.kernels.begin(), m.kernels.end(),
+                                      [&](const KernelEntry& e) { return e.name == s.kernels[0]; });
+      MOE_CHECK(first == m.kernels.end() || k->conventions == first->conventions,
+                sc.sub("kernels").str() << ": kernel \"" << name << "\" declares other conventions than \""
+                                        << first->name << "\" (" << conventions_text(k->conventions) << " versus "
+                                        << conventions_text(first->conventions)
+                                        << "); the kernels of a sequence must declare the same");
     }
     if (all_loaded) out.push_back(std::move(s));
   }

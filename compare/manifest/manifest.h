@@ -22,8 +22,10 @@
 //     "accumulation": "f32",                    // precision the kernel accumulates in: f32 | f16 | f64
 //     "subgroup_sizes": "any",                  // "driver" (default: not pinned), "any" (every size the device offers) or [32, 64]
 //     "differences": [{"when": "any_nan(x)", "why": "..."}],  // failing there: DIFFERS, not FAIL
-//     "access_checks": true                     // false: run without the runner's checks of
+//     "access_checks": true,                    // false: run without the runner's checks of
 //                                               // indices, shifts and shared-memory races
+//     "conventions": {"decay_log": "1"}         // the op's convention fields (expressions over
+//                                               // the case's params), cases built with them set
 //   }]
 // }
 // Expressions are integer/float arithmetic over the op's params (by their visit() names), the
@@ -144,6 +146,10 @@ struct Difference {
   std::string why;
 };
 
+// A kernel's "conventions" (docs/manifests.md "Conventions"): op convention field -> expression
+// over the case's params (compare/cases/conventions.h). Empty: the op's default form.
+using Conventions = std::map<std::string, std::string>;
+
 struct KernelEntry {
   std::string name;
   std::vector<std::string> ops;
@@ -171,6 +177,7 @@ struct KernelEntry {
   // Off only for a kernel meant to misbehave past them (the crash tests of the isolation).
   bool access_checks = true;
   std::vector<Difference> differences;
+  Conventions conventions;  // the op's cases are built with these set (a one-op kernel only)
   // Named values ("let"), in an order where each uses only op/device variables and earlier ones.
   std::vector<std::pair<std::string, std::string>> lets;
   // From reflection: the workgroup size the SPIR-V declares (its default, before any

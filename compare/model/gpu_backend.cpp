@@ -3,6 +3,7 @@
 #include <bit>
 #include <cstring>
 
+#include "compare/cases/conventions.h"
 #include "compare/cases/instances.h"
 #include "compare/vk/runner.h"
 #include "core/check.h"
@@ -72,6 +73,13 @@ void GpuBackend::run(const std::string& op, const std::function<OpCase()>& make,
   std::map<std::string, std::vector<uint32_t>> got;
   std::string skipped;
   for (const Plan& plan : it->second) {
+    // The forward's tensors are in the op's default form; a kernel in other conventions
+    // (compare/cases/conventions.h) would be judged on inputs it does not take.
+    if (!plan_conventions(plan).empty()) {
+      skipped += (skipped.empty() ? "" : "; ") + plan.label + " declares conventions " +
+                 conventions_text(plan_conventions(plan)) + ", which a model run does not translate";
+      continue;
+    }
     CaseResult r = run_plan_case(ctx_, m_, plan, c, subgroup_, timeout_ms_, &got);
     if (r.skipped) {
       skipped += (skipped.empty() ? "" : "; ") + r.skip_reason;

@@ -433,6 +433,7 @@ MutateReport run_mutate(const MutateOptions& opt) {
   if (!opt.mutants.empty()) listed = read_mutant_list(opt.mutants);
   MutateReport rep;
   CaseSets cases;
+  std::map<std::string, Conventions> cases_conv;  // per op: the conventions its cases were built with
   CompareOptions co;
   co.shapes = opt.shapes, co.seed = opt.seed, co.seeds = opt.seeds;
   for (size_t ki = 0; ki < m.kernels.size(); ++ki) {
@@ -455,12 +456,17 @@ MutateReport run_mutate(const MutateOptions& opt) {
     if (ops.empty()) continue;  // no op with cases uses it
     if (!opt.mutants.empty() && !listed.count(k.name)) continue;  // none listed: no cases to build
     // Cases once per op, kept while the next kernels use them.
+    // Cases built for other conventions than this kernel's (compare/cases/conventions.h) are rebuilt.
     for (auto it = cases.begin(); it != cases.end();)
-      it = std::count(ops.begin(), ops.end(), it->first) ? std::next(it) : cases.erase(it);
+      it = std::count(ops.begin(), ops.end(), it->first) && cases_conv[it->first] == k.conventions ? std::next(it)
+                                                                                                    : cases.erase(it);
     for (const std::string& op : ops)
-      if (!cases.count(op))
+      if (!cases.count(op)) {
+        cases_conv[op] = k.conventions;
         for (int s = 0; s < opt.seeds; ++s)
-          for (OpCase& c : make_cases(op, opt.shapes, opt.seed + uint64_t(s))) cases[op].push_back(std::move(c));
+          for (OpCase& c : make_cases(op, opt.shapes, opt.seed + uint64_t(s), "", k.conventions, k.name))
+            cases[op].push_back(std::move(c));
+      }
     const std::string source = k.files->read(k.source_path, "mutate: the kernel's GLSL");
     std::vector<Mutant> made = make_mutants(source, split_commas(opt.rules));
     if (!opt.mutants.empty()) {

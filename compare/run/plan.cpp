@@ -29,6 +29,12 @@
 #include "core/check.h"
 
 namespace moe::compare {
+const Conventions& plan_conventions(const Plan& plan) {
+  static const Conventions kNone;
+  // A sequence's kernels declare the same conventions (load_manifest checks); chain stages none.
+  return plan.kernels.empty() || !plan.kernels[0] ? kNone : plan.kernels[0]->conventions;
+}
+
 std::vector<Plan> plans_for(const Manifest& m, const std::string& op, std::string* why_none) {
   std::vector<Plan> plans;
   for (const KernelEntry& k : m.kernels) {
@@ -152,21 +158,32 @@ void run_op_cases(vk::Context& ctx, const Manifest& m, const std::string& op, co
     if (by_seed && s % shard.count != shard.index) continue;
     // Cases are built once per seed (the f64 truth of big cases is the costly part) and run on
     // every plan, unless every unit of this seed was already run (a resumed worker).
-    std::vector<OpCase> cases;
+    // Per distinct "conventions" of the plans (compare/cases/conventions.h): the same shapes and
+    // draws with those op fields set, so case positions agree across them.
+    std::map<Conventions, std::vector<OpCase>> by_conv;
     {
       PhaseClock build([&] { return op + " seed " + std::to_string(opt.seed + uint64_t(s)) + ": building its cases"; });
-      cases = make_cases(op, named_shape ? "all" : opt.shapes, opt.seed + uint64_t(s));
-      // A label of a timing shape (`--shapes perf`, as a failure's reproduce line names it): those
-      // cases are built only when no remainder or real case has the label (they are large).
-      if (named_shape && std::none_of(cases.begin(), cases.end(), [&](const OpCase& c) { return c.shape == opt.shapes; }))
-        cases = make_cases(op, "perf", opt.seed + uint64_t(s), opt.shapes);
+      for (const PlanRun& pr : plans) {
+        const Conventions& conv = plan_conventions(*pr.plan);
+        if (by_conv.count(conv)) continue;
+        const std::string where = (m.path.empty() ? std::string("(bundled)") : m.path) + ": kernel '" +
+                                  pr.plan->label + "'";
+        std::vector<OpCase>& cases = by_conv[conv];
+        cases = make_cases(op, named_shape ? "all" : opt.shapes, opt.seed + uint64_t(s), "", conv, where);
+        // A label of a timing shape (`--shapes perf`, as a failure's reproduce line names it): those
+        // cases are built only when no remainder or real case has the label (they are large).
+        if (named_shape && std::none_of(cases.begin(), cases.end(), [&](const OpCase& c) { return c.shape == opt.shapes; }))
+          cases = make_cases(op, "perf", opt.seed + uint64_t(s), opt.shapes, conv, where);
+      }
     }  // the clock prints the building's time here (MOE_TRACE_TIMES)
-    for (size_t pos = 0; pos < cases.size(); ++pos) {
-      const OpCase& c = cases[pos];
-      if (named_shape && c.shape != opt.shapes) continue;
+    const size_t n_cases = by_conv.empty() ? 0 : by_conv.begin()->second.size();
+    for (size_t pos = 0; pos < n_cases; ++pos) {
+      const OpCase& first = by_conv.begin()->second[pos];
+      if (named_shape && first.shape != opt.shapes) continue;
       if (!by_seed && case_index++ % shard.count != shard.index) continue;
       for (const PlanRun& pr : plans)
         for (uint32_t sg : pr.sizes) {
+          const OpCase& c = by_conv.at(plan_conventions(*pr.plan))[pos];
           if (unit++ < resume) continue;
           if (hooks.start) {
             CaseResult proto;

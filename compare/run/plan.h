@@ -44,6 +44,8 @@ struct Plan {
   // unpinned ("sg=driver"). In a plan that also pins, such kernels run unpinned at each size.
   bool driver_subgroup = false;
 };
+// The conventions a plan's cases are built with (its kernels', compare/cases/conventions.h).
+const Conventions& plan_conventions(const Plan& plan);
 // Every plan of `m` for `op`, in manifest order (own kernels, fused kernels, then the chain).
 // When there is none, `why_none` (if given) says what is missing.
 std::vector<Plan> plans_for(const Manifest& m, const std::string& op, std::string* why_none);

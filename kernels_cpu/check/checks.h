@@ -13,4 +13,11 @@ namespace moe {
 #include "op_list.def"
 #undef MOE_OP
 
+// The ops with conventions (ops/delta_net.h, ops/qk_norm.h), checked with conv's convention
+// fields set on every shape (its other fields unused).
+struct DeltaNetParams;
+struct QkNormParams;
+std::vector<CheckResult> delta_net_check_conventions(uint64_t seed, CheckScope scope, const DeltaNetParams& conv);
+std::vector<CheckResult> qk_norm_check_conventions(uint64_t seed, CheckScope scope, const QkNormParams& conv);
+
 }  // namespace moe

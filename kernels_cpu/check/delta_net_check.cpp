@@ -52,4 +52,11 @@ std::vector<CheckResult> delta_net_check(uint64_t seed, CheckScope scope) {
                       [](const DeltaNetShape& s, CheckResult& res) { run_case(s, res); });
 }
 
+std::vector<CheckResult> delta_net_check_conventions(uint64_t seed, CheckScope scope, const DeltaNetParams& conv) {
+  std::vector<DeltaNetShape> shapes = delta_net_shapes(scope_has_remainders(scope), scope_has_real(scope));
+  for (DeltaNetShape& s : shapes)
+    s.p.decay_log = conv.decay_log, s.p.head_group = conv.head_group, s.p.out_scale = conv.out_scale;
+  return check_shapes("delta_net", shapes, seed, [](const DeltaNetShape& s, CheckResult& res) { run_case(s, res); });
+}
+
 }  // namespace moe

@@ -31,6 +31,9 @@ void delta_net_validate(const DeltaNetParams& p, std::span<const float> q, std::
                                  << ", expected tokens >= 0 and the rest > 0");
   MOE_CHECK(p.v_heads % p.k_heads == 0,
             "delta_net: v_heads=" << p.v_heads << " is not a multiple of k_heads=" << p.k_heads);
+  MOE_CHECK(p.decay_log == 0 || p.decay_log == 1, "delta_net: decay_log=" << p.decay_log << ", expected 0 or 1");
+  MOE_CHECK(p.head_group == 0 || p.head_group == 1, "delta_net: head_group=" << p.head_group << ", expected 0 or 1");
+  MOE_CHECK(std::isfinite(p.out_scale), "delta_net: out_scale=" << p.out_scale << ", expected a finite value");
   const int64_t T = p.tokens;
   check_size(q, T * p.k_heads * p.key_dim, "delta_net", "q");
   check_size(k, T * p.k_heads * p.key_dim, "delta_net", "k");
@@ -61,15 +64,18 @@ void delta_net_ref(const DeltaNetParams& p, std::span<const float> q, std::span<
                    std::span<const float> v, std::span<const float> g, std::span<const float> beta,
                    std::span<float> state, std::span<float> o) {
   delta_net_validate(p, q, k, v, g, beta, state, o);
-  const int64_t Hk = p.k_heads, Hv = p.v_heads, dk = p.key_dim, dv = p.value_dim, r = Hv / Hk;
+  const int64_t Hk = p.k_heads, Hv = p.v_heads, dk = p.key_dim, dv = p.value_dim;
+  const Acc scale = Acc(p.out_scale);
   std::vector<Acc> s(dk);  // one state row in working precision
   for (int64_t t = 0; t < p.tokens; ++t) {
     for (int64_t h = 0; h < Hv; ++h) {
-      const float* qh = q.data() + (t * Hk + h / r) * dk;
-      const float* kh = k.data() + (t * Hk + h / r) * dk;
+      const int64_t hk = delta_net_qk_head(p, h);
+      const float* qh = q.data() + (t * Hk + hk) * dk;
+      const float* kh = k.data() + (t * Hk + hk) * dk;
       const float* vh = v.data() + (t * Hv + h) * dv;
       float* oh = o.data() + (t * Hv + h) * dv;
-      const Acc gh = g[t * Hv + h], bh = beta[t * Hv + h];
+      // The factor from the log in working precision: expf in the f32 tier, exp in f64 for the truth.
+      const Acc gh = p.decay_log ? std::exp(Acc(g[t * Hv + h])) : Acc(g[t * Hv + h]), bh = beta[t * Hv + h];
       for (int64_t vi = 0; vi < dv; ++vi) {
         float* row = state.data() + (h * dv + vi) * dk;
         for (int64_t ki = 0; ki < dk; ++ki) s[ki] = gh * Acc(row[ki]);
@@ -80,7 +86,7 @@ void delta_net_ref(const DeltaNetParams& p, std::span<const float> q, std::span<
         Acc out = 0;
         for (int64_t ki = 0; ki < dk; ++ki) out = mul_add(s[ki], Acc(qh[ki]), out);
         for (int64_t ki = 0; ki < dk; ++ki) row[ki] = float(s[ki]);
-        oh[vi] = float(out);
+        oh[vi] = float(out * scale);  // exact when out_scale is 1
       }
     }
   }

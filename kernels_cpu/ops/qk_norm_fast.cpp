@@ -13,18 +13,17 @@ void qk_norm_fast(const QkNormParams& p, std::span<const float> q, std::span<con
                   std::span<float> k_out) {
   qk_norm_validate(p, q, k, q_out, k_out);
   const int64_t dk = p.head_dim, rows = p.tokens * p.heads;
-  const float inv_scale = 1.0f / std::sqrt(float(dk));
-  const float q_scale = inv_scale * inv_scale;
+  const auto [q_scale, k_scale] = qk_norm_factors<float>(p);
   using In = Eigen::Map<const Eigen::ArrayXf>;
   using Out = Eigen::Map<Eigen::ArrayXf>;
 #pragma omp parallel for schedule(static) if (rows * dk >= (1 << 18))
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t off = r * dk;
     In qr(q.data() + off, dk), kr(k.data() + off, dk);
-    const float q_inv = 1.0f / std::sqrt(qr.square().sum() / float(dk) + p.eps);
-    const float k_inv = 1.0f / std::sqrt(kr.square().sum() / float(dk) + p.eps);
+    const float q_inv = qk_norm_inv<float>(p, qr.square().sum());
+    const float k_inv = qk_norm_inv<float>(p, kr.square().sum());
     Out(q_out.data() + off, dk) = qr * (q_inv * q_scale);
-    Out(k_out.data() + off, dk) = kr * (k_inv * inv_scale);
+    Out(k_out.data() + off, dk) = kr * (k_inv * k_scale);
   }
 }
 

@@ -19,14 +19,18 @@ void qk_norm_validate(const QkNormParams& p, std::span<const float> q, std::span
   MOE_CHECK(spans_disjoint(q_out, k) && spans_disjoint(k_out, q) && spans_disjoint(q_out, k_out),
             "qk_norm: q_out or k_out overlaps the other head tensor, expected q_out on q (or disjoint) and k_out "
             "on k (or disjoint)");
+  MOE_CHECK(p.eps_form >= 0 && p.eps_form <= 2,
+            "qk_norm: eps_form=" << p.eps_form << ", expected 0 (mean + eps), 1 (sum + eps) or 2 (max(sqrt, eps))");
+  MOE_CHECK(p.scaled == 0 || p.scaled == 1, "qk_norm: scaled=" << p.scaled << ", expected 0 or 1");
 }
 
-// One head vector x -> out = (x * inv) * scale, inv = 1/sqrt(sum x^2 / dk + eps).
+// One head vector x -> out = (x * inv) * scale, inv by the eps form (qk_norm_inv).
 template <class Acc>
-static void norm_head(const float* x, float* out, int64_t dk, Acc eps, Acc scale) {
+static void norm_head(const QkNormParams& p, const float* x, float* out, Acc scale) {
+  const int64_t dk = p.head_dim;
   Acc ss = 0;
   for (int64_t i = 0; i < dk; ++i) ss += Acc(x[i]) * Acc(x[i]);
-  const Acc inv = Acc(1) / std::sqrt(ss / Acc(dk) + eps);
+  const Acc inv = qk_norm_inv<Acc>(p, ss);
   for (int64_t i = 0; i < dk; ++i) out[i] = float((Acc(x[i]) * inv) * scale);
 }
 
@@ -34,14 +38,12 @@ template <class Acc>
 void qk_norm_ref(const QkNormParams& p, std::span<const float> q, std::span<const float> k, std::span<float> q_out,
                  std::span<float> k_out) {
   qk_norm_validate(p, q, k, q_out, k_out);
-  const Acc inv_scale = Acc(1) / std::sqrt(Acc(p.head_dim));
-  const Acc q_scale = inv_scale * inv_scale;
-  const Acc eps = Acc(p.eps);
+  const auto [q_scale, k_scale] = qk_norm_factors<Acc>(p);
   const int64_t rows = p.tokens * p.heads;
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t off = r * p.head_dim;
-    norm_head<Acc>(q.data() + off, q_out.data() + off, p.head_dim, eps, q_scale);
-    norm_head<Acc>(k.data() + off, k_out.data() + off, p.head_dim, eps, inv_scale);
+    norm_head<Acc>(p, q.data() + off, q_out.data() + off, q_scale);
+    norm_head<Acc>(p, k.data() + off, k_out.data() + off, k_scale);
   }
 }
 

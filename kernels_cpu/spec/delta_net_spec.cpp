@@ -41,6 +41,10 @@ DeltaNetInputs delta_net_inputs(const DeltaNetParams& p, uint64_t seed, bool spe
       }
     }
   }
+  // decay_log: the same decay draws, handed over as their logs (ggml's g). A factor of 0 (a hard
+  // reset) becomes kDeltaNetLogZero, whose exp is 0 in f32 and in f64.
+  if (p.decay_log)
+    for (float& g : in.g) g = g == 0.0f ? kDeltaNetLogZero : float(std::log(double(g)));
   return in;
 }
 
@@ -88,13 +92,21 @@ void delta_net_token_step(const DeltaNetParams& p, const DeltaNetInputs& in, int
 void delta_net_token_bound(const DeltaNetParams& p, const DeltaNetInputs& in, int64_t t, const std::vector<float>& R0,
                            const std::vector<float>& R, std::span<const float> o1, DeltaNetErrorTracker& tr,
                            double* o_bound, const PrecisionModel& m) {
-  const int64_t Hk = p.k_heads, Hv = p.v_heads, dk = p.key_dim, dv = p.value_dim, r = Hv / Hk;
+  const int64_t Hk = p.k_heads, Hv = p.v_heads, dk = p.key_dim, dv = p.value_dim;
   const double u = m.u, g_kv = m.sum(double(dk + 1)), g_o = m.sum(double(dk));
+  // out_scale: o's error scales with it, and its product (or a product of q by it first) rounds
+  // once more: u |scale| sum |S1_i q_i|. None for a scale of 1 (no multiply).
+  const double scale = std::fabs(double(p.out_scale)), scale_round = p.out_scale == 1.0f ? 0.0 : u * scale;
   std::vector<double> pr(static_cast<size_t>(dk)), loc(static_cast<size_t>(dk)), s1m(static_cast<size_t>(dk));
   for (int64_t h = 0; h < Hv; ++h) {
-    const float* qh = in.q.data() + (t * Hk + h / r) * dk;
-    const float* kh = in.k.data() + (t * Hk + h / r) * dk;
-    const double gh = in.g[size_t(t * Hv + h)], bh = in.beta[size_t(t * Hv + h)];
+    const int64_t hk = delta_net_qk_head(p, h);
+    const float* qh = in.q.data() + (t * Hk + hk) * dk;
+    const float* kh = in.k.data() + (t * Hk + hk) * dk;
+    // decay_log: the factor is exp of the f32 input; the implementation's exp adds its relative
+    // error ex to the decayed state s = g r, like s's own rounding (first order: the
+    // propagation keeps the exact factor).
+    const double g_in = in.g[size_t(t * Hv + h)], bh = in.beta[size_t(t * Hv + h)];
+    const double gh = p.decay_log ? std::exp(g_in) : g_in, ex = p.decay_log ? m.exp_rel(g_in) : 0.0;
     double kn2 = 0, qn2 = 0;
     for (int64_t i = 0; i < dk; ++i) kn2 += double(kh[i]) * kh[i], qn2 += double(qh[i]) * qh[i];
     const double op = gh * std::max(1.0, std::fabs(1.0 - bh * kn2));
@@ -112,21 +124,21 @@ void delta_net_token_bound(const DeltaNetParams& p, const DeltaNetInputs& in, in
       }
       const double kappa = std::min(std::sqrt(kn2) * eps, kb);
       const double dmag = std::fabs((double(in.v[size_t((t * Hv + h) * dv + vi)]) - kv) * bh) + bh * gh * kappa;
-      const double D = bh * g_kv * M + 2 * u * dmag;
+      const double D = bh * (g_kv + ex) * M + 2 * u * dmag;
       double loc2 = 0, qp = 0, ql = 0, om = 0;
       for (int64_t i = 0; i < dk; ++i) {
         const double ak = std::fabs(double(kh[i])), aq = std::fabs(double(qh[i]));
         pr[size_t(i)] = gh * (b[i] + bh * ak * kappa);
         s1m[size_t(i)] = std::fabs(double(r1[i])) + pr[size_t(i)];
         const double sm = gh * (std::fabs(double(r0[i])) + b[i]);
-        loc[size_t(i)] = u * (sm + ak * dmag + s1m[size_t(i)]) + ak * D + u * s1m[size_t(i)] + kMinNormal32;
+        loc[size_t(i)] = u * (sm + ak * dmag + s1m[size_t(i)]) + ex * sm + ak * D + u * s1m[size_t(i)] + kMinNormal32;
         loc2 += loc[size_t(i)] * loc[size_t(i)];
         qp += aq * pr[size_t(i)], ql += aq * loc[size_t(i)], om += s1m[size_t(i)] * aq;
       }
       const double eps1 = op * eps + std::sqrt(loc2);
       for (int64_t i = 0; i < dk; ++i) b[i] = std::min(pr[size_t(i)] + loc[size_t(i)], eps1);
       tr.eps[size_t(row)] = eps1;
-      o_bound[vi + h * dv] = g_o * om + std::min(std::sqrt(qn2) * op * eps, qp) + ql +
+      o_bound[vi + h * dv] = scale * (g_o * om + std::min(std::sqrt(qn2) * op * eps, qp) + ql) + scale_round * om +
                              u * std::fabs(double(o1[size_t(h * dv + vi)])) + kMinNormal32;
     }
   }

@@ -16,9 +16,11 @@ namespace moe {
 // 0.01 U(-1, 1) (mid-sequence). special_gates: each (token, head) instead draws one of g = 0 (hard
 // reset), beta = 0, beta = 1, g = 0 with beta = 1, g = 1 with beta = 0 (identity), or the
 // realistic gates (docs/ops/verification.md "Stateful ops").
+// decay_log = 1: g holds log(g) of the same draws (a factor of 0 as kDeltaNetLogZero).
 struct DeltaNetInputs {
   std::vector<float> q, k, v, g, beta, state0;
 };
+inline constexpr float kDeltaNetLogZero = -1e4f;
 DeltaNetInputs delta_net_inputs(const DeltaNetParams& p, uint64_t seed, bool special_gates);
 
 struct DeltaNetVariant {
@@ -53,6 +55,13 @@ std::vector<DeltaNetShape> delta_net_shapes(bool remainders, bool real);
 // o = S1 . q read from the implementation's updated state: m.sum(dk) sum |S1_i q_i| (the dot in
 // any order) + |q . (A e)| <= min(|q| ||A|| eps, sum |q_i| p_i) + sum |q_i| loc_i, + u |o| for
 // the truth's rounding and the smallest normal.
+// Conventions (ops/delta_net.h): decay_log adds exp's relative error m.exp_rel(g) (at the f32 log
+// g) to the decayed state's rounding, in loc_i (ex g m_i) and in kv (ex M), so it compounds over
+// the tokens through the tracker as every local error does; head_group changes only which q/k
+// head is read; out_scale multiplies o's bound by |scale| and adds one rounding u |scale| sum
+// |S1_i q_i| (scale != 1), which also covers a kernel that scales q before the dot.
+// Order: every sum is bounded in any order and every product's rounding once per term, so a
+// kernel that forms kv from (g S) k without storing g S, or S1 = fma(g, S, k delta), is covered.
 // A tracker that starts every token at zero, from the truth's state, bounds one isolated step
 // (the CPU check); one carried over the tokens bounds a free-running state (the GPU cases: a
 // kernel that corrupts what it carries over cannot hide behind a reset).

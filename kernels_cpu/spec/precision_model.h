@@ -23,6 +23,8 @@ struct PrecisionModel {
   double division_rel = kU32;  // relative error of a division
   // Relative error of 1/sqrt(x): on the CPU sqrt, then the division, each correctly rounded (2u).
   double rsqrt_rel = 2 * kU32;
+  // Relative error of sqrt(x): correctly rounded on the CPU (u).
+  double sqrt_rel = kU32;
   // log and log2: relative error, and absolute error for arguments in [0.5, 2] (where the value
   // nears 0). glibc's f32 ones are within 1 ULP: 2u relative, and 2u absolute for a value in [-1, 1].
   double log_rel = 2 * kU32;

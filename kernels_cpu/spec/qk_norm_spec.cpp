@@ -27,9 +27,21 @@ std::vector<QkNormShape> qk_norm_shapes(bool remainders, bool real) {
   return out;
 }
 
+double qk_norm_inv_rel(const QkNormParams& p, const PrecisionModel& m) {
+  const double n = double(p.head_dim);
+  switch (p.eps_form) {
+    case 1: return (m.sum(n) + m.u) / 2 + std::max(m.rsqrt_rel, m.sqrt_rel + m.division_rel);
+    case 2: return m.sum(n) / 2 + m.sqrt_rel + m.division_rel;
+    default: return norm_inv_rel(n, m);
+  }
+}
+
 QkNormBounds qk_norm_bound(const QkNormParams& p, std::span<const float> q_truth, std::span<const float> k_truth,
                            const PrecisionModel& m) {
-  const double inv = norm_inv_rel(double(p.head_dim), m);
+  const double inv = qk_norm_inv_rel(p, m);
+  if (!p.scaled) return {relative_bound(q_truth, inv + 2 * m.u), relative_bound(k_truth, inv + 2 * m.u)};
+  if (p.eps_form != 0)
+    return {relative_bound(q_truth, inv + m.rsqrt_rel + 3 * m.u), relative_bound(k_truth, inv + 2 * m.u)};
   const double q_scale = std::max(2 * m.rsqrt_rel + m.u, m.division_rel);
   return {relative_bound(q_truth, inv + q_scale + 3 * m.u), relative_bound(k_truth, inv + m.rsqrt_rel + 3 * m.u)};
 }

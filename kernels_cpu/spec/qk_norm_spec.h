@@ -33,6 +33,15 @@ std::vector<QkNormShape> qk_norm_shapes(bool remainders, bool real);
 //   The truth's own rounding to f32: u.
 // q: |q_out| (inv + q scale + 3u), k: |k_out| (inv + rsqrt_rel + 3u), plus the smallest normal.
 // CPU: q gamma_dk/2 + 11.5u, k + 8.5u; Vulkan rules: q sum(dk)/2 + 19.5u, k + 14.5u.
+// Conventions (ops/qk_norm.h), same reasoning:
+//   eps_form 1, inv = 1/sqrt(ss + eps): ss + eps (m.sum(dk) + u) halved by the root, then
+//     1/sqrt (m.rsqrt_rel) or sqrt and a division of x by it (m.sqrt_rel + m.division_rel, the
+//     division standing in for the product x * inv): the larger.
+//   eps_form 2, inv = 1/max(sqrt(ss), eps): m.sum(dk) / 2 + m.sqrt_rel (max is exact and
+//     1-Lipschitz: it never grows an error) + m.division_rel.
+//   Factors: forms 1 and 2 scaled: q's 1/sqrt(dk) m.rsqrt_rel + one product u, k none;
+//   scaled = 0: none. Then the product x * inv and the truth's rounding: 2u.
+double qk_norm_inv_rel(const QkNormParams& p, const PrecisionModel& m);
 struct QkNormBounds {
   std::vector<double> q, k;
 };

@@ -188,15 +188,18 @@ def rmsnorm(x: np.ndarray, w: np.ndarray, *, eps: float = 1e-6, add_one: bool = 
     return y
 
 
-def qk_norm(q: np.ndarray, k: np.ndarray, *, eps: float = 1e-6, tier: str = "ref64", q_out=None,
-            k_out=None) -> tuple[np.ndarray, np.ndarray]:
+def qk_norm(q: np.ndarray, k: np.ndarray, *, eps: float = 1e-6, eps_form: int = 0, scaled: int = 1,
+            tier: str = "ref64", q_out=None, k_out=None) -> tuple[np.ndarray, np.ndarray]:
     """Linear attention's q/k: unweighted per-head RMSNorm, q * 1/dk, k * 1/sqrt(dk).
-    q, k [..., heads, head_dim]; returns (q_out, k_out). q_out may be q and k_out k."""
+    q, k [..., heads, head_dim]; returns (q_out, k_out). q_out may be q and k_out k.
+    Conventions: eps_form 0 1/sqrt(ss/dk + eps), 1 1/sqrt(ss + eps) (HF), 2 1/max(sqrt(ss), eps)
+    (ggml); scaled 0 leaves out the q/k factors (docs/ops/norms.md)."""
     tokens, (heads, head_dim) = _split(q, "qk_norm", "q", ["heads", "head_dim"])
     _arr(k, "qk_norm", "k")
     qo = _out(q_out, q.shape, np.float32, "qk_norm", "q_out")
     ko = _out(k_out, k.shape, np.float32, "qk_norm", "k_out")
-    _core.qk_norm(tier, dict(tokens=tokens, heads=heads, head_dim=head_dim, eps=eps), q, k, qo, ko)
+    _core.qk_norm(tier, dict(tokens=tokens, heads=heads, head_dim=head_dim, eps=eps, eps_form=eps_form,
+                             scaled=scaled), q, k, qo, ko)
     return qo, ko
 
 
@@ -273,17 +276,21 @@ def decay_beta(a: np.ndarray, b: np.ndarray, A_log: np.ndarray, dt_bias: np.ndar
 
 
 def delta_net(q: np.ndarray, k: np.ndarray, v: np.ndarray, g: np.ndarray, beta: np.ndarray,
-              state: np.ndarray | None = None, *, tier: str = "ref64", out=None,
+              state: np.ndarray | None = None, *, decay_log: int = 0, head_group: int = 0,
+              out_scale: float = 1.0, tier: str = "ref64", out=None,
               state_out=None) -> tuple[np.ndarray, np.ndarray]:
     """The gated delta rule over tokens. q, k [tokens, k_heads, key_dim], v [tokens, v_heads,
     value_dim], g, beta [tokens, v_heads], state [v_heads, value_dim, key_dim] (MLX layout).
-    Returns (o [tokens, v_heads, value_dim], state after)."""
+    Returns (o [tokens, v_heads, value_dim], state after). Conventions: decay_log 1 takes g as
+    the log of the decay, head_group 1 has v-head h read q/k head h % k_heads, o is times
+    out_scale (docs/ops/linear-attention.md)."""
     tokens, (k_heads, key_dim) = _split(q, "delta_net", "q", ["k_heads", "key_dim"])
     _, (v_heads, value_dim) = _split(v, "delta_net", "v", ["v_heads", "value_dim"])
     st = _state(state, state_out, (v_heads, value_dim, key_dim), "delta_net", "state")
     o = _out(out, v.shape, np.float32, "delta_net", "o")
     _core.delta_net(tier, dict(tokens=tokens, k_heads=k_heads, v_heads=v_heads, key_dim=key_dim,
-                               value_dim=value_dim), q, k, v, g, beta, st, o)
+                               value_dim=value_dim, decay_log=decay_log, head_group=head_group,
+                               out_scale=out_scale), q, k, v, g, beta, st, o)
     return o, st
 
 

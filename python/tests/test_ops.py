@@ -378,3 +378,34 @@ def test_no_wrong_size_reaches_the_kernels(monkeypatch):
                     except (ValueError, TypeError):
                         pass
     assert not accepted and tried > 300
+
+
+def test_conventions_are_parameters(rng):
+    # delta_net: g = log(d) with decay_log=1 is the factor form d up to the log's rounding;
+    # out_scale scales o only. qk_norm: each eps form and scaled=0 against numpy.
+    q, k = normal(rng, (2, 2, 16)), normal(rng, (2, 2, 16))
+    q /= np.linalg.norm(q, axis=-1, keepdims=True) * 4
+    k /= np.linalg.norm(k, axis=-1, keepdims=True)
+    v = normal(rng, (2, 4, 8))
+    d = rng.uniform(0.5, 1.0, (2, 4)).astype(np.float32)
+    beta = rng.uniform(0.0, 1.0, (2, 4)).astype(np.float32)
+    s0 = normal(rng, (4, 8, 16), 0.1)
+    o, s = ops.delta_net(q, k, v, d, beta, s0)
+    o_log, s_log = ops.delta_net(q, k, v, np.log(d.astype(np.float64)).astype(np.float32), beta, s0, decay_log=1,
+                                 out_scale=0.5)
+    # The f32 log moves each factor by at most u |log d| < 1e-7 relative; over 2 tokens of a
+    # non-expansive recurrence with |S| ~ 1 that stays below 1e-6.
+    np.testing.assert_allclose(s_log, s, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(o_log, 0.5 * o, rtol=0, atol=1e-6)
+    o_mod, _ = ops.delta_net(q, k, v, d, beta, s0, head_group=1)
+    assert not np.allclose(o_mod, o)  # heads 1 and 2 read other k heads
+    x = normal(rng, (1, 2, 8))
+    ss = (x.astype(np.float64) ** 2).sum(-1, keepdims=True)
+    for form, inv in ((0, 1 / np.sqrt(ss / 8 + 1e-6)), (1, 1 / np.sqrt(ss + 1e-6)),
+                      (2, 1 / np.maximum(np.sqrt(ss), 1e-6))):
+        qo, ko = ops.qk_norm(x, x, eps_form=form, scaled=0)
+        # Tolerance: the bound's gamma_8 / 2 + 14.5u is below 1e-6 relative.
+        np.testing.assert_allclose(qo, x * inv, rtol=1e-6)
+        np.testing.assert_allclose(ko, x * inv, rtol=1e-6)
+    with pytest.raises(ValueError, match="qk_norm: eps_form=3, expected 0"):
+        ops.qk_norm(x, x, eps_form=3)
