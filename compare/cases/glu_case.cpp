@@ -9,7 +9,7 @@ namespace moe::compare {
 
 // glu's GPU cases: the shapes, inputs and bound of spec/glu_spec.h under the device's precision
 // model. gate and up are separate tensors; an engine holding them as the two halves of one row
-// binds both into one buffer with views (docs/manifests.md "GLU and softmax layouts").
+// binds both into one buffer with views (docs/manifests.md "GLU one-tensor layouts").
 std::vector<OpCase> glu_cases(bool rem, bool real, uint64_t seed) {
   std::vector<OpCase> out;
   for (const auto& s : glu_shapes(rem, real)) {

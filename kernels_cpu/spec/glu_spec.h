@@ -32,7 +32,8 @@ std::vector<SpecShape<GluParams, GluVariant>> glu_shapes(bool remainders, bool r
 // Per element of y, given the truth y (f64, rounded once to f32), first order in u. With g, up
 // the inputs and y* = act(g) up exact:
 //  SiLU: exp(-g) within r = m.exp_rel(-g) (1 where |g| > 87: exp's result leaves f32's normal
-//   range; an overflow to inf gives 0, so the computed value lies in [0, y*]: error <= |y*|),
+//   range; an overflow to inf gives 0, so the computed value lies in [0, y*]: error <= |y*|, and
+//   a device that returns 0 there sits just under its bound: the wide gates' g < -88.7),
 //   seen by 1 + E scaled by E / (1 + E); 1 + E, the product with up and one more product (an
 //   engine's g * (1 / (1 + E))) round once each, the division: (r E/(1+E) + 3u + division_rel) |y*|.
 //  GELU: y = (0.5 g) B up with B = 1 + tanh(v) or 1 + erf(x) in [0, 2]: two product roundings

@@ -425,6 +425,22 @@ def moe_permute_fuse(buckets: ExpertBuckets, experts: Sequence[Expert | None], x
     return y
 
 
+# --- standalone activations -------------------------------------------------------------------
+
+_GLU_ACTS = {"silu": 0, "gelu_tanh": 1, "gelu": 2}
+
+
+def glu(gate: np.ndarray, up: np.ndarray, act: str = "silu", *, tier: str = "ref64", out=None) -> np.ndarray:
+    """y = act(gate) * up elementwise, gate and up [..., n]. act: "silu" (SwiGLU), "gelu_tanh" (HF
+    gelu_pytorch_tanh, GeGLU) or "gelu" (erf). out may be gate or up."""
+    if act not in _GLU_ACTS:
+        raise ValueError(f"glu: act '{act}', expected one of {', '.join(_GLU_ACTS)}")
+    rows, (n,) = _split(gate, "glu", "gate", ["n"])
+    y = _out(out, gate.shape, np.float32, "glu", "y")
+    _core.glu(tier, dict(rows=rows, n=n, act=_GLU_ACTS[act]), gate, up, y)
+    return y
+
+
 # --- the three-way self-check ----------------------------------------------------------------
 
 def selfcheck(ops: str | Sequence[str] | None = None, *, seed: int = 1, scope: str = "remainders") -> list[dict]:
