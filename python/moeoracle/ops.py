@@ -441,6 +441,22 @@ def glu(gate: np.ndarray, up: np.ndarray, act: str = "silu", *, tier: str = "ref
     return y
 
 
+def softmax(x: np.ndarray, mask: np.ndarray | None = None, scale: float = 1.0, *, tier: str = "ref64",
+            out=None) -> np.ndarray:
+    """y = softmax(x * scale + mask) over the last axis of x [..., cols]. mask [mask_rows, cols]:
+    row r of x (leading axes flattened) adds mask row r % mask_rows (a [tokens, cols] mask
+    broadcast over heads); None: no mask. A row of -inf gives NaN. out may be x."""
+    rows, (cols,) = _split(x, "softmax", "x", ["cols"])
+    mask_rows = 0
+    if mask is not None:
+        mask_rows, (mcols,) = _split(mask, "softmax", "mask", ["cols"])
+        if mcols != cols:
+            raise ValueError(f"softmax: mask has {mcols} columns, expected {cols} (x's)")
+    y = _out(out, x.shape, np.float32, "softmax", "y")
+    _core.softmax(tier, dict(rows=rows, cols=cols, mask_rows=mask_rows, scale=scale), x, mask, y)
+    return y
+
+
 # --- the three-way self-check ----------------------------------------------------------------
 
 def selfcheck(ops: str | Sequence[str] | None = None, *, seed: int = 1, scope: str = "remainders") -> list[dict]:

@@ -1,5 +1,5 @@
 // Bindings of the routing and expert ops: router_topk, router_noaux, swiglu_expert, moe_combine,
-// expert_buckets, moe_permute_fuse, and the standalone activation glu (calling convention: ops_quant.cpp). An expert is an object
+// expert_buckets, moe_permute_fuse, and the standalone glu and softmax (calling convention: ops_quant.cpp). An expert is an object
 // with attributes gate, up, down (moeoracle.Expert of QuantizedMatrix); expert buckets an object
 // with expert_ids, offsets, token_idx, weights (moeoracle.ops.ExpertBuckets).
 #include "common.h"
@@ -136,6 +136,15 @@ void bind_glu(py::module_& m) {
         MOE_PY_CALL_TIER(t, glu, p, gate, up, y);
       },
       "y [rows, n] = act(gate) * up, act 0 SiLU, 1 tanh GELU, 2 erf GELU; y may be gate or up");
+}
+
+void bind_softmax(py::module_& m) {
+  bind_op(
+      m, "softmax", {"x", "mask", "y"},
+      [](Tier t, const SoftmaxParams& p, In<float> x, InOrNone<float> mask, Out<float> y) {
+        MOE_PY_CALL_TIER(t, softmax, p, x, mask, y);
+      },
+      "y [rows, cols] = softmax(x * scale + mask[r % mask_rows]) per row (mask None: mask_rows 0); y may be x");
 }
 
 }  // namespace moe::python

@@ -93,6 +93,8 @@ CASES = {
     "moe_permute_fuse": case_moe_permute_fuse,
     "residual_add": lambda r, t: ops.residual_add(normal(r, 100), normal(r, 100, 0.1), tier=t),
     "glu": lambda r, t: ops.glu(normal(r, (3, 33), 2.0), normal(r, (3, 33)), "gelu_tanh", tier=t),
+    "softmax": lambda r, t: ops.softmax(normal(r, (2, 3, 40), 4.0), np.triu(np.full((3, 40), -np.inf, np.float32), 38),
+                                        0.125, tier=t),
 }
 
 
@@ -178,6 +180,24 @@ def test_glu_truth_against_numpy(rng):
         assert np.all(np.abs(got - w) <= 1.01 * U32 * np.abs(w) + MIN_NORMAL32), act
     with pytest.raises(ValueError, match="glu: act 'relu', expected one of silu, gelu_tanh, gelu"):
         ops.glu(g, u, "relu")
+
+
+def test_softmax_truth_against_numpy(rng):
+    """The truth tier against numpy's f64 softmax of x * scale + mask (mask row r % mask_rows):
+    within its one rounding to f32 (U32 p, 1% margin for numpy's own f64 roundings) and the
+    smallest normal; a row of -inf gives NaN."""
+    x = normal(rng, (4, 3, 50), 8.0)
+    mask = np.where(rng.uniform(size=(3, 50)) < 0.3, -np.inf, np.round(rng.uniform(-8, 8, (3, 50)) * 8) / 8).astype(np.float32)
+    mask[:, 0] = 0  # no row fully masked
+    z = x.astype(np.float64) * np.float64(np.float32(0.3)) + mask
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    want = e / e.sum(axis=-1, keepdims=True)
+    got = ops.softmax(x, mask, 0.3).astype(np.float64)
+    assert np.all(np.abs(got - want) <= 1.01 * U32 * want + MIN_NORMAL32)
+    mask[1, :] = -np.inf
+    assert np.isnan(ops.softmax(x, mask, 0.3)[:, 1]).all()
+    with pytest.raises(ValueError, match="softmax: mask has 49 columns, expected 50"):
+        ops.softmax(x, mask[:, :49])
 
 
 def test_matvec_q_against_dequantize_and_numpy(rng):
