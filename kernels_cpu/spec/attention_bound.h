@@ -3,6 +3,7 @@
 // bound on its computed exponents' error, the relative error of every computed softmax weight and
 // the rounding of sums weighted by them, under a PrecisionModel (spec/precision_model.h). First
 // order in u.
+// softmax_spec.cpp reads the softmax bound alone (exponent_error, softmax_row_bound).
 #pragma once
 #include <Eigen/Core>
 #include <cmath>

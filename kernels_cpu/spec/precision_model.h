@@ -8,6 +8,7 @@
 //                              rules or the device's measured budgets for exp and division.
 // One ULP of a value is at most 2u of it, so an error of N ULP is at most 2Nu relative.
 #pragma once
+#include <cmath>
 #include <functional>
 
 #include "core/check_util.h"
@@ -34,6 +35,10 @@ struct PrecisionModel {
   // (glibc reduces exactly: 0).
   double sincos_abs = 2 * kU32;
   std::function<double(double a)> sincos_reduction = [](double) { return 0.0; };
+  // tanh(x) and erf(x): absolute error (both lie in [-1, 1]). glibc's f32 tanhf and erff are
+  // budgeted 2 ULP: 4u of the value.
+  std::function<double(double x)> tanh_abs = [](double x) { return 4 * kU32 * std::fabs(std::tanh(x)); };
+  std::function<double(double x)> erf_abs = [](double x) { return 4 * kU32 * std::fabs(std::erf(x)); };
   // A quantized weight's term in a dot product: true where the implementation rounds the weight
   // w = fma(q, s, b) once and multiplies by x (the CPU tiers), so its roundings scale with |w x|;
   // false where it may form fma(q, s x, b x) instead, rounding s x and b x apart (GPU kernels,

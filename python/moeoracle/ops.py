@@ -432,6 +432,38 @@ def moe_permute_fuse(buckets: ExpertBuckets, experts: Sequence[Expert | None], x
     return y
 
 
+# --- standalone activations -------------------------------------------------------------------
+
+_GLU_ACTS = {"silu": 0, "gelu_tanh": 1, "gelu": 2}
+
+
+def glu(gate: np.ndarray, up: np.ndarray, act: str = "silu", *, tier: str = "ref64", out=None) -> np.ndarray:
+    """y = act(gate) * up elementwise, gate and up [..., n]. act: "silu" (SwiGLU), "gelu_tanh" (HF
+    gelu_pytorch_tanh, GeGLU) or "gelu" (erf). out may be gate or up."""
+    if act not in _GLU_ACTS:
+        raise ValueError(f"glu: act '{act}', expected one of {', '.join(_GLU_ACTS)}")
+    rows, (n,) = _split(gate, "glu", "gate", ["n"])
+    y = _out(out, gate.shape, np.float32, "glu", "y")
+    _core.glu(tier, dict(rows=rows, n=n, act=_GLU_ACTS[act]), gate, up, y)
+    return y
+
+
+def softmax(x: np.ndarray, mask: np.ndarray | None = None, scale: float = 1.0, *, tier: str = "ref64",
+            out=None) -> np.ndarray:
+    """y = softmax(x * scale + mask) over the last axis of x [..., cols]. mask [mask_rows, cols]:
+    row r of x (leading axes flattened) adds mask row r % mask_rows (a [tokens, cols] mask
+    broadcast over heads); None: no mask. A row of -inf gives NaN. out may be x."""
+    rows, (cols,) = _split(x, "softmax", "x", ["cols"])
+    mask_rows = 0
+    if mask is not None:
+        mask_rows, (mcols,) = _split(mask, "softmax", "mask", ["cols"])
+        if mcols != cols:
+            raise ValueError(f"softmax: mask has {mcols} columns, expected {cols} (x's)")
+    y = _out(out, x.shape, np.float32, "softmax", "y")
+    _core.softmax(tier, dict(rows=rows, cols=cols, mask_rows=mask_rows, scale=scale), x, mask, y)
+    return y
+
+
 # --- the three-way self-check ----------------------------------------------------------------
 
 def selfcheck(ops: str | Sequence[str] | None = None, *, seed: int = 1, scope: str = "remainders") -> list[dict]:

@@ -1,5 +1,5 @@
 // Bindings of the routing and expert ops: router_topk, router_noaux, swiglu_expert, moe_combine,
-// expert_buckets, moe_permute_fuse (calling convention: ops_quant.cpp). An expert is an object
+// expert_buckets, moe_permute_fuse, and the standalone glu and softmax (calling convention: ops_quant.cpp). An expert is an object
 // with attributes gate, up, down (moeoracle.Expert of QuantizedMatrix); expert buckets an object
 // with expert_ids, offsets, token_idx, weights (moeoracle.ops.ExpertBuckets).
 #include "common.h"
@@ -127,6 +127,24 @@ void bind_moe_permute_fuse(py::module_& m) {
       [](Tier t, const MoePermuteFuseParams& p, const BucketsArg& buckets, const ExpertsArg& experts, In<float> x,
          Out<float> out) { MOE_PY_CALL_TIER(t, moe_permute_fuse, p, buckets.buckets, experts.views, x, out); },
       "out [tokens, hidden] += the bucketed routed experts' SwiGLU outputs times their weights");
+}
+
+void bind_glu(py::module_& m) {
+  bind_op(
+      m, "glu", {"gate", "up", "y"},
+      [](Tier t, const GluParams& p, In<float> gate, In<float> up, Out<float> y) {
+        MOE_PY_CALL_TIER(t, glu, p, gate, up, y);
+      },
+      "y [rows, n] = act(gate) * up, act 0 SiLU, 1 tanh GELU, 2 erf GELU; y may be gate or up");
+}
+
+void bind_softmax(py::module_& m) {
+  bind_op(
+      m, "softmax", {"x", "mask", "y"},
+      [](Tier t, const SoftmaxParams& p, In<float> x, InOrNone<float> mask, Out<float> y) {
+        MOE_PY_CALL_TIER(t, softmax, p, x, mask, y);
+      },
+      "y [rows, cols] = softmax(x * scale + mask[r % mask_rows]) per row (mask None: mask_rows 0); y may be x");
 }
 
 }  // namespace moe::python

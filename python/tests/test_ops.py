@@ -92,6 +92,9 @@ CASES = {
     "expert_buckets": case_expert_buckets,
     "moe_permute_fuse": case_moe_permute_fuse,
     "residual_add": lambda r, t: ops.residual_add(normal(r, 100), normal(r, 100, 0.1), tier=t),
+    "glu": lambda r, t: ops.glu(normal(r, (3, 33), 2.0), normal(r, (3, 33)), "gelu_tanh", tier=t),
+    "softmax": lambda r, t: ops.softmax(normal(r, (2, 3, 40), 4.0), np.triu(np.full((3, 40), -np.inf, np.float32), 38),
+                                        0.125, tier=t),
 }
 
 
@@ -160,6 +163,41 @@ def test_residual_add_against_numpy_bit_exact(rng):
     want = (a.astype(np.float64) + b).astype(np.float32)
     for tier in TIERS:  # bound 0 (spec/residual_add_spec.h): every tier is the correctly rounded sum
         np.testing.assert_array_equal(ops.residual_add(a, b, tier=tier), want)
+
+
+def test_glu_truth_against_numpy(rng):
+    """The truth tier against HF's formulas in f64 numpy: within its one rounding to f32 (U32 |y|;
+    the f64 forms differ by ~1e-15 relative, inside the 1% margin) and the smallest normal."""
+    import math
+    g, u = normal(rng, (4, 67)), normal(rng, (4, 67))  # |g| < 5: HF's 1 + tanh cancels little in f64
+    g64, u64 = g.astype(np.float64), u.astype(np.float64)
+    v = np.sqrt(2 / np.pi) * (g64 + 0.044715 * g64 ** 3)
+    erfc = np.vectorize(math.erfc)
+    want = {"silu": g64 / (1 + np.exp(-g64)) * u64, "gelu_tanh": 0.5 * g64 * (1 + np.tanh(v)) * u64,
+            "gelu": 0.5 * g64 * erfc(-g64 / np.sqrt(2)) * u64}
+    for act, w in want.items():
+        got = ops.glu(g, u, act).astype(np.float64)
+        assert np.all(np.abs(got - w) <= 1.01 * U32 * np.abs(w) + MIN_NORMAL32), act
+    with pytest.raises(ValueError, match="glu: act 'relu', expected one of silu, gelu_tanh, gelu"):
+        ops.glu(g, u, "relu")
+
+
+def test_softmax_truth_against_numpy(rng):
+    """The truth tier against numpy's f64 softmax of x * scale + mask (mask row r % mask_rows):
+    within its one rounding to f32 (U32 p, 1% margin for numpy's own f64 roundings) and the
+    smallest normal; a row of -inf gives NaN."""
+    x = normal(rng, (4, 3, 50), 8.0)
+    mask = np.where(rng.uniform(size=(3, 50)) < 0.3, -np.inf, np.round(rng.uniform(-8, 8, (3, 50)) * 8) / 8).astype(np.float32)
+    mask[:, 0] = 0  # no row fully masked
+    z = x.astype(np.float64) * np.float64(np.float32(0.3)) + mask
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    want = e / e.sum(axis=-1, keepdims=True)
+    got = ops.softmax(x, mask, 0.3).astype(np.float64)
+    assert np.all(np.abs(got - want) <= 1.01 * U32 * want + MIN_NORMAL32)
+    mask[1, :] = -np.inf
+    assert np.isnan(ops.softmax(x, mask, 0.3)[:, 1]).all()
+    with pytest.raises(ValueError, match="softmax: mask has 49 columns, expected 50"):
+        ops.softmax(x, mask[:, :49])
 
 
 def test_matvec_q_against_dequantize_and_numpy(rng):
