@@ -98,7 +98,8 @@ struct ViewSpec {
 
 struct ManifestBinding {
   uint32_t binding = 0;
-  // The op tensor of a one-tensor binding; for messages otherwise: "pack(w, gamma)", "scratch".
+  // The op tensor of a one-tensor binding; for messages otherwise: "pack(w, gamma)", "scratch",
+  // "generate(i0 + past)", "same_as 0 (x)".
   std::string tensor;
   Access access = Access::In;
   ElemType type = ElemType::F32;
