@@ -19,6 +19,7 @@
 #include "compare/manifest/bundled_manifest.h"
 #include "compare/run/case_file.h"
 #include "compare/cases/cases.h"
+#include "compare/cases/conventions.h"
 #include "compare/manifest/chains.h"
 #include "compare/run/trace.h"
 #include "compare/manifest/manifest.h"
@@ -177,6 +178,9 @@ void run_op_cases(vk::Context& ctx, const Manifest& m, const std::string& op, co
       }
     }  // the clock prints the building's time here (MOE_TRACE_TIMES)
     const size_t n_cases = by_conv.empty() ? 0 : by_conv.begin()->second.size();
+    for (const auto& [conv, cases] : by_conv)  // conventions change fields, never the case list
+      MOE_CHECK(cases.size() == n_cases, "compare: " << op << " has " << cases.size() << " cases under conventions "
+                                                     << conventions_text(conv) << ", " << n_cases << " without");
     for (size_t pos = 0; pos < n_cases; ++pos) {
       const OpCase& first = by_conv.begin()->second[pos];
       if (named_shape && first.shape != opt.shapes) continue;
