@@ -108,8 +108,9 @@ struct SameSizeCopy {
 void write_perf(std::ostream& os, std::span<const CaseResult> cases, bool flush_read, double copy_gbs, double fma_gflops = 0,
                 const std::map<double, SameSizeCopy>& same_copy = {});
 
-// JSON: {"summary": {...}, "cases": [{op, kernel, manifest, params, shape, seed, subgroup,
-// status, warn, skip_reason, error, gpu_ms, timing (--perf: runs, cold_/warm_/stream_median_ms,
+// JSON: {"summary": {passed, failed, skipped, warned, differ, declared}, "cases": [{op, kernel,
+// manifest, params, shape, seed, subgroup (0: the driver's choice), subgroup_pinned, status
+// (PASS | FAIL | SKIP | DIFFERS), warn, skip_reason, difference, error, gpu_ms, timing (--perf: runs, cold_/warm_/stream_median_ms,
 // _min_ms, _max_ms, stream_copies, stream_cold; null when not timed), bytes, flops, repro, outputs: [{name, kind, pass,
 // warn, failed: [criteria], reason, worst_index, expected, found, bound, budget_used, cosine,
 // cosine_min, norm_ratio, norm_ratio_tol, max_abs_rel, max_abs_rel_limit, max_ulp, compared,

@@ -4,6 +4,8 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "core/check.h"
 
@@ -61,18 +63,39 @@ void add_data_vars(ExprVars& vars, const OpCase& c) {
   }
 }
 
-std::string declared_difference(const KernelEntry& k, const ExprVars& vars, const std::string& where) {
+bool reads_data_predicates(const Plan& plan) {
+  const auto reads = [](const KernelEntry* k) {
+    std::vector<std::string> exprs = k->limits;
+    for (const Difference& d : k->differences) exprs.push_back(d.when);
+    for (const std::string& e : exprs)
+      for (const char* p : {"all_finite", "any_nan", "any_inf", "max_abs"})
+        if (e.find(p) != std::string::npos) return true;  // a name containing one only costs time
+    return false;
+  };
+  for (const KernelEntry* k : plan.kernels)
+    if (reads(k)) return true;
+  for (const auto& alts : plan.alternatives)
+    for (const KernelEntry* k : alts)
+      if (reads(k)) return true;
+  return false;
+}
+
+std::string declared_difference(const std::vector<const KernelEntry*>& kernels,
+                                const std::vector<std::vector<KernelInstance>>& inst, const std::string& where) {
   std::string why;
-  for (size_t i = 0; i < k.differences.size(); ++i) {
-    const Difference& d = k.differences[i];
-    bool holds = false;
-    try {
-      holds = eval_limit(d.when, vars, nullptr);
-    } catch (const Error& e) {
-      MOE_FAIL(where << " '" << k.name << "': differences[" << i << "].when: " << e.what());
+  for (size_t k = 0; k < kernels.size(); ++k)
+    for (size_t i = 0; i < kernels[k]->differences.size(); ++i) {
+      const Difference& d = kernels[k]->differences[i];
+      bool holds = false;
+      for (size_t s = 0; s < inst.size() && !holds; ++s) {
+        try {
+          holds = eval_limit(d.when, inst[s][k].vars, nullptr);
+        } catch (const Error& e) {
+          MOE_FAIL(where << " '" << kernels[k]->name << "': differences[" << i << "].when: " << e.what());
+        }
+      }
+      if (holds && why.find(d.why) == std::string::npos) why += (why.empty() ? "" : "; ") + d.why;
     }
-    if (holds) why += (why.empty() ? "" : "; ") + d.why;
-  }
   return why;
 }
 

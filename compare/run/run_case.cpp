@@ -545,13 +545,14 @@ CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, 
   r.op = c.op, r.kernel = plan.label, r.manifest = m.path, r.params = c.params, r.shape = c.shape, r.seed = c.seed;
   r.subgroup = subgroup, r.flops = c.flops;
   const size_t nsteps = std::max<size_t>(1, c.steps.size());
+  const bool data = reads_data_predicates(plan);  // all_finite(x), ... are computed only if read
   std::vector<ExprVars> step_vars(nsteps);
   for (size_t s = 0; s < nsteps; ++s) {
     step_vars[s] = c.vars;
     if (!c.steps.empty())
       for (const auto& [k, v] : c.steps[s].vars) step_vars[s][k] = v;
     add_device_vars(step_vars[s], ctx.info(), subgroup);
-    add_data_vars(step_vars[s], c);  // all_finite(x), ... for limits and differences
+    if (data) add_data_vars(step_vars[s], c);
   }
   const std::string where = m.path.empty() ? "bundled" : m.path;
   const Picked pk = pick_kernels(plan, step_vars, subgroup, ctx.info(), where);
@@ -566,12 +567,7 @@ CaseResult run_plan_case(vk::Context& ctx, const Manifest& m, const Plan& plan, 
   }
   // Declared differences: the case still runs; a failure is then DIFFERS (report.h).
   try {
-    for (size_t i = 0; i < pk.kernels.size(); ++i)
-      for (size_t s = 0; s < nsteps; ++s) {
-        const std::string why = declared_difference(*pk.kernels[i], pk.inst[s][i].vars, where);
-        if (!why.empty() && r.difference.find(why) == std::string::npos)
-          r.difference += (r.difference.empty() ? "" : "; ") + why;
-      }
+    r.difference = declared_difference(pk.kernels, pk.inst, where);
   } catch (const Error& e) {
     r.error = e.what();
     return r;

@@ -13,7 +13,9 @@ from . import _core
 
 class CompareResult(list):
     """The cases, one dict each, in report order: op, kernel, manifest, params, shape, seed,
-    subgroup, status ("PASS", "FAIL", "SKIP"), warn, skip_reason, error, gpu_ms, bytes, flops,
+    subgroup (0: the driver chose it), subgroup_pinned, status ("PASS", "FAIL", "SKIP", or
+    "DIFFERS": failed under a declared difference, not a failure), difference (the declared
+    difference's why, "" if none), warn, skip_reason, error, gpu_ms, bytes, flops,
     repro (the command that reruns the case alone) and outputs: per compared output its
     verdict and metrics (name, kind, pass, failed criteria, reason, worst_index, expected,
     found, bound, budget_used, cosine, norm_ratio, max_abs_rel, max_ulp, ...), as in the --json

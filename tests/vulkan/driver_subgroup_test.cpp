@@ -2,6 +2,7 @@
 // pipeline is made without a required subgroup size, so a fixed 512-invocation workgroup (as
 // engines write them) runs on lavapipe, where pinned at size 8 it exceeds 32 subgroups; each
 // case runs once, reported "sg=driver", with subgroup_size the device's default.
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <fstream>
@@ -89,6 +90,45 @@ TEST(driver_subgroup, ExpressionsSeeTheDefaultSizeAndTheInvocationLimit) {
   const std::string want = "(subgroup_size = " + std::to_string(info.subgroup_size) + ", max_workgroup_subgroups = " +
                            std::to_string(info.max_workgroup_invocations / info.subgroup_size) + ")";
   for (const CaseResult& r : rs) EXPECT_NE(r.skip_reason.find(want), std::string::npos) << r.skip_reason << " vs " << want;
+}
+
+// A sequence whose first pass is pinned ("any") and whose second is left to the driver: the plan
+// runs at every size the device pins, the second pass unpinned beside the first, its expressions
+// seeing the unpinned limits (here a limit that holds only there: at a pinned size 8 on lavapipe,
+// 32 subgroups x 8 = 256 invocations, unpinned 1024).
+TEST(driver_subgroup, AMixedSequencePinsOnlyThePinnedPass) {
+  if (!have_device()) GTEST_SKIP() << "no Vulkan device";
+  const vk::DeviceInfo info = vk::Context("").info();
+  if (!info.subgroup_size_control || uint64_t(info.max_workgroup_subgroups) * info.max_subgroup_size >=
+                                         info.max_workgroup_invocations)
+    GTEST_SKIP() << "pinned and unpinned limits are the same here";
+  std::ifstream f(kData + "layouts/layouts.json");
+  nlohmann::json j = nlohmann::json::parse(f, nullptr, true, /*ignore_comments=*/true);
+  nlohmann::json kernels = nlohmann::json::array();
+  for (auto k : j["kernels"]) {
+    const std::string name = k["name"];
+    if (name != "argmax_pass1" && name != "argmax_pass2") continue;
+    k["glsl"] = kData + "layouts/" + k["glsl"].get<std::string>();
+    if (name == "argmax_pass2") {
+      k.erase("subgroup_sizes");  // the driver's
+      k["limits"].push_back("max_workgroup_subgroups * subgroup_size == max_workgroup_invocations");
+    }
+    kernels.push_back(k);
+  }
+  j["kernels"] = kernels;
+  moe::test::Scratch dir("driver_subgroup_mixed");
+  std::filesystem::create_directories(dir.dir);
+  const std::string path = (dir.dir / "mixed.json").string();
+  std::ofstream(path) << j.dump(1);
+  CompareOptions o;
+  o.kernels = path, o.ops = "argmax", o.shapes = "remainders", o.seeds = 1, o.quiet = true;
+  const std::vector<CaseResult> rs = compare_cases(o);
+  ASSERT_GE(rs.size(), 3u);
+  for (const CaseResult& r : rs) {
+    EXPECT_EQ(r.status(), CaseResult::Status::Pass) << case_line(r) << " " << r.error << r.skip_reason;
+    EXPECT_NE(r.subgroup, 0u) << case_line(r);  // the plan is pinned
+    EXPECT_EQ(r.kernel, "argmax_pass1 -> argmax_pass2");
+  }
 }
 
 }  // namespace
