@@ -659,12 +659,12 @@ uint32_t to_bits(double v, const std::string& type, const std::string& what) {
   }
   MOE_CHECK(type == "f32", what << ": unknown type \"" << type << "\"");
   // Rounding to the nearest float is intended (eps = 1e-6 becomes the f32 the CPU op also uses);
-  // overflow to inf or a NaN is not.
-  MOE_CHECK(std::isfinite(v) && std::fabs(v) <= std::numeric_limits<float>::max(),
-            what << " = " << show() << " is not a finite f32");
+  // a finite value overflowing to inf, or a NaN, is not. An infinity the expression asks for
+  // (`-inf`: ggml's clamp bounds when nothing is clamped) is exact.
+  MOE_CHECK(std::isinf(v) || (std::isfinite(v) && std::fabs(v) <= std::numeric_limits<float>::max()),
+            what << " = " << show() << " is not an f32 (a NaN, or a finite value beyond the f32 range)");
   return std::bit_cast<uint32_t>(static_cast<float>(v));
 }
-
 
 KernelInstance instantiate(const KernelEntry& k, const ExprVars& op_vars, const std::string& where) {
   std::string kw = where + " '" + k.name + "'";

@@ -654,7 +654,13 @@ TEST(Instantiate, ValuesThatDoNotFitAreErrors) {
   k = m.kernels[0];
   k.push_constants[1].value = "1e39";
   e = error_of([&] { instantiate(k, v, "m.json"); });
-  EXPECT_NE(e.find("push constant \"eps\" (1e39) = 1e+39 is not a finite f32"), std::string::npos) << e;
+  EXPECT_NE(e.find("push constant \"eps\" (1e39) = 1e+39 is not an f32"), std::string::npos) << e;
+  k = m.kernels[0];
+  k.push_constants[1].value = "-inf";  // an infinity asked for is exact (ggml's unclamped bounds)
+  const std::vector<uint8_t> pc = instantiate(k, v, "m.json").push_constants;
+  uint32_t eps_bits = 0;
+  std::memcpy(&eps_bits, pc.data() + 4, 4);
+  EXPECT_EQ(eps_bits, 0xff800000u);
   k = m.kernels[0];
   k.dispatch[0] = "rows - 3";
   e = error_of([&] { instantiate(k, v, "m.json"); });
