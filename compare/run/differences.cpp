@@ -1,5 +1,6 @@
 // Declared differences and the data predicates (differences.h).
 #include "compare/run/differences.h"
+#include "compare/run/elem_convert.h"
 
 #include <bit>
 #include <cmath>
@@ -30,11 +31,11 @@ struct TensorFacts {
 void add_words(TensorFacts& f, const HostTensor& t) {
   const int64_t n = t.elems;
   for (int64_t e = 0; e < n; ++e) {
-    if (t.type == ElemType::BF16) {
+    if (t.type == ElemType::BF16 || t.type == ElemType::F16) {
       const size_t w = size_t(e / 2);
       if (w >= t.words.size()) break;
       const uint32_t half = (e % 2 == 0) ? (t.words[w] & 0xffffu) : (t.words[w] >> 16);
-      f.add(std::bit_cast<float>(half << 16));
+      f.add(unit_value(half, t.type));
       continue;
     }
     if (size_t(e) >= t.words.size()) break;
