@@ -46,13 +46,10 @@ std::vector<double> rope_bound(const RopeParams& p, std::span<const int64_t> pos
                                const PrecisionModel& m) {
   const int64_t R = p.rotary_dim, half = R / 2;
   const double theta = double(p.theta), log2_theta = std::log2(theta), dlog2 = rotary_log2_err(theta, m);
-  const double ts_log2 = 2.0 / double(R) * std::fabs(log2_theta);
-  const double ts_rel = rotary_exp2_rel(2.0 / double(R), log2_theta, dlog2, m) + 2 * m.u;
   std::vector<double> inv(static_cast<size_t>(half)), inv_rel(static_cast<size_t>(half));
   for (int64_t i = 0; i < half; ++i) {
     const double e = double(2 * i) / double(R);
-    const double t = double(i) * ts_log2, dt = double(i) * (m.log_abs + ts_rel / std::log(2.0)) + m.u * t;
-    const double power_form_rel = m.exp_rel(t + dt) + std::log(2.0) * dt;
+    const double power_form_rel = rotary_power_form_rel(i, R, log2_theta, dlog2, m);
     const double direct = rotary_exp2_rel(e, log2_theta, dlog2, m) + m.division_rel;
     inv[size_t(i)] = std::pow(theta, -e);
     inv_rel[size_t(i)] = std::max(direct, power_form_rel) + m.u + rotary_truth_rel(theta);

@@ -89,7 +89,9 @@ std::vector<double> rope_yarn_bound(const RopeYarnParams& p, std::span<const int
   for (int64_t i = 0; i < half; ++i) {
     const double e = double(2 * i) / double(R);
     const double extra = std::pow(theta, -e), inter = extra / factor;
-    const double eps_extra = rotary_exp2_rel(e, log2_theta, dlog2, m);
+    // The extrapolated frequency directly (exp2) or in ggml's power form (theta_scale^i).
+    const double eps_extra =
+        std::max(rotary_exp2_rel(e, log2_theta, dlog2, m), rotary_power_form_rel(i, R, log2_theta, dlog2, m));
     const double eps_inter = eps_extra + m.division_rel + u;
     const double w_raw = (double(i) - rg.low) / (rg.high - rg.low), w = std::clamp(w_raw, 0.0, 1.0);
     const double dw = 1.01 * eps_w * std::min(std::fabs(w_raw), 1.01);

@@ -61,6 +61,17 @@ inline double rotary_exp2_rel(double e, double log2_theta, double dlog2, const P
   const double tt = e * std::fabs(log2_theta), dt = e * dlog2 + 7 * m.u * tt;
   return m.exp_rel(tt + dt) + std::log(2.0) * dt;
 }
+// Pair i's frequency in the power form engines such as ggml use: theta_scale = theta^(-2/R)
+// formed once (its own exp2 error, then rounded), then pow(theta_scale, i) per pair. The base's
+// relative error ts_rel and log2's error grow with the exponent i:
+//   t = i |log2 theta_scale|, dt = i (log_abs + ts_rel / ln 2) + u t,
+//   relative error exp_rel(t + dt) + ln2 dt.
+inline double rotary_power_form_rel(int64_t i, int64_t R, double log2_theta, double dlog2, const PrecisionModel& m) {
+  const double ts_log2 = 2.0 / double(R) * std::fabs(log2_theta);
+  const double ts_rel = rotary_exp2_rel(2.0 / double(R), log2_theta, dlog2, m) + 2 * m.u;
+  const double t = double(i) * ts_log2, dt = double(i) * (m.log_abs + ts_rel / std::log(2.0)) + m.u * t;
+  return m.exp_rel(t + dt) + std::log(2.0) * dt;
+}
 // The truth's own f64 angle (pow, reciprocals, product): (|ln theta| + 4) 2^-53 relative.
 inline double rotary_truth_rel(double theta) { return (std::fabs(std::log(theta)) + 4) * 0x1.0p-53; }
 
