@@ -4,6 +4,7 @@
 #include "core/check.h"
 #include "ops/delta_net.h"
 #include "ops/qk_norm.h"
+#include "ops/router_noaux.h"
 
 namespace moe::compare {
 
@@ -27,6 +28,7 @@ std::vector<OpCase> matmul_q_perf_cases(uint64_t, const std::string& only);
 // convention fields their params list.
 using ConventionCasesFn = std::vector<OpCase> (*)(bool remainders, bool real, uint64_t seed, const Conventions& conv);
 std::vector<OpCase> delta_net_conv_cases(bool, bool, uint64_t, const Conventions&);
+std::vector<OpCase> router_noaux_conv_cases(bool, bool, uint64_t, const Conventions&);
 std::vector<OpCase> qk_norm_conv_cases(bool, bool, uint64_t, const Conventions&);
 
 namespace {
@@ -39,6 +41,7 @@ struct ConventionEntry {
 const ConventionEntry kConventionCases[] = {
     {"delta_net", &delta_net_conv_cases, &convention_names<DeltaNetParams>},
     {"qk_norm", &qk_norm_conv_cases, &convention_names<QkNormParams>},
+    {"router_noaux", &router_noaux_conv_cases, &convention_names<RouterNoauxParams>},
 };
 
 const ConventionEntry* convention_entry(const std::string& op) {

@@ -48,10 +48,21 @@ struct RouterNoauxParams {
   int64_t topk_group = 1;
   float routed_scaling_factor = 1.0f;
   bool renormalize = true;
+  // Convention (GPU kernels only; the CPU tiers always return descending c): the order of a
+  // kernel's K output slots. 0: by weight, descending, ties by ascending expert (the bundled
+  // kernels); 1: by the biased score c, descending (the official DeepSeek-V3 top-k, ggml's
+  // topk_moe). The (expert, weight) pairs are the same; MoE combine sums over slots.
+  int64_t slot_order = 0;
   template <class F>
   void visit(F&& f) const {
     f("tokens", tokens), f("experts", experts), f("k", k), f("n_group", n_group), f("topk_group", topk_group),
         f("routed_scaling_factor", routed_scaling_factor), f("renormalize", renormalize);
+    visit_conventions(*this, f);
+  }
+  // The convention fields alone (a manifest's "conventions" sets them; Self may be const).
+  template <class Self, class F>
+  static void visit_conventions(Self& s, F&& f) {
+    f("slot_order", s.slot_order);
   }
 };
 

@@ -5,6 +5,9 @@
 // sequence) passes. And a wrong "conventions" is refused with a message naming what is wrong.
 #include <unistd.h>
 
+#include <bit>
+#include <cmath>
+#include <map>
 #include <filesystem>
 #include <fstream>
 
@@ -57,6 +60,42 @@ TEST(conventions_compare, HeadGroupMistakeFailsWhereTheGroupingsDiffer) {
     EXPECT_EQ(r->status(), same ? CaseResult::Status::Pass : CaseResult::Status::Fail) << case_line(*r);
   }
   EXPECT_GE(differ, 2);
+}
+
+// router_noaux's slot order (ggml's topk_moe writes its slots in the order it picks them, by the
+// biased score c; the bundled kernels by weight): the same (expert, weight) pairs per row, in c's
+// order, and some rows really reordered (otherwise the convention would be untested).
+TEST(conventions_compare, RouterNoauxSlotOrderKeepsThePairs) {
+  const std::vector<OpCase> by_w = make_cases("router_noaux", "remainders", 1, "", {}, "test");
+  const std::vector<OpCase> by_c = make_cases("router_noaux", "remainders", 1, "", {{"slot_order", "1"}}, "test");
+  ASSERT_EQ(by_w.size(), by_c.size());
+  int reordered = 0;
+  for (size_t i = 0; i < by_w.size(); ++i) {
+    const OpCase &a = by_w[i], &b = by_c[i];
+    const size_t K = size_t(b.vars.at("k")), E = size_t(b.vars.at("experts"));
+    const std::vector<double>&ia = a.truth.at("idx"), &wa = a.truth.at("w"), &ib = b.truth.at("idx"), &wb = b.truth.at("w");
+    ASSERT_EQ(ia.size(), ib.size()) << b.shape;
+    for (size_t r0 = 0; r0 < ib.size(); r0 += K) {
+      std::map<double, double> pa, pb;
+      for (size_t j = 0; j < K; ++j) pa[ia[r0 + j]] = wa[r0 + j], pb[ib[r0 + j]] = wb[r0 + j];
+      EXPECT_EQ(pa.size(), pb.size()) << b.shape;
+      for (const auto& [e, w] : pa)
+        if (!std::isnan(w)) EXPECT_EQ(pb.count(e) ? pb[e] : -1.0, w) << b.shape << " row " << r0 / K;
+      bool same = true;
+      for (size_t j = 0; j < K; ++j) same &= ia[r0 + j] == ib[r0 + j];
+      reordered += !same;
+      if (ib[r0] < 0) continue;  // a NaN token: no order
+      // c = sigmoid(logit) + bias, non-increasing along the slots.
+      const size_t row = r0 / K;
+      auto c_of = [&](double e) {
+        const float x = std::bit_cast<float>(b.tensors.at("logits").words[row * E + size_t(e)]);
+        const float bias = std::bit_cast<float>(b.tensors.at("bias").words[size_t(e)]);
+        return 1.0 / (1.0 + std::exp(-double(x))) + double(bias);
+      };
+      for (size_t j = 1; j < K; ++j) EXPECT_GE(c_of(ib[r0 + j - 1]), c_of(ib[r0 + j])) << b.shape << " row " << row;
+    }
+  }
+  EXPECT_GT(reordered, 0);
 }
 
 TEST(conventions_compare, QkNormAsOneTensorL2NormSequencePasses) {
