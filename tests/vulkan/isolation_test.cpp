@@ -166,7 +166,9 @@ TEST(isolation, APlanErrorFailsItsCasesAndIsNoWorkerDeath) {
   }
   EXPECT_GE(wide, 5);
   EXPECT_EQ(after, wide);
-  if (vk::Context("").info().max_subgroup_size < 32) EXPECT_EQ(refused, wide);  // lavapipe: every case
+  if (vk::Context("").info().max_subgroup_size < 32) {
+    EXPECT_EQ(refused, wide);  // lavapipe: every case
+  }
 }
 
 }  // namespace
