@@ -38,16 +38,9 @@ json read_json(const std::string& name) {
 
 // A per-process folder for variants, removed when the test binary exits.
 fs::path temp_dir() {
-  struct Dir {
-    fs::path p = fs::temp_directory_path() / ("moe_manifest_test_" + std::to_string(getpid()));
-    Dir() { fs::create_directories(p); }
-    ~Dir() {
-      std::error_code ec;
-      fs::remove_all(p, ec);
-    }
-  };
-  static Dir d;
-  return d.p;
+  static const moe::test::Scratch s("manifest_test");
+  fs::create_directories(s.dir);
+  return s.dir;
 }
 
 // Writes `j` as <tmp>/<name>.json with every kernel's "spirv"/"glsl" pointing into the data

@@ -23,33 +23,12 @@ namespace {
 
 using test::have_device;
 using test::of_kernel;
+using test::run_variant;
 const std::string kBindings = test::kData + "layouts/bindings.json";
 
-// Writes bindings.json with `edit` applied to kernel `name` (only it and its sequence's kernels
-// kept) next to it, so GLSL paths resolve; returns the path.
+// `name` (with the rest of its sequence) from bindings.json, edited.
 std::string variant(const std::string& name, const std::function<void(nlohmann::json&)>& edit) {
-  std::ifstream f(kBindings);
-  nlohmann::json j = nlohmann::json::parse(f);
-  std::set<std::string> names = {name};
-  for (const auto& seq : j["sequences"])
-    for (const auto& k : seq["kernels"])
-      if (k == name) names.insert(seq["kernels"].begin(), seq["kernels"].end());
-  nlohmann::json keep = nlohmann::json::array();
-  for (auto& k : j["kernels"])
-    if (names.count(k["name"])) keep.push_back(k);
-  j["kernels"] = keep;
-  if (names.size() == 1) j.erase("sequences");
-  for (auto& k : j["kernels"])
-    if (k["name"] == name) edit(k);
-  const std::string path = test::kData + "layouts/bindings_variant_" + std::to_string(::getpid()) + ".json";
-  std::ofstream(path) << j.dump(1);
-  return path;
-}
-
-std::vector<CaseResult> run_variant(const std::string& path, const std::string& ops) {
-  std::vector<CaseResult> rs = test::run(path, ops, "remainders", 1);
-  std::remove(path.c_str());
-  return rs;
+  return test::manifest_variant(kBindings, name, edit, "bindings_variant");
 }
 
 std::string load_error(const std::string& path) {

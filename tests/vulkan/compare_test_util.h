@@ -2,13 +2,20 @@
 // cases, read a case's parameters and verdicts.
 #pragma once
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "compare/run/driver.h"
 #include "compare/vk/runner.h"
@@ -25,6 +32,36 @@ inline std::vector<CaseResult> run(const std::string& manifest, const std::strin
   CompareOptions o;
   o.kernels = manifest, o.ops = ops, o.shapes = shapes, o.seeds = seeds, o.seed = seed, o.quiet = true;
   return compare_cases(o);
+}
+
+// A copy of `manifest` (JSON) holding only kernel `name` (and the other kernels of its sequence,
+// if any), that kernel edited by `edit`, written next to it as <prefix>_<pid>.json: the path.
+inline std::string manifest_variant(const std::string& manifest, const std::string& name,
+                                    const std::function<void(nlohmann::json&)>& edit, const std::string& prefix) {
+  std::ifstream f(manifest);
+  nlohmann::json j = nlohmann::json::parse(f, nullptr, true, /*ignore_comments=*/true);
+  std::set<std::string> names = {name};
+  for (const auto& seq : j.value("sequences", nlohmann::json::array()))
+    for (const auto& k : seq["kernels"])
+      if (k == name) names.insert(seq["kernels"].begin(), seq["kernels"].end());
+  nlohmann::json keep = nlohmann::json::array();
+  for (auto& k : j["kernels"])
+    if (names.count(k["name"])) keep.push_back(k);
+  j["kernels"] = keep;
+  if (names.size() == 1) j.erase("sequences");
+  for (auto& k : j["kernels"])
+    if (k["name"] == name) edit(k);
+  const std::string path = std::filesystem::path(manifest).parent_path().string() + "/" + prefix + "_" +
+                           std::to_string(::getpid()) + ".json";
+  std::ofstream(path) << j.dump(1);
+  return path;
+}
+
+// run() over a variant's remainders, one seed; the variant file is removed.
+inline std::vector<CaseResult> run_variant(const std::string& path, const std::string& ops) {
+  std::vector<CaseResult> rs = run(path, ops, "remainders", 1);
+  std::remove(path.c_str());
+  return rs;
 }
 
 // The cases a kernel ran (skipped ones, outside its limits, left out).

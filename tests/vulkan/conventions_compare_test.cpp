@@ -112,16 +112,9 @@ TEST(conventions_compare, QkNormAsOneTensorL2NormSequencePasses) {
 // --- refused manifests ---------------------------------------------------------------------
 
 fs::path temp_dir() {
-  struct Dir {
-    fs::path p = fs::temp_directory_path() / ("moe_conventions_test_" + std::to_string(getpid()));
-    Dir() { fs::create_directories(p); }
-    ~Dir() {
-      std::error_code ec;
-      fs::remove_all(p, ec);
-    }
-  };
-  static Dir d;
-  return d.p;
+  static const moe::test::Scratch s("conventions_test");
+  fs::create_directories(s.dir);
+  return s.dir;
 }
 
 json read_manifest(const std::string& name) {

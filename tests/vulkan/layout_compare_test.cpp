@@ -15,6 +15,7 @@ namespace {
 
 using test::have_device;
 using test::of_kernel;
+using test::run_variant;
 const std::string kLayouts = test::kData + "layouts/layouts.json";
 
 int count(const std::vector<const CaseResult*>& rs, CaseResult::Status s) {
@@ -54,32 +55,9 @@ TEST(layouts, PlantedBugsAreCaught) {
   for (const CaseResult* r : pad) EXPECT_NE(r->error.find("was written outside its views"), std::string::npos) << r->error;
 }
 
-// Writes a variant of the layouts manifest with `edit` applied to kernel `name` (the only kernel
-// kept), in the data folder's layouts/ so its GLSL paths resolve.
+// `name` (with the rest of its sequence) from layouts.json, edited.
 std::string variant(const std::string& name, const std::function<void(nlohmann::json&)>& edit) {
-  std::ifstream f(kLayouts);
-  nlohmann::json j = nlohmann::json::parse(f);
-  // The kernel, and the other kernels of its sequence (if any).
-  std::set<std::string> names = {name};
-  for (const auto& seq : j.value("sequences", nlohmann::json::array()))
-    for (const auto& k : seq["kernels"])
-      if (k == name) names.insert(seq["kernels"].begin(), seq["kernels"].end());
-  nlohmann::json keep = nlohmann::json::array();
-  for (auto& k : j["kernels"])
-    if (names.count(k["name"])) keep.push_back(k);
-  j["kernels"] = keep;
-  if (names.size() == 1) j.erase("sequences");
-  for (auto& k : j["kernels"])
-    if (k["name"] == name) edit(k);
-  const std::string path = test::kData + "layouts/variant_" + std::to_string(::getpid()) + ".json";
-  std::ofstream(path) << j.dump(1);
-  return path;
-}
-
-std::vector<CaseResult> run_variant(const std::string& path, const std::string& ops) {
-  std::vector<CaseResult> rs = test::run(path, ops, "remainders", 1);
-  std::remove(path.c_str());
-  return rs;
+  return test::manifest_variant(kLayouts, name, edit, "variant");
 }
 
 TEST(layouts, LayoutsACaseCannotHoldFailWithTheReason) {
