@@ -9,18 +9,15 @@
 #include "core/params.h"
 #include "ops/delta_net.h"
 #include "spec/delta_net_spec.h"
+#include "kernels/delta_net_tiers.h"
 #include "test_util.h"
 
 namespace moe {
 namespace {
 
-using Fn = void (*)(const DeltaNetParams&, std::span<const float>, std::span<const float>, std::span<const float>,
-                    std::span<const float>, std::span<const float>, std::span<float>, std::span<float>);
-const Fn kTiers[3] = {&delta_net_ref<double>, &delta_net_ref<float>, &delta_net_fast};
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
+using Fn = test::DeltaNetFn;
+const auto& kTiers = test::kDeltaNetTiers;
+using test::same_bits;
 
 DeltaNetParams with(DeltaNetParams p, int64_t decay_log, int64_t head_group, float out_scale) {
   p.decay_log = decay_log, p.head_group = head_group, p.out_scale = out_scale;

@@ -5,18 +5,15 @@
 #include "check/checks.h"
 #include "core/rng.h"
 #include "ops/delta_net.h"
+#include "kernels/delta_net_tiers.h"
 #include "test_util.h"
 
 namespace moe {
 namespace {
 
-using Fn = void (*)(const DeltaNetParams&, std::span<const float>, std::span<const float>, std::span<const float>,
-                    std::span<const float>, std::span<const float>, std::span<float>, std::span<float>);
-const Fn kTiers[3] = {&delta_net_ref<double>, &delta_net_ref<float>, &delta_net_fast};
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
+using Fn = test::DeltaNetFn;
+const auto& kTiers = test::kDeltaNetTiers;
+using test::same_bits;
 
 // Realistic random inputs for a shape (unit-norm k, |q| = 1/sqrt(dk), gates in their ranges).
 struct Data {
