@@ -552,93 +552,7 @@ KernelEntry parse_kernel(const json& j, const Ctx& c, const fs::path& dir, int64
   return k;
 }
 
-// #include "x" relative to the including file (then the root source's folder for <x>), read from
-// the kernel's source tree.
-class FileIncluder : public shaderc::CompileOptions::IncluderInterface {
- public:
-  FileIncluder(fs::path root_dir, std::shared_ptr<const SourceFiles> files)
-      : root_(std::move(root_dir)), files_(std::move(files)) {}
-  shaderc_include_result* GetInclude(const char* requested, shaderc_include_type type, const char* requesting,
-                                     size_t) override {
-    auto* r = new Result;
-    fs::path base = type == shaderc_include_type_relative ? fs::path(requesting).parent_path() : root_;
-    fs::path p = (base / requested).lexically_normal();
-    std::optional<std::string> text;
-    try {
-      text = files_->find(p.string(), "include");
-    } catch (const Error&) {  // not a regular file: no include either
-    }
-    if (text) {
-      r->name = p.string();
-      r->content = std::move(*text);
-    } else {
-      r->content = "cannot open include '" + p.string() + "'";  // shaderc's convention: empty name = failure
-    }
-    r->res = {r->name.c_str(), r->name.size(), r->content.c_str(), r->content.size(), r};
-    return &r->res;
-  }
-  void ReleaseInclude(shaderc_include_result* data) override { delete static_cast<Result*>(data->user_data); }
-
- private:
-  struct Result {
-    std::string name, content;
-    shaderc_include_result res{};
-  };
-  fs::path root_;
-  std::shared_ptr<const SourceFiles> files_;
-};
-
 }  // namespace
-
-std::vector<uint32_t> read_spirv(const std::string& path, const SourceFiles& files) {
-  std::string bytes = files.read(path, "spirv");
-  MOE_CHECK(!bytes.empty(), "'" << path << "': empty file, expected SPIR-V");
-  MOE_CHECK(bytes.size() % 4 == 0, "'" << path << "': " << bytes.size()
-                                       << " bytes, expected a multiple of 4 (SPIR-V is 32-bit words; truncated?)");
-  // The header is 5 words (magic, version, generator, bound, schema).
-  MOE_CHECK(bytes.size() >= 20, "'" << path << "': " << bytes.size() << " bytes, expected at least the 20-byte SPIR-V header");
-  std::vector<uint32_t> words(bytes.size() / 4);
-  std::memcpy(words.data(), bytes.data(), bytes.size());
-  constexpr uint32_t kMagic = 0x07230203u;
-  if (words[0] != kMagic) {
-    std::ostringstream os;
-    os << std::hex << "0x" << words[0];
-    MOE_CHECK(words[0] != 0x03022307u, "'" << path << "': SPIR-V magic is byte-swapped (" << os.str()
-                                            << "); expected a little-endian module with magic 0x07230203");
-    MOE_FAIL("'" << path << "': not SPIR-V: first word " << os.str() << ", expected magic 0x07230203");
-  }
-  return words;
-}
-
-std::vector<uint32_t> compile_glsl(const std::string& source, const std::string& path, const KernelEntry& k,
-                                   bool optimize, bool cached) {
-  shaderc::Compiler compiler;
-  MOE_CHECK(compiler.IsValid(), "'" << path << "': shaderc compiler could not be created");
-  shaderc::CompileOptions opt;
-  opt.SetTargetEnvironment(shaderc_target_env_vulkan,
-                           k.glsl_target == "vulkan1.3" ? shaderc_env_version_vulkan_1_3 : shaderc_env_version_vulkan_1_2);
-  // No optimization: spirv-opt strips the names push constants are matched by, and the driver
-  // optimizes anyway; the module stays the kernel as written.
-  opt.SetOptimizationLevel(optimize ? shaderc_optimization_level_performance : shaderc_optimization_level_zero);
-  for (const auto& [name, value] : k.defines) opt.AddMacroDefinition(name, value);
-  opt.SetIncluder(std::make_unique<FileIncluder>(fs::path(path).parent_path(), k.files));
-  // GLSL's entry is always main(); k.entry names the SPIR-V entry point, so a GLSL kernel
-  // declaring another entry is caught by reflection ("no entry point ...").
-  std::string key;
-  if (cached) {  // the key from the preprocessed text: includes and defines applied
-    const auto pre = compiler.PreprocessGlsl(source, shaderc_compute_shader, path.c_str(), opt);
-    if (pre.GetCompilationStatus() == shaderc_compilation_status_success) {
-      key = spirv_cache_key(k.glsl_target + (optimize ? " O\n" : " O0\n") + std::string(pre.cbegin(), pre.cend()));
-      if (auto hit = spirv_cache_get(key)) return std::move(*hit);
-    }
-  }
-  auto res = compiler.CompileGlslToSpv(source, shaderc_compute_shader, path.c_str(), opt);
-  MOE_CHECK(res.GetCompilationStatus() == shaderc_compilation_status_success,
-            "'" << path << "': GLSL compile failed (" << k.glsl_target << "):\n" << res.GetErrorMessage());
-  std::vector<uint32_t> words(res.cbegin(), res.cend());
-  if (!key.empty()) spirv_cache_put(key, words);
-  return words;
-}
 
 const KernelEntry* Manifest::find_op(const std::string& op) const {
   for (const auto& k : kernels)
@@ -707,6 +621,22 @@ fs::path sources_dir(const json& j, const Ctx& top, const std::string& path, con
   return fs::absolute(fs::path(kernels_root));
 }
 
+// "mutate_includes": paths relative to the shaders' folder, each an existing file.
+std::vector<std::string> parse_mutate_includes(const json& j, const Ctx& top, const fs::path& dir,
+                                               const SourceFiles& files) {
+  const Ctx c = top.sub("mutate_includes");
+  MOE_CHECK(j.is_array(), c.str() << ": expected an array of paths, found " << type_name(j));
+  std::vector<std::string> out;
+  for (size_t i = 0; i < j.size(); ++i) {
+    const std::string rel = get_string(j[i], c.sub(idx(i)));
+    const std::string p = (fs::path(rel).is_absolute() ? fs::path(rel) : dir / rel).lexically_normal().string();
+    MOE_CHECK(files.find(p, "mutate_includes"), c.sub(idx(i)).str() << ": no file '" << p << "'");
+    MOE_CHECK(std::find(out.begin(), out.end(), p) == out.end(), c.sub(idx(i)).str() << ": '" << rel << "' is listed twice");
+    out.push_back(p);
+  }
+  return out;
+}
+
 }  // namespace
 
 Manifest load_manifest(const std::string& path, const std::set<std::string>* only,
@@ -720,7 +650,7 @@ Manifest load_manifest(const std::string& path, const std::set<std::string>* onl
     MOE_FAIL(path << ": malformed JSON: " << e.what());
   }
   Ctx top{path, ""};
-  only_keys(j, {"name", "version", "sources", "kernels", "sequences"}, top);
+  only_keys(j, {"name", "version", "sources", "kernels", "sequences", "mutate_includes"}, top);
   Manifest m;
   m.path = path;
   m.name = get_string(need(j, "name", top), top.sub("name"));
@@ -748,6 +678,7 @@ Manifest load_manifest(const std::string& path, const std::set<std::string>* onl
     m.kernels.push_back(std::move(k));
   }
   if (j.contains("sequences")) m.sequences = parse_sequences(j["sequences"], top, m, only != nullptr);
+  if (j.contains("mutate_includes")) m.mutate_includes = parse_mutate_includes(j["mutate_includes"], top, dir, *files);
   return m;
 }
 

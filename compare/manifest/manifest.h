@@ -201,6 +201,9 @@ struct KernelSequence {
 struct Manifest {
   std::string name;
   std::string path;  // the JSON file ("" for the bundled set)
+  // "mutate_includes": #included files that hold kernel code (absolute paths; docs/manifests.md):
+  // `mutate` mutates them too, each mutant judged by every kernel that includes the file.
+  std::vector<std::string> mutate_includes;
   std::vector<KernelEntry> kernels;
   std::vector<KernelSequence> sequences;
   // The sequence kernel `k` belongs to, or nullptr.
@@ -283,6 +286,9 @@ void validate_spirv(const std::vector<uint32_t>& words, const std::string& where
 // by processes (spirv_cache.h): for kernels every worker loads, not for one-off mutants.
 std::vector<uint32_t> compile_glsl(const std::string& source, const std::string& path, const KernelEntry& k,
                                    bool optimize = false, bool cached = false);
+// The files a kernel's GLSL #includes (absolute, lexically normal paths in k.files), under its
+// defines: what a mutant of an included file can change (mutate).
+std::set<std::string> glsl_includes(const std::string& source, const std::string& path, const KernelEntry& k);
 // Reads a .spv file: non-empty, size a multiple of 4, SPIR-V magic 0x07230203 (a byte-swapped
 // magic is reported as such).
 std::vector<uint32_t> read_spirv(const std::string& path, const SourceFiles& files = *file_system());

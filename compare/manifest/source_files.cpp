@@ -9,7 +9,16 @@
 namespace moe::compare {
 namespace fs = std::filesystem;
 
+SourceFiles::SourceFiles(std::shared_ptr<const SourceFiles> base, const std::string& path, std::string text)
+    : base_(std::move(base)) {
+  files_[fs::path(path).lexically_normal().string()] = std::move(text);
+}
+
 std::optional<std::string> SourceFiles::find(const std::string& path, const std::string& what) const {
+  if (base_) {
+    const auto it = files_.find(fs::path(path).lexically_normal().string());
+    return it != files_.end() ? std::optional<std::string>(it->second) : base_->find(path, what);
+  }
   if (in_memory_) {
     const auto it = files_.find(fs::path(path).lexically_normal().string());
     if (it == files_.end()) return std::nullopt;

@@ -16,6 +16,8 @@ class SourceFiles {
   // An in-memory tree: absolute, lexically normal path -> bytes.
   explicit SourceFiles(std::map<std::string, std::string> files)
       : files_(std::move(files)), in_memory_(true) {}
+  // `base` with the file at `path` (absolute) replaced by `text`: a mutant of an #included file.
+  SourceFiles(std::shared_ptr<const SourceFiles> base, const std::string& path, std::string text);
 
   // The bytes of `path`, or nullopt where there is no such file. A path that names something
   // other than a regular file (a device never ends, a FIFO blocks, a directory is no source)
@@ -23,11 +25,12 @@ class SourceFiles {
   std::optional<std::string> find(const std::string& path, const std::string& what) const;
   // The bytes of `path`; throws moe::Error "<what>: cannot open '<path>'" where there is none.
   std::string read(const std::string& path, const std::string& what) const;
-  bool in_memory() const { return in_memory_; }
+  bool in_memory() const { return base_ ? base_->in_memory() : in_memory_; }
 
  private:
-  std::map<std::string, std::string> files_;
+  std::map<std::string, std::string> files_;  // in memory; or, over a base, the one replaced file
   bool in_memory_ = false;
+  std::shared_ptr<const SourceFiles> base_;
 };
 
 // The file system (a shared, stateless SourceFiles).

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -112,16 +113,56 @@ std::string first_reason(const CaseResult& r) {
   return line;
 }
 
-// What a child runs: kernel `kernel` of the manifest (its SPIR-V replaced by `spirv` when given)
-// on every case of its ops, through every plan that uses it, at every subgroup size.
-struct Job {
-  size_t result = 0;                  // index into MutateReport::mutants; SIZE_MAX: the baseline
-  std::vector<uint32_t> spirv;        // empty: the kernel as loaded
-  bool alone = false;                 // run with no other child (after a lost device)
-  int lost = 0;                       // times the device was lost while it ran alone
+// A mutation unit: one source file (a kernel's GLSL, or an #included file the manifest lists in
+// "mutate_includes") and the selected kernels whose compile reads it. A mutant of the file is
+// judged by all of them: it is killed when a case of any of them fails, so code that one
+// kernel's defines or constants leave unused is still judged by the kernels that use it.
+struct Unit {
+  std::string name;             // the kernel's, when one kernel uses the file as its own source; else the file's
+  std::string path;             // absolute
+  std::shared_ptr<const SourceFiles> files;
+  std::vector<size_t> kernels;  // into Manifest::kernels
 };
 
-using CaseSets = std::map<std::string, std::vector<OpCase>>;
+// What a child runs: the unit's kernels (their SPIR-V replaced by `spirv` when given) on every
+// case of their ops, through every plan that uses one of them, at every subgroup size.
+struct Job {
+  size_t result = 0;                          // index into MutateReport::mutants; SIZE_MAX: the baseline
+  // Parallel to Unit::kernels, each kernel's mutated SPIR-V; an empty module: the mutant leaves
+  // that kernel unchanged (optimized SPIR-V equal), so its plans cannot kill it and do not run.
+  // Empty: the baseline, every kernel as loaded.
+  std::vector<std::vector<uint32_t>> spirv;
+  bool alone = false;                         // run with no other child (after a lost device)
+  int lost = 0;                               // times the device was lost while it ran alone
+};
+
+// Cases by op and the conventions they were built with (a plan's, compare/cases/conventions.h).
+using CaseKey = std::pair<std::string, Conventions>;
+using CaseSets = std::map<CaseKey, std::vector<OpCase>>;
+
+// Whether plan `p` uses one of the unit's kernels (those with a module in `job`, when given).
+bool plan_uses_any(const Plan& p, const Manifest& m, const Unit& u, const Job* job = nullptr) {
+  for (size_t i = 0; i < u.kernels.size(); ++i) {
+    if (job && !job->spirv.empty() && job->spirv[i].empty()) continue;
+    const KernelEntry* k = &m.kernels[u.kernels[i]];
+    if (std::count(p.kernels.begin(), p.kernels.end(), k)) return true;
+    for (const auto& alts : p.alternatives)
+      if (std::count(alts.begin(), alts.end(), k)) return true;
+  }
+  return false;
+}
+
+// The ops of the unit's kernels, each once, in case_ops() order.
+std::vector<std::string> unit_ops(const Manifest& m, const Unit& u) {
+  std::vector<std::string> out;
+  for (size_t ki : u.kernels)
+    for (const std::string& op : ops_of(m, m.kernels[ki]))
+      if (std::find(out.begin(), out.end(), op) == out.end()) out.push_back(op);
+  std::vector<std::string> ordered;
+  for (const std::string& op : case_ops())
+    if (std::count(out.begin(), out.end(), op)) ordered.push_back(op);
+  return ordered;
+}
 
 // Set by SIGINT/SIGTERM in the parent: stop starting children, kill the running ones, and report
 // what finished (a device call's or CI's time limit must not lose a long run's results).
@@ -141,24 +182,22 @@ void emit(int fd, const json& msg) {
 // The child: writes {"start": proto} before each case, then {"fail": result} at the first failure
 // or {"pass": cases} after the last, and leaves with _exit (nothing of its driver is cleaned up:
 // a mutant may have left it in any state).
-[[noreturn]] void run_child(Manifest& m, size_t kernel, const Job& job, const CaseSets& cases,
+[[noreturn]] void run_child(Manifest& m, const Unit& u, const Job& job, const CaseSets& cases,
                             const std::vector<std::string>& ops, const MutateOptions& opt, int fd) {
   std::signal(SIGINT, SIG_DFL), std::signal(SIGTERM, SIG_DFL);
   poison_fresh_memory();
   try {
-    if (!job.spirv.empty()) m.kernels[kernel].spirv = job.spirv;
-    const KernelEntry* k = &m.kernels[kernel];
+    for (size_t i = 0; i < job.spirv.size(); ++i)
+      if (!job.spirv[i].empty()) m.kernels[u.kernels[i]].spirv = job.spirv[i];
     vk::Context ctx(opt.device, vk::Context::Memory::Readback);
     int64_t ran = 0;
     double max_budget = 0;
     uint32_t min_subgroup = UINT32_MAX, max_subgroup = 0;
     for (const std::string& op : ops)
       for (const Plan& plan : plans_for(m, op, nullptr)) {
-        bool uses = std::count(plan.kernels.begin(), plan.kernels.end(), k) > 0;
-        for (const auto& alts : plan.alternatives) uses = uses || std::count(alts.begin(), alts.end(), k) > 0;
-        if (!uses) continue;
+        if (!plan_uses_any(plan, m, u, &job)) continue;
         for (uint32_t sg : plan_subgroup_sizes(plan, ctx.info(), opt.subgroup))
-          for (const OpCase& c : cases.at(op)) {
+          for (const OpCase& c : cases.at({op, plan_conventions(plan)})) {
             CaseResult proto;
             proto.op = c.op, proto.kernel = plan.label, proto.manifest = m.path, proto.params = c.params;
             proto.shape = c.shape, proto.seed = c.seed, proto.subgroup = sg;
@@ -199,7 +238,7 @@ struct Child {
   json last;  // the fail/pass/error message
 };
 
-Child start_child(Manifest& m, size_t kernel, Job job, const CaseSets& cases, const std::vector<std::string>& ops,
+Child start_child(Manifest& m, const Unit& u, Job job, const CaseSets& cases, const std::vector<std::string>& ops,
                   const MutateOptions& opt) {
   int p[2];
   MOE_CHECK(::pipe2(p, O_CLOEXEC) == 0, "mutate: cannot create a pipe: " << std::strerror(errno));
@@ -210,7 +249,7 @@ Child start_child(Manifest& m, size_t kernel, Job job, const CaseSets& cases, co
     ::close(p[0]);
     const int null = ::open("/dev/null", O_WRONLY);
     ::dup2(null, 1), ::dup2(null, 2);
-    run_child(m, kernel, job, cases, ops, opt, p[1]);
+    run_child(m, u, job, cases, ops, opt, p[1]);
   }
   ::close(p[1]);
   Child c;
@@ -299,8 +338,8 @@ void apply(MutantResult& mr, const Outcome& o) {
   mr.evidence = first_reason(o.failure);
 }
 
-// Runs the jobs of one kernel, `jobs` children at a time. The baseline (result SIZE_MAX) must pass.
-void run_jobs(Manifest& m, size_t kernel, std::deque<Job> queue, const CaseSets& cases,
+// Runs the jobs of one unit, `jobs` children at a time. The baseline (result SIZE_MAX) must pass.
+void run_jobs(Manifest& m, const Unit& u, std::deque<Job> queue, const CaseSets& cases,
               const std::vector<std::string>& ops, const MutateOptions& opt, MutateReport& rep) {
   std::vector<Child> active;
   bool alone = false;  // a job that must run by itself is running
@@ -308,7 +347,7 @@ void run_jobs(Manifest& m, size_t kernel, std::deque<Job> queue, const CaseSets&
     while (!alone && int(active.size()) < std::max(1, opt.jobs) && !queue.empty()) {
       if (queue.front().alone && !active.empty()) break;  // it waits for the others to finish
       alone = queue.front().alone;
-      active.push_back(start_child(m, kernel, std::move(queue.front()), cases, ops, opt));
+      active.push_back(start_child(m, u, std::move(queue.front()), cases, ops, opt));
       queue.pop_front();
     }
     std::vector<pollfd> fds;
@@ -341,7 +380,7 @@ void run_jobs(Manifest& m, size_t kernel, std::deque<Job> queue, const CaseSets&
       if (device_lost(o) && c.job.alone) ++c.job.lost;
       if (device_lost(o) && c.job.lost < 3) {
         if (!opt.quiet)
-          std::cerr << "mutate: " << m.kernels[kernel].name << ": device lost "
+          std::cerr << "mutate: " << u.name << ": device lost "
                     << (c.job.alone ? "again, alone" : "beside other mutants") << "; running it again alone\n";
         if (c.job.alone) std::this_thread::sleep_for(std::chrono::seconds(5));
         c.job.alone = true;
@@ -350,13 +389,12 @@ void run_jobs(Manifest& m, size_t kernel, std::deque<Job> queue, const CaseSets&
         continue;
       }
       if (c.job.result == SIZE_MAX) {
-        MOE_CHECK(o.error.empty(), "mutate: kernel '" << m.kernels[kernel].name << "': " << o.error);
-        MOE_CHECK(!o.failed, "mutate: the unmutated kernel '" << m.kernels[kernel].name
-                                                              << "' fails a case, so no kill would mean anything: "
-                                                              << first_reason(o.failure));
+        MOE_CHECK(o.error.empty(), "mutate: '" << u.name << "': " << o.error);
+        MOE_CHECK(!o.failed, "mutate: unmutated, '" << u.name << "' fails a case, so no kill would mean anything: "
+                                                    << first_reason(o.failure));
         rep.baseline_cases += o.cases;
       } else {
-        MOE_CHECK(o.error.empty() || device_lost(o), "mutate: kernel '" << m.kernels[kernel].name << "': " << o.error);
+        MOE_CHECK(o.error.empty() || device_lost(o), "mutate: '" << u.name << "': " << o.error);
         apply(rep.mutants[c.job.result], o);
         if (device_lost(o)) {  // lost three times while running alone: the mutant hangs the device
           MutantResult& mr = rep.mutants[c.job.result];
@@ -369,24 +407,67 @@ void run_jobs(Manifest& m, size_t kernel, std::deque<Job> queue, const CaseSets&
   }
 }
 
-// Compiles the kernel's mutants; drops those that do not compile or reflect, and those whose
-// optimized SPIR-V equals the original's or an earlier mutant's. Returns the jobs to run.
-std::deque<Job> compile_mutants(const KernelEntry& k, const std::string& source, std::vector<Mutant> mutants,
+// Kernel `k` compiled with `text` in place of the unit's file (its own source, or an #include).
+std::vector<uint32_t> compile_with(const KernelEntry& k, const Unit& u, const std::string& text, bool optimize) {
+  if (k.source_path == u.path) return compile_glsl(text, k.source_path, k, optimize);
+  KernelEntry over = k;
+  over.files = std::make_shared<const SourceFiles>(k.files, u.path, text);
+  return compile_glsl(k.files->read(k.source_path, "mutate: the kernel's GLSL"), k.source_path, over, optimize);
+}
+
+// A mutant in the default value of a specialization constant that every kernel of the unit sets
+// in the manifest: the default is never used, so the mutant cannot change anything. Returns the
+// constant's id, or -1.
+int specialised_away(const Manifest& m, const Unit& u, const std::string& text, const Mutant& mu) {
+  std::istringstream in(text);
+  std::string line;
+  for (int n = 0; n < mu.line && std::getline(in, line); ++n) {
+  }
+  static const std::regex decl(R"(layout\s*\([^)]*\bconstant_id\s*=\s*(\d+)[^)]*\)\s*const\b[^=;]*=)");
+  std::smatch hit;
+  if (!std::regex_search(line, hit, decl) || mu.column - 1 < hit.position(0) + hit.length(0)) return -1;
+  const uint32_t id = uint32_t(std::stoul(hit[1].str()));
+  for (size_t ki : u.kernels) {
+    const auto& spec = m.kernels[ki].specialization;
+    if (std::none_of(spec.begin(), spec.end(), [&](const SpecEntry& e) { return e.id == id; })) return -1;
+  }
+  return int(id);
+}
+
+// Compiles the unit's mutants for each of its kernels; drops those that do not compile or
+// reflect for one of them, those in a specialised-away default, and those whose optimized SPIR-V
+// equals, for every kernel, the original's or an earlier mutant's. Returns the jobs to run.
+std::deque<Job> compile_mutants(const Manifest& m, const Unit& u, const std::string& text, std::vector<Mutant> mutants,
                                 MutateReport& rep) {
+  using Modules = std::vector<std::vector<uint32_t>>;  // optimized, one per kernel of the unit
   std::deque<Job> jobs;
-  std::map<std::vector<uint32_t>, std::string> seen;  // optimized SPIR-V -> who had it
-  seen[compile_glsl(source, k.source_path, k, true)] = "the original";
+  std::map<Modules, std::string> seen;  // -> who had them
+  Modules original;
+  for (size_t ki : u.kernels) original.push_back(compile_with(m.kernels[ki], u, text, true));
+  seen[original] = "the original";
   for (Mutant& mu : mutants) {
     MutantResult mr;
-    mr.kernel = k.name, mr.mutant = std::move(mu);
-    std::vector<uint32_t> spirv;
+    mr.kernel = u.name, mr.mutant = std::move(mu);
+    Job job;
+    if (const int id = specialised_away(m, u, text, mr.mutant); id >= 0) {
+      mr.status = MutantStatus::Identical;
+      mr.evidence = "specialised away: the default of constant_id " + std::to_string(id) +
+                    ", which the manifest sets for every kernel using this file";
+      rep.mutants.push_back(std::move(mr));
+      continue;
+    }
     try {
-      spirv = compile_glsl(mr.mutant.source, k.source_path, k);
-      KernelEntry check = k;
-      check.spirv = spirv;
-      reflect_and_check(check, "mutant");
-      const std::vector<uint32_t> opt = compile_glsl(mr.mutant.source, k.source_path, k, true);
-      auto [it, fresh] = seen.emplace(opt, mr.mutant.id());
+      Modules optimized;
+      for (size_t ki : u.kernels) {
+        const KernelEntry& k = m.kernels[ki];
+        KernelEntry check = k;
+        check.spirv = compile_with(k, u, mr.mutant.source, false);
+        reflect_and_check(check, "mutant");
+        optimized.push_back(compile_with(k, u, mr.mutant.source, true));
+        const bool changed = optimized.back() != original[job.spirv.size()];
+        job.spirv.push_back(changed ? std::move(check.spirv) : std::vector<uint32_t>{});
+      }
+      auto [it, fresh] = seen.emplace(std::move(optimized), mr.mutant.id());
       if (!fresh) {
         mr.status = it->second == "the original" ? MutantStatus::Identical : MutantStatus::Duplicate;
         mr.evidence = "optimized SPIR-V equals " + it->second;
@@ -399,9 +480,40 @@ std::deque<Job> compile_mutants(const KernelEntry& k, const std::string& source,
     const bool run = mr.status == MutantStatus::Survived;  // not dropped
     if (run) mr.status = MutantStatus::NotRun;             // until its child reports
     rep.mutants.push_back(std::move(mr));
-    if (run) jobs.push_back({rep.mutants.size() - 1, std::move(spirv)});
+    if (run) jobs.push_back({rep.mutants.size() - 1, std::move(job.spirv)});
   }
   return jobs;
+}
+
+// The units of the selected kernels: each kernel's own source, then each "mutate_includes" file
+// one of them #includes. A unit is named after its kernel when that kernel alone uses the file as
+// its own source, else after the file (its path where two files share a name).
+std::vector<Unit> make_units(const Manifest& m, const std::vector<size_t>& selected) {
+  std::vector<Unit> units;
+  const auto add = [&](const std::string& path, size_t ki) {
+    const KernelEntry& k = m.kernels[ki];
+    auto it = std::find_if(units.begin(), units.end(), [&](const Unit& u) { return u.path == path && u.files == k.files; });
+    if (it == units.end()) it = units.insert(units.end(), Unit{"", path, k.files, {}});
+    if (!std::count(it->kernels.begin(), it->kernels.end(), ki)) it->kernels.push_back(ki);
+  };
+  for (size_t ki : selected) add(m.kernels[ki].source_path, ki);
+  if (!m.mutate_includes.empty())
+    for (size_t ki : selected) {
+      const KernelEntry& k = m.kernels[ki];
+      const std::set<std::string> inc =
+          glsl_includes(k.files->read(k.source_path, "mutate: the kernel's GLSL"), k.source_path, k);
+      for (const std::string& path : m.mutate_includes)
+        if (inc.count(path)) add(path, ki);
+    }
+  std::map<std::string, int> uses;
+  for (Unit& u : units) {
+    const KernelEntry& first = m.kernels[u.kernels[0]];
+    u.name = u.kernels.size() == 1 && first.source_path == u.path ? first.name : fs::path(u.path).filename().string();
+    ++uses[u.name];
+  }
+  for (Unit& u : units)
+    if (uses[u.name] > 1) u.name = u.path;
+  return units;
 }
 
 void apply_claims(const std::string& path, MutateReport& rep) {
@@ -432,15 +544,8 @@ MutateReport run_mutate(const MutateOptions& opt) {
   std::map<std::string, std::set<std::string>> listed;
   if (!opt.mutants.empty()) listed = read_mutant_list(opt.mutants);
   MutateReport rep;
-  CaseSets cases;
-  std::map<std::string, Conventions> cases_conv;  // per op: the conventions its cases were built with
-  CompareOptions co;
-  co.shapes = opt.shapes, co.seed = opt.seed, co.seeds = opt.seeds;
+  std::vector<size_t> selected;
   for (size_t ki = 0; ki < m.kernels.size(); ++ki) {
-    if (g_stop) {
-      rep.interrupted = true;
-      break;
-    }
     const KernelEntry& k = m.kernels[ki];
     if (!want_kernels.empty() && std::find(want_kernels.begin(), want_kernels.end(), k.name) == want_kernels.end())
       continue;
@@ -453,33 +558,46 @@ MutateReport run_mutate(const MutateOptions& opt) {
       rep.no_source.push_back(k.name);
       continue;
     }
-    if (ops.empty()) continue;  // no op with cases uses it
-    if (!opt.mutants.empty() && !listed.count(k.name)) continue;  // none listed: no cases to build
-    // Cases once per op, kept while the next kernels use them.
-    // Cases built for other conventions than this kernel's (compare/cases/conventions.h) are rebuilt.
-    for (auto it = cases.begin(); it != cases.end();)
-      it = std::count(ops.begin(), ops.end(), it->first) && cases_conv[it->first] == k.conventions ? std::next(it)
-                                                                                                    : cases.erase(it);
-    for (const std::string& op : ops)
-      if (!cases.count(op)) {
-        cases_conv[op] = k.conventions;
-        for (int s = 0; s < opt.seeds; ++s)
-          for (OpCase& c : make_cases(op, opt.shapes, opt.seed + uint64_t(s), "", k.conventions, k.name))
-            cases[op].push_back(std::move(c));
-      }
-    const std::string source = k.files->read(k.source_path, "mutate: the kernel's GLSL");
-    std::vector<Mutant> made = make_mutants(source, split_commas(opt.rules));
-    if (!opt.mutants.empty()) {
-      std::set<std::string>& ids = listed[k.name];
-      std::erase_if(made, [&](const Mutant& mu) { return !ids.erase(mu.id()); });
-      for (const std::string& id : ids) rep.not_found.push_back(k.name + " " + id);
-      listed.erase(k.name);
+    if (!ops.empty()) selected.push_back(ki);  // else no op with cases uses it
+  }
+  const std::vector<Unit> units = make_units(m, selected);
+  CaseSets cases;
+  for (size_t ui = 0; ui < units.size(); ++ui) {
+    if (g_stop) {
+      rep.interrupted = true;
+      break;
     }
-    std::deque<Job> jobs =
-        compile_mutants(k, source, sample_mutants(std::move(made), opt.max_per_kernel, opt.sample_seed + ki), rep);
-    jobs.push_front({SIZE_MAX, {}});  // the unmutated kernel first: it must pass
-    if (!opt.quiet) std::cerr << "mutate: " << k.name << ": " << jobs.size() - 1 << " mutants to run\n";
-    run_jobs(m, ki, std::move(jobs), cases, ops, opt, rep);
+    const Unit& u = units[ui];
+    if (!opt.mutants.empty() && !listed.count(u.name)) continue;  // none listed: no cases to build
+    const std::vector<std::string> ops = unit_ops(m, u);
+    // Cases once per (op, conventions) of the plans that use the unit's kernels, kept while the
+    // next units use them.
+    std::set<CaseKey> need;
+    for (const std::string& op : ops)
+      for (const Plan& plan : plans_for(m, op, nullptr))
+        if (plan_uses_any(plan, m, u)) need.insert({op, plan_conventions(plan)});
+    std::erase_if(cases, [&](const auto& kv) { return !need.count(kv.first); });
+    for (const CaseKey& key : need)
+      if (!cases.count(key))
+        for (int s = 0; s < opt.seeds; ++s)
+          for (OpCase& c : make_cases(key.first, opt.shapes, opt.seed + uint64_t(s), "", key.second, u.name))
+            cases[key].push_back(std::move(c));
+    const std::string text = u.files->read(u.path, "mutate: the GLSL of '" + u.name + "'");
+    std::vector<Mutant> made = make_mutants(text, split_commas(opt.rules));
+    if (!opt.mutants.empty()) {
+      std::set<std::string>& ids = listed[u.name];
+      std::erase_if(made, [&](const Mutant& mu) { return !ids.erase(mu.id()); });
+      for (const std::string& id : ids) rep.not_found.push_back(u.name + " " + id);
+      listed.erase(u.name);
+    }
+    // The sample's seed: the kernel's index for a kernel's own file (as before units existed).
+    const uint64_t sample_seed = opt.sample_seed + (u.name == m.kernels[u.kernels[0]].name ? u.kernels[0] : m.kernels.size() + ui);
+    std::deque<Job> jobs = compile_mutants(m, u, text, sample_mutants(std::move(made), opt.max_per_kernel, sample_seed), rep);
+    jobs.push_front({SIZE_MAX, {}});  // the unmutated kernels first: they must pass
+    if (!opt.quiet)
+      std::cerr << "mutate: " << u.name << " (" << u.kernels.size() << (u.kernels.size() == 1 ? " kernel" : " kernels")
+                << "): " << jobs.size() - 1 << " mutants to run\n";
+    run_jobs(m, u, std::move(jobs), cases, ops, opt, rep);
   }
   for (const auto& [kernel, ids] : listed)
     for (const std::string& id : ids) rep.not_found.push_back(kernel + " " + id);

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# `mutate` by source file (docs/mutate.md "Units: one file, every kernel built from it"): two
+# kernels built from one file with different specialization constants, and an #include the
+# manifest lists in "mutate_includes" (tests/cli/data/mutate_units). Checks that each file is one
+# unit judged by both kernels (so the MODE 1 branch's mutants die through add_four), that a
+# mutant of a default the manifest always sets is dropped as specialised away, and that with
+# add_one alone the MODE 1 mutants survive (the kills came from the other kernel).
+# Usage: mutate_units.sh MOEORACLE. Exit 77 (skipped) without lavapipe.
+set -u
+bin=$1
+data=$(dirname "$0")/data/mutate_units
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+if ! "$bin" devices 2>/dev/null | grep -q '^device [0-9]*: llvmpipe'; then
+  echo "SKIP: no lavapipe (llvmpipe) Vulkan device"
+  exit 77
+fi
+export LP_NATIVE_VECTOR_WIDTH=256
+fail=0
+"$bin" mutate --device llvmpipe --kernels "$data/units.json" --equivalent "$data/equivalent.json" \
+  --shapes remainders --seeds 1 --jobs 2 --json "$out/all.json" >"$out/all.txt" 2>"$out/all.err"
+rc=$?
+tail -1 "$out/all.txt"
+[ "$rc" = 0 ] || { tail -20 "$out/all.err"; echo "FAIL: mutate exited $rc"; exit 1; }
+for unit in units_add.comp units_terms.glsl; do
+  grep -q "^mutate: $unit (2 kernels): " "$out/all.err" || { echo "FAIL: no unit '$unit' of 2 kernels"; fail=1; }
+done
+"$bin" mutate --device llvmpipe --kernels "$data/units.json" --kernel add_one \
+  --shapes remainders --seeds 1 --jobs 2 --json "$out/one.json" >"$out/one.txt" 2>"$out/one.err"
+rc=$?
+[ "$rc" = 0 ] || { tail -20 "$out/one.err"; echo "FAIL: mutate --kernel add_one exited $rc"; exit 1; }
+python3 - "$out" <<'PY' || fail=1
+import json, sys
+out = sys.argv[1]
+bad = []
+a = json.load(open(out + "/all.json"))
+if sorted(a["kernels"]) != ["all", "units_add.comp", "units_terms.glsl"]:
+    bad.append("units: expected units_add.comp and units_terms.glsl, found %s" % sorted(a["kernels"]))
+s = a["kernels"]["all"]
+if s["survived"] != 0 or s["equivalent"] != 2 or a["wrong_claims"]:
+    bad.append("both kernels together: %d survived, %d equivalent, wrong claims %s (expected 0, 2, none)"
+               % (s["survived"], s["equivalent"], a["wrong_claims"]))
+spec = [m for m in a["mutants"] if m["id"].startswith("7:") and "specialised away" in m["evidence"]]
+if len(spec) != 1 or spec[0]["status"] != "identical_spirv":
+    bad.append("the MODE default (line 7): expected one mutant dropped as specialised away, found %s" % spec)
+# add_one alone never runs MODE 1: the mutants of that branch (lines 15-19) survive there.
+one = json.load(open(out + "/one.json"))
+branch = [m for m in one["mutants"] if 15 <= m["line"] <= 19 and m["status"] == "survived"]
+if not branch:
+    bad.append("add_one alone: no MODE 1 mutant survived, so the kills above need not have come from add_four")
+if sorted(one["kernels"]) != ["add_one", "all", "units_terms.glsl"]:
+    bad.append("add_one alone: expected add_one (its own file) and units_terms.glsl, found %s" % sorted(one["kernels"]))
+for b in bad:
+    print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+[ $fail = 0 ] && echo "ok: two units of two kernels each, every mutant killed or argued, the specialised default dropped"
+exit $fail
