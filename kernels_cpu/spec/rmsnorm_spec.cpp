@@ -25,6 +25,10 @@ std::vector<SpecShape<RmsNormParams>> rmsnorm_shapes(bool remainders, bool real)
     // ggml splits rows over x, y and z as row = z 262144 + y 512 + x: rows 512.. and 1024..
     add("remainder rows 1535 dim 33 w", 1535, 33, false, 1535);
     for (int64_t dim : {8257, 16411}) add("remainder T 1 dim " + std::to_string(dim), 1, dim, dim % 4 == 1, dim);
+    // Row lengths in each step of an unrolled block ladder (ggml instantiates its row loop for
+    // 1, 2, 3, 4, 8, 10, 12, 16, 32 and n blocks of 512): 2, 3, 5, 11, 13, 17 and 34 blocks.
+    for (int64_t dim : {1000, 1500, 2100, 5500, 6500, 8300, 16900})
+      add("remainder T 1 dim " + std::to_string(dim) + " w", 1, dim, false, 3 * dim);
   }
   if (real) {
     add("A17B hidden", 1, 4096, false, 0);

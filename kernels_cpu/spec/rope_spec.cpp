@@ -22,6 +22,9 @@ std::vector<RopeShape> rope_shapes(bool remainders, bool real) {
     add("remainder T 1 D 512 R 128", 3, 512, 128, 512, one);
     add("remainder T 1 D 512 R 512", 2, 512, 512, 513, one);
     add("remainder T 1 heads 129 D 256 R 64", 129, 256, 64, 514, one);
+    // More rows (tokens x heads) than one dispatch dimension holds (65,535 workgroups is the usual
+    // maxComputeWorkGroupCount): engines that give each row a workgroup split them over y or z.
+    add("remainder rows 65600 (T 1025 x heads 64) D 4 R 4", 64, 4, 4, 515, RotaryPositions{{}, 0, 1025});
   }
   if (real) {
     add("A17B q (32 heads)", 32, 256, 64, 0, decode);

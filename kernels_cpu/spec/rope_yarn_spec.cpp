@@ -39,6 +39,9 @@ std::vector<RopeYarnShape> rope_yarn_shapes(bool remainders, bool real) {
     };
     for (const auto& [label, p] : drawn) add(label, p, uint64_t(p.rotary_dim * 7 + p.heads), decode);
     add("remainder T 1 heads 129 R 16", yarn(16, 129, true, 1e4f, 40.0f, 64), 129, one);
+    // More rows than one dispatch dimension holds (as in rope_shapes), in both pair layouts.
+    add("remainder rows 65600 (T 1025 x heads 64) R 4", yarn(4, 64), 130, RotaryPositions{{}, 0, 1025});
+    add("remainder rows 65600 (T 1025 x heads 64) R 4 half-split", yarn(4, 64, false), 131, RotaryPositions{{}, 0, 1025});
     RopeYarnParams singular = yarn(64, 3);  // low == high == 0: the 0.001 guard
     singular.beta_fast = 1448.0f, singular.beta_slow = 724.0f;
     const std::pair<const char*, RopeYarnParams> fixed[] = {

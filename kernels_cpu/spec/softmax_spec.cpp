@@ -47,6 +47,10 @@ std::vector<SpecShape<SoftmaxParams, SoftmaxVariant>> softmax_shapes(bool remain
     add("scale 30 cols 257 finite biases", 3, 257, 1, 30.0f, M::Bias, 17);
     add("fully masked row: causal 3 tokens after 6, 2 heads", 2 * 3, 9, 3, 0.0625f, M::CausalFullRow, 18);
     add("long context cols 32771", 2, 32771, 0, 0.0625f, M::None, 19);
+    // Rows of 3 and 17 blocks where a block is a subgroup of 8 (20, 130) or 32 (520) lanes or
+    // 512 invocations (1100, 8200): the steps of an unrolled block ladder (ggml's soft_max).
+    for (int64_t c : {20, 130, 520, 1100, 8200})
+      add("ladder cols " + std::to_string(c), 3, c, 0, 0.125f, M::None, uint64_t(20 + c));
   }
   if (real) {
     add("A17B decode over 4096", 32, 4096, 1, 0.0625f, M::Zero, 0);
