@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <csignal>
 #include <cerrno>
@@ -434,53 +435,70 @@ int specialised_away(const Manifest& m, const Unit& u, const std::string& text, 
   return int(id);
 }
 
-// Compiles the unit's mutants for each of its kernels; drops those that do not compile or
-// reflect for one of them, those in a specialised-away default, and those whose optimized SPIR-V
-// equals, for every kernel, the original's or an earlier mutant's. Returns the jobs to run.
+// One mutant compiled for every kernel of its unit (compile_mutants' parallel part).
+struct Compiled {
+  int specialised = -1;                       // >= 0: in the default of this constant_id; nothing compiled
+  std::vector<std::vector<uint32_t>> optimized, spirv;  // per kernel; spirv empty where unchanged
+  std::string error;                          // did not compile or reflect
+};
+
+Compiled compile_mutant(const Manifest& m, const Unit& u, const std::string& text, const Mutant& mu,
+                        const std::vector<std::vector<uint32_t>>& original) {
+  Compiled c;
+  if ((c.specialised = specialised_away(m, u, text, mu)) >= 0) return c;
+  try {
+    for (size_t i = 0; i < u.kernels.size(); ++i) {
+      const KernelEntry& k = m.kernels[u.kernels[i]];
+      KernelEntry check = k;
+      check.spirv = compile_with(k, u, mu.source, false);
+      reflect_and_check(check, "mutant");
+      c.optimized.push_back(compile_with(k, u, mu.source, true));
+      c.spirv.push_back(c.optimized.back() != original[i] ? std::move(check.spirv) : std::vector<uint32_t>{});
+    }
+  } catch (const Error& e) {
+    c.error = std::string(e.what()).substr(0, 300);
+  }
+  return c;
+}
+
+// Compiles the unit's mutants for each of its kernels (`threads` at once); drops those that do
+// not compile or reflect for one of them, those in a specialised-away default, and those whose
+// optimized SPIR-V equals, for every kernel, the original's or an earlier mutant's (in mutant
+// order, so the result does not depend on the threads). Returns the jobs to run.
 std::deque<Job> compile_mutants(const Manifest& m, const Unit& u, const std::string& text, std::vector<Mutant> mutants,
-                                MutateReport& rep) {
+                                int threads, MutateReport& rep) {
   using Modules = std::vector<std::vector<uint32_t>>;  // optimized, one per kernel of the unit
-  std::deque<Job> jobs;
-  std::map<Modules, std::string> seen;  // -> who had them
   Modules original;
   for (size_t ki : u.kernels) original.push_back(compile_with(m.kernels[ki], u, text, true));
+  std::vector<Compiled> compiled(mutants.size());
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < std::max(1, threads); ++t)
+    pool.emplace_back([&] {
+      for (size_t i; (i = next++) < mutants.size();) compiled[i] = compile_mutant(m, u, text, mutants[i], original);
+    });
+  for (std::thread& t : pool) t.join();
+  std::deque<Job> jobs;
+  std::map<Modules, std::string> seen;  // -> who had them
   seen[original] = "the original";
-  for (Mutant& mu : mutants) {
+  for (size_t i = 0; i < mutants.size(); ++i) {
+    Compiled& c = compiled[i];
     MutantResult mr;
-    mr.kernel = u.name, mr.mutant = std::move(mu);
-    Job job;
-    if (const int id = specialised_away(m, u, text, mr.mutant); id >= 0) {
+    mr.kernel = u.name, mr.mutant = std::move(mutants[i]);
+    if (c.specialised >= 0) {
       mr.status = MutantStatus::Identical;
-      mr.evidence = "specialised away: the default of constant_id " + std::to_string(id) +
+      mr.evidence = "specialised away: the default of constant_id " + std::to_string(c.specialised) +
                     ", which the manifest sets for every kernel using this file";
-      rep.mutants.push_back(std::move(mr));
-      continue;
-    }
-    try {
-      Modules optimized;
-      for (size_t ki : u.kernels) {
-        const KernelEntry& k = m.kernels[ki];
-        KernelEntry check = k;
-        check.spirv = compile_with(k, u, mr.mutant.source, false);
-        reflect_and_check(check, "mutant");
-        optimized.push_back(compile_with(k, u, mr.mutant.source, true));
-        const bool changed = optimized.back() != original[job.spirv.size()];
-        job.spirv.push_back(changed ? std::move(check.spirv) : std::vector<uint32_t>{});
-      }
-      auto [it, fresh] = seen.emplace(std::move(optimized), mr.mutant.id());
-      if (!fresh) {
-        mr.status = it->second == "the original" ? MutantStatus::Identical : MutantStatus::Duplicate;
-        mr.evidence = "optimized SPIR-V equals " + it->second;
-      }
-    } catch (const Error& e) {
-      mr.status = MutantStatus::NotCompiled;
-      mr.evidence = e.what();
-      mr.evidence = mr.evidence.substr(0, 300);
+    } else if (!c.error.empty()) {
+      mr.status = MutantStatus::NotCompiled, mr.evidence = c.error;
+    } else if (auto [it, fresh] = seen.emplace(std::move(c.optimized), mr.mutant.id()); !fresh) {
+      mr.status = it->second == "the original" ? MutantStatus::Identical : MutantStatus::Duplicate;
+      mr.evidence = "optimized SPIR-V equals " + it->second;
     }
     const bool run = mr.status == MutantStatus::Survived;  // not dropped
     if (run) mr.status = MutantStatus::NotRun;             // until its child reports
     rep.mutants.push_back(std::move(mr));
-    if (run) jobs.push_back({rep.mutants.size() - 1, std::move(job.spirv)});
+    if (run) jobs.push_back({rep.mutants.size() - 1, std::move(c.spirv)});
   }
   return jobs;
 }
@@ -592,7 +610,8 @@ MutateReport run_mutate(const MutateOptions& opt) {
     }
     // The sample's seed: the kernel's index for a kernel's own file (as before units existed).
     const uint64_t sample_seed = opt.sample_seed + (u.name == m.kernels[u.kernels[0]].name ? u.kernels[0] : m.kernels.size() + ui);
-    std::deque<Job> jobs = compile_mutants(m, u, text, sample_mutants(std::move(made), opt.max_per_kernel, sample_seed), rep);
+    std::deque<Job> jobs =
+        compile_mutants(m, u, text, sample_mutants(std::move(made), opt.max_per_kernel, sample_seed), opt.jobs, rep);
     jobs.push_front({SIZE_MAX, {}});  // the unmutated kernels first: they must pass
     if (!opt.quiet)
       std::cerr << "mutate: " << u.name << " (" << u.kernels.size() << (u.kernels.size() == 1 ? " kernel" : " kernels")
