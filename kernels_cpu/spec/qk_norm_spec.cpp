@@ -18,7 +18,13 @@ QkNormInputs qk_norm_inputs(const QkNormParams& p, uint64_t seed) {
 
 std::vector<QkNormShape> qk_norm_shapes(bool remainders, bool real) {
   std::vector<QkNormShape> out;
-  if (remainders) add_head_norm_remainders(out, "dk");
+  if (remainders) {
+    add_head_norm_remainders(out, "dk");
+    // More than 512 heads x tokens: engines that give a row a workgroup split rows over x and y
+    // (ggml's l2_norm: row = y 512 + x), in whole rows of 512 and with a partial last one.
+    out.push_back({"remainder 16 tokens x 64 heads dk 16", QkNormParams{16, 64, 16, 1e-6f}, 7});
+    out.push_back({"remainder 9 tokens x 64 heads dk 16", QkNormParams{9, 64, 16, 1e-6f}, 8});
+  }
   if (real) {
     out.push_back({"A17B/A3B decode", QkNormParams{1, 16, 128, 1e-6f}, 0});
     out.push_back({"A17B/A3B prefill 64", QkNormParams{64, 16, 128, 1e-6f}, 1});

@@ -6,7 +6,8 @@
 # SHAPES (default all) of each engine in ENGINES (default both), in chunks of CHUNK seeds (one
 # compare run each, so a run cut short by the call's limit still leaves whole chunks); then
 # `mutate` of the kernels named in MUTATE (default none; "all": every kernel) of MUTATE_ENGINE
-# (default ggml-vulkan:ggml), one seed, remainders.
+# (default ggml-vulkan:ggml), one seed of MSHAPES (default remainders), with the engine's
+# equivalence claims (engines/<engine>/equivalent.json) where it has them.
 # Binaries as for gpu_issue10.sh (devbin/bin.tar.xz). Writes $OUT/engines-*.{txt,json}.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -28,8 +29,9 @@ done
 if [ -n "${MUTATE:-}" ]; then
   e=${MUTATE_ENGINE:-ggml-vulkan:ggml} m=${e%%:*} src=${e##*:} s=$(date +%s)
   only=(--kernel "$MUTATE"); [ "$MUTATE" = all ] && only=()
+  [ -f engines/$m/equivalent.json ] && only+=(--equivalent engines/$m/equivalent.json)
   timeout ${LIMIT:-300} moeoracle mutate --kernels engines/$m/$m.json --kernels-root devbin/$src \
-    "${only[@]}" --shapes remainders --seeds 1 --jobs ${JOBS:-15} --timeout-ms 10000 \
+    "${only[@]}" --shapes ${MSHAPES:-remainders} --seeds 1 --jobs ${JOBS:-15} --timeout-ms 10000 \
     --json $OUT/mutate-$m.json > $OUT/mutate-$m.txt 2> $OUT/mutate-$m.err
   echo "mutate $m: rc $? in $(( $(date +%s) - s )) s: $(tail -1 $OUT/mutate-$m.txt)"
 fi

@@ -59,6 +59,27 @@ TEST(Differences, StatusAndSummary) {
   EXPECT_EQ(summary_line(summarize(std::vector<CaseResult>{cs[2]})), "0 passed, 1 failed, 0 skipped");
 }
 
+// An out-of-range index (an engine relying on robustBufferAccess) may be declared; a race, a bad
+// shift, a crash or a hang may not, and nothing is excused without a declaration.
+TEST(Differences, CoverOutOfRangeIndicesOnly) {
+  const auto with = [](const std::string& error, const std::string& difference) {
+    CaseResult c = make_case("rows", true, difference);
+    c.error = error;
+    return c.status();
+  };
+  const std::string oob = "out-of-range access (undefined behaviour): l2: index into 'data_d' (binding 1) past the buffer's usable size";
+  EXPECT_EQ(with(oob, "no row guard"), CaseResult::Status::Differs);
+  EXPECT_EQ(with(oob, ""), CaseResult::Status::Fail);
+  EXPECT_EQ(with("out-of-range access (undefined behaviour): k: vals: a store to an element another subgroup stored "
+                 "since the last barrier (a data race)", "no row guard"),
+            CaseResult::Status::Fail);
+  EXPECT_EQ(with("out-of-range access (undefined behaviour): k: shift by 32 or more", "no row guard"),
+            CaseResult::Status::Fail);
+  EXPECT_EQ(with("the worker running this case was killed by signal 11", "no row guard"), CaseResult::Status::Fail);
+  EXPECT_EQ(with("vulkan: kernel hung or too slow: k did not finish within 10000 ms", "no row guard"),
+            CaseResult::Status::Fail);
+}
+
 TEST(Differences, ConsoleShowsTheWhyAndTheEvidence) {
   std::ostringstream os;
   write_console(os, sample());
