@@ -123,6 +123,9 @@ Command add_mutate(CLI::App& app) {
                 "Only the mutants listed in this file, one \"<kernel> <mutant id>\" per line (e.g. earlier survivors)");
   m->add_option("--equivalent", mo.equivalent, "JSON files of equivalence claims [{kernel, mutant, why}]")
       ->delimiter(',');
+  m->add_option("--rescore", mo.rescore,
+                 "Run nothing: score the JSON report of an earlier run again with --equivalent (claims written "
+                 "after a long run); the claims it was scored with are dropped");
   m->add_flag("!--no-bundled-claims", mo.bundled_claims,
               "Mutating the bundled kernels: do not apply the equivalence claims built in (compare/mutate/equivalent/)");
   m->add_option("--jobs", mo.jobs, "Mutants run at once")->check(CLI::PositiveNumber)->capture_default_str();
@@ -133,7 +136,8 @@ Command add_mutate(CLI::App& app) {
   m->add_option("--html", mo.html, "Write a self-contained HTML report");
   return {m, [s] {
             apply_bounds(s->b);
-            std::fprintf(stderr, "mutate: %s\n", compare::apply_precision(s->b.precision, s->mo.device, true).c_str());
+            if (s->mo.rescore.empty())  // a rescore runs nothing on a device
+              std::fprintf(stderr, "mutate: %s\n", compare::apply_precision(s->b.precision, s->mo.device, true).c_str());
             return compare::mutate_command(s->mo);
           }};
 }

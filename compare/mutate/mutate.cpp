@@ -546,6 +546,21 @@ void apply_bundled_claims(MutateReport& rep) {
       apply_claims_text("compare/mutate/" + name, std::string(bytes.begin(), bytes.end()), rep);
 }
 
+// Claims files, or folders of them (every *.json, in name order: one file per kernel group).
+void apply_claim_files(const std::vector<std::string>& paths, MutateReport& rep) {
+  for (const std::string& path : paths) {
+    if (!fs::is_directory(path)) {
+      apply_claims(path, rep);
+      continue;
+    }
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(path))
+      if (e.path().extension() == ".json") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const fs::path& f : files) apply_claims(f.string(), rep);
+  }
+}
+
 }  // namespace
 
 MutateReport run_mutate(const MutateOptions& opt) {
@@ -621,23 +636,20 @@ MutateReport run_mutate(const MutateOptions& opt) {
   for (const auto& [kernel, ids] : listed)
     for (const std::string& id : ids) rep.not_found.push_back(kernel + " " + id);
   if (bundled && opt.bundled_claims) apply_bundled_claims(rep);
-  for (const std::string& path : opt.equivalent) {
-    // A folder: every *.json in it (one claims file per kernel group).
-    if (!fs::is_directory(path)) {
-      apply_claims(path, rep);
-      continue;
-    }
-    std::vector<fs::path> files;
-    for (const auto& e : fs::directory_iterator(path))
-      if (e.path().extension() == ".json") files.push_back(e.path());
-    std::sort(files.begin(), files.end());
-    for (const fs::path& f : files) apply_claims(f.string(), rep);
-  }
+  apply_claim_files(opt.equivalent, rep);
   return rep;
 }
 
 int mutate_command(const MutateOptions& opt) {
-  const MutateReport rep = run_mutate(opt);
+  MutateReport rep;
+  if (opt.rescore.empty()) {
+    rep = run_mutate(opt);
+  } else {  // the earlier run's results, scored with these claims only
+    rep = read_mutate_json(opt.rescore);
+    for (MutantResult& m : rep.mutants)
+      if (m.status == MutantStatus::Equivalent) m.status = MutantStatus::Survived, m.why.clear();
+    apply_claim_files(opt.equivalent, rep);
+  }
   write_mutate_console(std::cout, rep);
   if (!opt.json.empty())
     write_stream_atomic(opt.json, "the mutate JSON report", [&](std::ostream& os) { write_mutate_json(os, rep); });

@@ -39,6 +39,9 @@ struct MutateOptions {
   std::string mutants;
   // Claims files, JSON [{"kernel", "mutant" (Mutant::id), "why"}], or folders of them.
   std::vector<std::string> equivalent;
+  // A JSON report of an earlier run: nothing runs; its results are scored again with `equivalent`
+  // (the claims it was scored with before are dropped), e.g. claims written after a long run.
+  std::string rescore;
   // Mutating the bundled kernels: also apply the claims about them built into the binary.
   bool bundled_claims = true;
   int jobs = 1;                  // mutants run at once
@@ -93,6 +96,9 @@ MutateReport run_mutate(const MutateOptions& opt);
 // equivalent, kill rate), every survivor with its diff, the claims that did not hold, the total.
 void write_mutate_console(std::ostream& os, const MutateReport& r);
 void write_mutate_json(std::ostream& os, const MutateReport& r);
+// Reads a report write_mutate_json wrote (`path` names it in errors): every mutant with its
+// status, evidence and subgroup range; the summary counts are recomputed, not read.
+MutateReport read_mutate_json(const std::string& path);
 // One self-contained page: kill rate per kernel and per rule, survivors with diffs.
 void write_mutate_html(std::ostream& os, const MutateReport& r);
 

@@ -1,5 +1,7 @@
 // Reports of `moeoracle mutate` (mutate.h): kill statistics, console, JSON, HTML.
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <iomanip>
 #include <ostream>
 #include <sstream>
@@ -8,6 +10,7 @@
 
 #include "compare/mutate/mutate.h"
 #include "compare/report/html_common.h"
+#include "core/check.h"
 
 namespace moe::compare {
 
@@ -116,7 +119,8 @@ void write_mutate_json(std::ostream& os, const MutateReport& r) {
                        {"line", m.mutant.line},     {"column", m.mutant.column},  {"before", m.mutant.before},
                        {"after", m.mutant.after},   {"diff", m.mutant.diff},      {"status", mutant_status_name(m.status)},
                        {"criterion", m.criterion},  {"evidence", m.evidence},     {"why", m.why},
-                       {"cases", m.cases}, {"max_budget", m.max_budget}});
+                       {"cases", m.cases}, {"max_budget", m.max_budget}, {"min_subgroup", m.min_subgroup},
+                       {"max_subgroup", m.max_subgroup}});
   json kernels = json::object();
   for (const auto& [k, s] : kill_stats(r))
     kernels[k] = {{"generated", s.generated}, {"identical", s.identical}, {"duplicate", s.duplicate},
@@ -132,6 +136,50 @@ void write_mutate_json(std::ostream& os, const MutateReport& r) {
              {"baseline_cases", r.baseline_cases}}
             .dump(1)
      << "\n";
+}
+
+MutateReport read_mutate_json(const std::string& path) {
+  using nlohmann::json;
+  std::ifstream f(path, std::ios::binary);
+  MOE_CHECK(f, "mutate --rescore: cannot read '" << path << "'");
+  json j;
+  try {
+    j = json::parse(f);
+  } catch (const json::exception& e) {
+    MOE_FAIL("mutate --rescore: '" << path << "': malformed JSON: " << e.what());
+  }
+  MOE_CHECK(j.is_object() && j.contains("mutants") && j["mutants"].is_array(),
+            "mutate --rescore: '" << path << "': not a mutate JSON report (no \"mutants\" array)");
+  static const MutantStatus kAll[] = {MutantStatus::Killed,    MutantStatus::Survived,  MutantStatus::TimedOut,
+                                      MutantStatus::Equivalent, MutantStatus::Identical, MutantStatus::Duplicate,
+                                      MutantStatus::NotCompiled, MutantStatus::NotRun};
+  MutateReport r;
+  for (const json& m : j["mutants"]) {
+    MutantResult mr;
+    try {
+      mr.kernel = m.at("kernel"), mr.mutant.rule = m.at("rule"), mr.mutant.line = m.at("line");
+      mr.mutant.column = m.at("column"), mr.mutant.before = m.at("before"), mr.mutant.after = m.at("after");
+      mr.mutant.diff = m.at("diff"), mr.criterion = m.at("criterion"), mr.evidence = m.at("evidence");
+      mr.why = m.at("why"), mr.cases = m.at("cases"), mr.max_budget = m.at("max_budget");
+      mr.min_subgroup = m.value("min_subgroup", 0u), mr.max_subgroup = m.value("max_subgroup", 0u);
+      const std::string status = m.at("status");
+      const auto* it = std::find_if(std::begin(kAll), std::end(kAll),
+                                    [&](MutantStatus st) { return status == mutant_status_name(st); });
+      MOE_CHECK(it != std::end(kAll), "unknown status \"" << status << "\"");
+      mr.status = *it;
+    } catch (const json::exception& e) {
+      MOE_FAIL("mutate --rescore: '" << path << "': a mutant lacks a field: " << e.what() << " in " << m.dump().substr(0, 200));
+    } catch (const Error& e) {
+      MOE_FAIL("mutate --rescore: '" << path << "': " << e.what() << " in " << m.dump().substr(0, 200));
+    }
+    r.mutants.push_back(std::move(mr));
+  }
+  // The claims are scored again, so the claims that did not hold before are not read back.
+  for (auto [key, list] : {std::pair{"no_source", &r.no_source}, std::pair{"not_found", &r.not_found}})
+    if (j.contains(key)) *list = j[key].get<std::vector<std::string>>();
+  r.baseline_cases = j.value("baseline_cases", int64_t{0});
+  r.interrupted = j.value("interrupted", false);
+  return r;
 }
 
 namespace {

@@ -54,5 +54,10 @@ for b in bad:
     print("FAIL:", b)
 sys.exit(1 if bad else 0)
 PY
+# --rescore: the first run's results scored again without claims, then with them; nothing runs.
+"$bin" mutate --rescore "$out/all.json" --json "$out/bare.json" >"$out/bare.txt" 2>&1 || { echo "FAIL: --rescore exited $?"; fail=1; }
+"$bin" mutate --rescore "$out/bare.json" --equivalent "$data/equivalent.json" >"$out/again.txt" 2>&1 || { echo "FAIL: --rescore with claims exited $?"; fail=1; }
+grep -q ' 2 survived, 0 equivalent' "$out/bare.txt" || { tail -2 "$out/bare.txt"; echo "FAIL: --rescore without claims: expected the 2 argued mutants back as survivors"; fail=1; }
+[ "$(tail -1 "$out/again.txt")" = "$(tail -1 "$out/all.txt")" ] || { tail -1 "$out/again.txt"; echo "FAIL: --rescore with the claims does not give the run's own summary"; fail=1; }
 [ $fail = 0 ] && echo "ok: two units of two kernels each, every mutant killed or argued, the specialised default dropped"
 exit $fail
