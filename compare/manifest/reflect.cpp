@@ -5,6 +5,7 @@
 // kernel on a different shape. Every resource the shader declares is considered (not only the
 // ones the entry point uses), so an unused-but-declared binding must be declared too: the
 // manifest then describes the module exactly.
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -127,6 +128,13 @@ void check_entry(const Reflection& r, KernelEntry& k, const std::string& where) 
 void check_bindings(const Reflection& r, spvc_resources res, const KernelEntry& k, const std::string& where) {
   spvc_compiler c = r.comp();
   std::vector<bool> seen(k.bindings.size(), false);
+  // Per buffer (a binding and its "same_as" aliases): whether some descriptor reaching it may
+  // read it, may write it, and which descriptors those are (for messages).
+  struct BufferUse {
+    bool readable = false, writable = false;
+    std::string read_only, write_only;  // the readonly / writeonly descriptors
+  };
+  std::map<uint32_t, BufferUse> use;  // root binding number ->
   auto declared = [&](uint32_t binding) -> int {
     for (size_t i = 0; i < k.bindings.size(); ++i)
       if (k.bindings[i].binding == binding) return static_cast<int>(i);
@@ -183,20 +191,34 @@ void check_bindings(const Reflection& r, spvc_resources res, const KernelEntry& 
         writeonly |= decs[i] == SpvDecorationNonReadable;
       }
       Access a = k.bindings[d].access;
-      if (k.bindings[d].same_as >= 0) {  // an alias: it may read any buffer, write only a written one
+      const bool alias = k.bindings[d].same_as >= 0;
+      BufferUse& u = use[alias ? uint32_t(k.bindings[d].same_as) : binding];
+      u.readable |= !writeonly, u.writable |= !readonly;
+      if (readonly) u.read_only += (u.read_only.empty() ? "" : " and ") + shader_side;
+      if (writeonly) u.write_only += (u.write_only.empty() ? "" : " and ") + shader_side;
+      if (alias)  // an alias may read any buffer, write only a written one
         MOE_CHECK(readonly || a != Access::In,
                   where << ": " << manifest_side << " aliases binding " << k.bindings[d].same_as
                         << ", an \"in\" buffer, but " << shader_side
                         << " is writable (declare it readonly, or make the aliased binding \"inout\")");
-        continue;
-      }
-      MOE_CHECK(!(readonly && a != Access::In), where << ": " << manifest_side << " has access \""
-                                                      << (a == Access::Out ? "out" : "inout") << "\", but " << shader_side
-                                                      << " is readonly");
-      MOE_CHECK(!(writeonly && a != Access::Out), where << ": " << manifest_side << " has access \""
-                                                        << (a == Access::In ? "in" : "inout") << "\", but " << shader_side
-                                                        << " is writeonly");
     }
+  }
+  // A buffer's access is what the descriptors reaching it can do together: an engine may read a
+  // buffer through a readonly binding and write it through a writeonly alias (an in-place add).
+  for (const ManifestBinding& b : k.bindings) {
+    if (b.same_as >= 0 || !use.count(b.binding)) continue;
+    const BufferUse& u = use[b.binding];
+    const std::string manifest_side = "the manifest's binding " + std::to_string(b.binding) + " (tensor \"" + b.tensor + "\")";
+    MOE_CHECK(u.writable || b.access == Access::In, where << ": " << manifest_side << " has access \""
+                                                          << (b.access == Access::Out ? "out" : "inout") << "\", but "
+                                                          << u.read_only
+                                                          << (u.read_only.find(" and ") != std::string::npos ? " are all" : " is")
+                                                          << " readonly");
+    MOE_CHECK(u.readable || b.access == Access::Out, where << ": " << manifest_side << " has access \""
+                                                           << (b.access == Access::In ? "in" : "inout") << "\", but "
+                                                           << u.write_only
+                                                           << (u.write_only.find(" and ") != std::string::npos ? " are all" : " is")
+                                                           << " writeonly");
   }
   for (size_t i = 0; i < k.bindings.size(); ++i)
     MOE_CHECK(seen[i], where << ": bindings[" << i << "]: the manifest's binding " << k.bindings[i].binding << " (tensor \""

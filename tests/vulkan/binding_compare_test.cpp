@@ -121,6 +121,10 @@ TEST(bindings, AliasBindsTheRootsBuffer) {
   const auto good = of_kernel(rs, "residual_add_alias");
   ASSERT_GE(good.size(), 4u);
   for (const CaseResult* r : good) EXPECT_EQ(r->status(), CaseResult::Status::Pass) << case_line(*r) << " " << r->error;
+  // In place through two descriptors of one buffer: b read readonly, y written writeonly.
+  const auto split = of_kernel(rs, "residual_add_inplace_split");
+  ASSERT_GE(split.size(), 4u);
+  for (const CaseResult* r : split) EXPECT_EQ(r->status(), CaseResult::Status::Pass) << case_line(*r) << " " << r->error;
   // Reading the alias one element ahead: caught wherever there is a next element.
   for (const CaseResult* r : of_kernel(rs, "residual_add_alias_reads_next"))
     if (test::param(*r, "n") > 1) {
@@ -137,6 +141,11 @@ TEST(bindings, AliasRefusals) {
                    "shader's storage buffer 'A2' (set 0, binding 2) is writable"),
             std::string::npos)
       << m;
+  // An inout buffer whose every descriptor is readonly: nothing could write it.
+  m = load_error(variant("residual_add_inplace_split", [](nlohmann::json& k) { k["defines"] = {{"READONLY_OUT", ""}}; }));
+  for (const char* part : {"the manifest's binding 1 (tensor \"b\") has access \"inout\", but the shader's",
+                           "storage buffer 'B' (set 0, binding 1)", "storage buffer 'Y' (set 0, binding 2)", "are all readonly"})
+    EXPECT_NE(m.find(part), std::string::npos) << part << "\n" << m;
   // Nothing else may be declared on an alias.
   m = load_error(variant("residual_add_alias", [](nlohmann::json& k) { k["bindings"][2]["access"] = "in"; }));
   EXPECT_NE(m.find("bindings[2]: \"access\" cannot be declared on an alias (\"same_as\")"), std::string::npos) << m;
