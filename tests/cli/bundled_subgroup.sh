@@ -7,10 +7,8 @@ set -u
 bin=$1 want=$2
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-if ! "$bin" devices 2>/dev/null | grep -q '^device [0-9]*: llvmpipe'; then
-  echo "SKIP: no lavapipe (llvmpipe) Vulkan device"
-  exit 77
-fi
+. "$(dirname "$0")/lavapipe.sh"
+require_lavapipe "$bin"
 "$bin" compare --device llvmpipe --shapes remainders --seeds 2 >"$out" 2>&1
 rc=$?
 head -1 "$out"

@@ -14,10 +14,8 @@ per_kernel=10
 recorded_killed=${MUTATE_SMOKE_KILLED:-111}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-if ! "$bin" devices 2>/dev/null | grep -q '^device [0-9]*: llvmpipe'; then
-  echo "SKIP: no lavapipe (llvmpipe) Vulkan device"
-  exit 77
-fi
+. "$(dirname "$0")/lavapipe.sh"
+require_lavapipe "$bin"
 export LP_NATIVE_VECTOR_WIDTH=256
 "$bin" mutate --device llvmpipe --kernel "$kernels" --shapes remainders --seeds 1 \
   --max-per-kernel $per_kernel --sample-seed 1 --jobs 2 >"$out/m.txt" 2>"$out/m.err"

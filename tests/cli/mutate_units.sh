@@ -11,10 +11,8 @@ bin=$1
 data=$(dirname "$0")/data/mutate_units
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-if ! "$bin" devices 2>/dev/null | grep -q '^device [0-9]*: llvmpipe'; then
-  echo "SKIP: no lavapipe (llvmpipe) Vulkan device"
-  exit 77
-fi
+. "$(dirname "$0")/lavapipe.sh"
+require_lavapipe "$bin"
 export LP_NATIVE_VECTOR_WIDTH=256
 fail=0
 "$bin" mutate --device llvmpipe --kernels "$data/units.json" --equivalent "$data/equivalent.json" \
