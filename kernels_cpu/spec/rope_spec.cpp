@@ -25,6 +25,7 @@ std::vector<RopeShape> rope_shapes(bool remainders, bool real) {
     // More rows (tokens x heads) than one dispatch dimension holds (65,535 workgroups is the usual
     // maxComputeWorkGroupCount): engines that give each row a workgroup split them over y or z.
     add("remainder rows 65600 (T 1025 x heads 64) D 4 R 4", 64, 4, 4, 515, RotaryPositions{{}, 0, 1025});
+    add("remainder rows 65536 (T 1024 x heads 64) D 4 R 4", 64, 4, 4, 516, RotaryPositions{{}, 0, 1024});
   }
   if (real) {
     add("A17B q (32 heads)", 32, 256, 64, 0, decode);

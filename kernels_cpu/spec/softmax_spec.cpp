@@ -54,6 +54,9 @@ std::vector<SpecShape<SoftmaxParams, SoftmaxVariant>> softmax_shapes(bool remain
     // 512 invocations (1100, 8200): the steps of an unrolled block ladder (ggml's soft_max).
     for (int64_t c : {20, 130, 520, 1100, 8200})
       add("ladder cols " + std::to_string(c), 3, c, 0, 0.125f, M::None, uint64_t(20 + c));
+    // And the last row length of a step (8, 16 and 32 blocks of 8, 32 or 512).
+    for (int64_t c : {64, 128, 256, 512, 1024, 4096, 16384})
+      add("ladder cols " + std::to_string(c), 2, c, 0, 0.125f, M::None, uint64_t(20 + c));
   }
   if (real) {
     add("A17B decode over 4096", 32, 4096, 1, 0.0625f, M::Zero, 0);
