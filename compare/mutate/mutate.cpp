@@ -391,8 +391,10 @@ void run_jobs(Manifest& m, const Unit& u, std::deque<Job> queue, const CaseSets&
       }
       if (c.job.result == SIZE_MAX) {
         MOE_CHECK(o.error.empty(), "mutate: '" << u.name << "': " << o.error);
-        MOE_CHECK(!o.failed, "mutate: unmutated, '" << u.name << "' fails a case, so no kill would mean anything: "
-                                                    << first_reason(o.failure));
+        MOE_CHECK(!o.failed, "mutate: the unmutated kernel '"
+                                 << o.failure.kernel << "' fails a case"
+                                 << (o.failure.kernel != u.name ? " (of unit '" + u.name + "')" : std::string())
+                                 << ", so no kill would mean anything: " << first_reason(o.failure));
         rep.baseline_cases += o.cases;
       } else {
         MOE_CHECK(o.error.empty() || device_lost(o), "mutate: '" << u.name << "': " << o.error);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compare_test_util.h"
+#include "spec/softmax_spec.h"
 #include "test_util.h"
 
 namespace moe::compare {
@@ -24,17 +25,20 @@ std::vector<CaseResult> all_shapes(const std::string& manifest) {
   return rs;
 }
 
+// The op's remainder and real shapes (spec/softmax_spec.h).
+const int kRemainders = int(softmax_shapes(true, false).size()), kReal = int(softmax_shapes(false, true).size());
+
 TEST(softmax_compare, BundledKernelPassesAtEverySubgroupSize) {
   if (!have_device()) GTEST_SKIP() << "no Vulkan device";
-  // 15 remainder shapes x 3 seeds and 4 real ones.
-  expect_bundled_pass("softmax", {"softmax"}, 15 * 3 + 4);
+  // Every remainder shape x 3 seeds and the real ones.
+  expect_bundled_pass("softmax", {"softmax"}, kRemainders * 3 + kReal);
 }
 
 TEST(softmax_compare, PlantedBugsAreCaughtWhereTheyChangeTheResult) {
   if (!have_device()) GTEST_SKIP() << "no Vulkan device";
   const std::vector<CaseResult> rs = all_shapes(kVariants);
   const auto tree = of_kernel(rs, "softmax_tree");
-  EXPECT_EQ(tree.size(), 15u + 4u);
+  EXPECT_EQ(tree.size(), size_t(kRemainders + kReal));
   for (const CaseResult* r : tree) EXPECT_EQ(r->status(), CaseResult::Status::Pass) << case_line(*r) << " " << r->error;
 
   // Head-major mask rows differ from r % mask_rows wherever several mask rows meet several heads.
