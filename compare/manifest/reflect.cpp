@@ -132,7 +132,12 @@ void check_bindings(const Reflection& r, spvc_resources res, const KernelEntry& 
   // read it, may write it, and which descriptors those are (for messages).
   struct BufferUse {
     bool readable = false, writable = false;
-    std::string read_only, write_only;  // the readonly / writeonly descriptors
+    std::vector<std::string> read_only, write_only;  // the readonly / writeonly descriptors
+  };
+  const auto all = [](const std::vector<std::string>& sides, const char* what) {
+    std::string s;
+    for (const std::string& side : sides) s += (s.empty() ? "" : " and ") + side;
+    return s + (sides.size() > 1 ? " are all " : " is ") + what;
   };
   std::map<uint32_t, BufferUse> use;  // root binding number ->
   auto declared = [&](uint32_t binding) -> int {
@@ -194,8 +199,8 @@ void check_bindings(const Reflection& r, spvc_resources res, const KernelEntry& 
       const bool alias = k.bindings[d].same_as >= 0;
       BufferUse& u = use[alias ? uint32_t(k.bindings[d].same_as) : binding];
       u.readable |= !writeonly, u.writable |= !readonly;
-      if (readonly) u.read_only += (u.read_only.empty() ? "" : " and ") + shader_side;
-      if (writeonly) u.write_only += (u.write_only.empty() ? "" : " and ") + shader_side;
+      if (readonly) u.read_only.push_back(shader_side);
+      if (writeonly) u.write_only.push_back(shader_side);
       if (alias)  // an alias may read any buffer, write only a written one
         MOE_CHECK(readonly || a != Access::In,
                   where << ": " << manifest_side << " aliases binding " << k.bindings[d].same_as
@@ -211,14 +216,10 @@ void check_bindings(const Reflection& r, spvc_resources res, const KernelEntry& 
     const std::string manifest_side = "the manifest's binding " + std::to_string(b.binding) + " (tensor \"" + b.tensor + "\")";
     MOE_CHECK(u.writable || b.access == Access::In, where << ": " << manifest_side << " has access \""
                                                           << (b.access == Access::Out ? "out" : "inout") << "\", but "
-                                                          << u.read_only
-                                                          << (u.read_only.find(" and ") != std::string::npos ? " are all" : " is")
-                                                          << " readonly");
+                                                          << all(u.read_only, "readonly"));
     MOE_CHECK(u.readable || b.access == Access::Out, where << ": " << manifest_side << " has access \""
                                                            << (b.access == Access::In ? "in" : "inout") << "\", but "
-                                                           << u.write_only
-                                                           << (u.write_only.find(" and ") != std::string::npos ? " are all" : " is")
-                                                           << " writeonly");
+                                                           << all(u.write_only, "writeonly"));
   }
   for (size_t i = 0; i < k.bindings.size(); ++i)
     MOE_CHECK(seen[i], where << ": bindings[" << i << "]: the manifest's binding " << k.bindings[i].binding << " (tensor \""

@@ -153,16 +153,17 @@ bool plan_uses_any(const Plan& p, const Manifest& m, const Unit& u, const Job* j
   return false;
 }
 
-// The ops of the unit's kernels, each once, in case_ops() order.
-std::vector<std::string> unit_ops(const Manifest& m, const Unit& u) {
-  std::vector<std::string> out;
-  for (size_t ki : u.kernels)
-    for (const std::string& op : ops_of(m, m.kernels[ki]))
-      if (std::find(out.begin(), out.end(), op) == out.end()) out.push_back(op);
-  std::vector<std::string> ordered;
+// The (op, conventions) case sets the plans using the unit's kernels need, and those ops in
+// case_ops() order.
+std::vector<std::string> unit_ops(const Manifest& m, const Unit& u, std::set<CaseKey>& need) {
+  std::vector<std::string> ops;
   for (const std::string& op : case_ops())
-    if (std::count(out.begin(), out.end(), op)) ordered.push_back(op);
-  return ordered;
+    for (const Plan& plan : plans_for(m, op, nullptr))
+      if (plan_uses_any(plan, m, u)) {
+        if (ops.empty() || ops.back() != op) ops.push_back(op);
+        need.insert({op, plan_conventions(plan)});
+      }
+  return ops;
 }
 
 // Set by SIGINT/SIGTERM in the parent: stop starting children, kill the running ones, and report
@@ -604,13 +605,10 @@ MutateReport run_mutate(const MutateOptions& opt) {
     }
     const Unit& u = units[ui];
     if (!opt.mutants.empty() && !listed.count(u.name)) continue;  // none listed: no cases to build
-    const std::vector<std::string> ops = unit_ops(m, u);
     // Cases once per (op, conventions) of the plans that use the unit's kernels, kept while the
     // next units use them.
     std::set<CaseKey> need;
-    for (const std::string& op : ops)
-      for (const Plan& plan : plans_for(m, op, nullptr))
-        if (plan_uses_any(plan, m, u)) need.insert({op, plan_conventions(plan)});
+    const std::vector<std::string> ops = unit_ops(m, u, need);
     std::erase_if(cases, [&](const auto& kv) { return !need.count(kv.first); });
     for (const CaseKey& key : need)
       if (!cases.count(key))

@@ -105,13 +105,17 @@ std::string testcase_name(const CaseResult& c) {
 
 }  // namespace
 
+// The one error a declared difference may cover: an out-of-range index (the access checks' "index
+// into ..."; an engine may rely on robustBufferAccess), never a crash, a hang, a race, a bad
+// shift or a pipeline error.
+static bool declarable_error(const std::string& error) {
+  return error.starts_with("out-of-range access") && error.find("index into") != std::string::npos &&
+         error.find("data race") == std::string::npos;
+}
+
 CaseResult::Status CaseResult::status() const {
   if (skipped) return Status::Skip;
-  // A declared difference covers wrong numbers and out-of-range indices (an engine that relies on
-  // robustBufferAccess), never a crash, a hang, a race, a bad shift or a pipeline error.
-  const bool index = error.starts_with("out-of-range access") && error.find("index into") != std::string::npos &&
-                     error.find("data race") == std::string::npos;
-  if (!error.empty()) return !difference.empty() && index ? Status::Differs : Status::Fail;
+  if (!error.empty()) return !difference.empty() && declarable_error(error) ? Status::Differs : Status::Fail;
   if (outputs.empty()) return Status::Fail;
   for (const Verdict& v : outputs)
     if (!v.pass) return difference.empty() ? Status::Fail : Status::Differs;
