@@ -537,6 +537,15 @@ std::vector<Unit> make_units(const Manifest& m, const std::vector<size_t>& selec
   return units;
 }
 
+// No case of the selected shapes ran the unit's kernels: its mutants "survived" nothing, so they
+// are not judged (NotRun) rather than counted against the kill rate.
+void not_judged(const Unit& u, MutateReport& rep) {
+  rep.no_cases.push_back(u.name);
+  for (MutantResult& mr : rep.mutants)
+    if (mr.kernel == u.name && mr.status == MutantStatus::Survived)
+      mr.status = MutantStatus::NotRun, mr.evidence = "no case of the selected shapes runs the unit's kernels";
+}
+
 void apply_claims(const std::string& path, MutateReport& rep) {
   if (!path.empty()) apply_claims_text(path, read_text(path), rep);
 }
@@ -631,7 +640,9 @@ MutateReport run_mutate(const MutateOptions& opt) {
     if (!opt.quiet)
       std::cerr << "mutate: " << u.name << " (" << u.kernels.size() << (u.kernels.size() == 1 ? " kernel" : " kernels")
                 << "): " << jobs.size() - 1 << " mutants to run\n";
+    const int64_t before = rep.baseline_cases;
     run_jobs(m, u, std::move(jobs), cases, ops, opt, rep);
+    if (rep.baseline_cases == before && !rep.interrupted) not_judged(u, rep);
   }
   for (const auto& [kernel, ids] : listed)
     for (const std::string& id : ids) rep.not_found.push_back(kernel + " " + id);
@@ -657,7 +668,8 @@ int mutate_command(const MutateOptions& opt) {
     write_stream_atomic(opt.html, "the mutate HTML report", [&](std::ostream& os) { write_mutate_html(os, rep); });
   const auto stats = kill_stats(rep);
   const auto all = stats.find("all");
-  return rep.interrupted || (all != stats.end() && all->second.kill_rate() < opt.min_kill_rate) ? 1 : 0;
+  const bool below = opt.min_kill_rate > 0 && (!rep.no_cases.empty() || (all != stats.end() && all->second.kill_rate() < opt.min_kill_rate));
+  return rep.interrupted || below ? 1 : 0;
 }
 
 }  // namespace moe::compare

@@ -46,11 +46,12 @@ struct MutateOptions {
   bool bundled_claims = true;
   int jobs = 1;                  // mutants run at once
   std::string json, html;
-  double min_kill_rate = 0;      // mutate_command exits 1 when the overall kill rate is below it
+  double min_kill_rate = 0;      // mutate_command exits 1 when the overall kill rate is below it, or a unit had no case
   bool quiet = false;
 };
 
-// NotRun: the run was interrupted (SIGINT, SIGTERM) before the mutant's child finished.
+// NotRun: the run was interrupted (SIGINT, SIGTERM) before the mutant's child finished, or no case
+// of the selected shapes runs its unit's kernels (MutateReport::no_cases).
 enum class MutantStatus { Killed, Survived, TimedOut, Equivalent, Identical, Duplicate, NotCompiled, NotRun };
 const char* mutant_status_name(MutantStatus s);
 
@@ -75,6 +76,7 @@ struct MutateReport {
   std::vector<std::string> no_source;  // kernels without GLSL (SPIR-V only): not mutated
   std::vector<std::string> wrong_claims;  // equivalence claims whose mutant was killed or not found
   std::vector<std::string> not_found;     // --mutants lines no selected kernel generated
+  std::vector<std::string> no_cases;      // units no case of the selected shapes runs: not judged
   int64_t baseline_cases = 0;          // cases the unmutated kernels passed
   bool interrupted = false;            // stopped by SIGINT/SIGTERM: the report holds what finished
 };
@@ -84,7 +86,8 @@ struct MutateReport {
 struct KillStats {
   int64_t generated = 0, identical = 0, duplicate = 0, not_compiled = 0, killed = 0, survived = 0, timed_out = 0,
           equivalent = 0, not_run = 0;
-  double kill_rate() const;
+  double kill_rate() const;  // 1 where none was judged
+  int64_t judged() const { return killed + timed_out + survived; }
 };
 std::map<std::string, KillStats> kill_stats(const MutateReport& r, bool by_rule = false);
 

@@ -29,7 +29,7 @@ const char* mutant_status_name(MutantStatus s) {
 }
 
 double KillStats::kill_rate() const {
-  const int64_t run = killed + timed_out + survived;  // equivalents are neither kills nor misses
+  const int64_t run = judged();  // equivalents are neither kills nor misses
   return run == 0 ? 1.0 : double(killed + timed_out) / double(run);
 }
 
@@ -61,6 +61,9 @@ std::string pct(double r) {
   return os.str();
 }
 
+// The rate as printed: none where no mutant was judged (a 100 % of nothing would read as a pass).
+std::string rate_text(const KillStats& s) { return s.judged() == 0 ? std::string("-") : pct(s.kill_rate()); }
+
 // Kills per criterion of one kernel ("element 12, unwritten 3").
 std::string criteria(const MutateReport& r, const std::string& kernel) {
   std::map<std::string, int> n;
@@ -84,7 +87,7 @@ void write_mutate_console(std::ostream& os, const MutateReport& r) {
     os << std::left << std::setw(28) << kernel << std::right << std::setw(6) << s.generated << std::setw(7)
        << s.identical + s.duplicate << std::setw(6) << s.not_compiled << std::setw(7) << s.killed << std::setw(6)
        << s.timed_out << std::setw(6) << s.survived << std::setw(6) << s.equivalent << std::setw(8)
-       << pct(s.kill_rate()) << "  " << criteria(r, kernel) << "\n";
+       << rate_text(s) << "  " << criteria(r, kernel) << "\n";
   }
   for (const MutantResult& m : r.mutants) {
     if (m.status == MutantStatus::Survived) {
@@ -99,12 +102,14 @@ void write_mutate_console(std::ostream& os, const MutateReport& r) {
   for (const std::string& k : r.no_source) os << "\nNOT MUTATED " << k << ": SPIR-V only, no GLSL source\n";
   for (const std::string& m : r.not_found)
     os << "\nNOT FOUND " << m << ": listed by --mutants, not generated (another source, or the kernel not selected)\n";
+  for (const std::string& u : r.no_cases)
+    os << "\nNOT JUDGED " << u << ": no case of the selected shapes runs its kernels (try --shapes all); its mutants are counted as not run\n";
   if (stats.count("all")) {
     const KillStats& a = stats.at("all");
     os << "\n" << a.generated << " mutants: " << a.killed + a.timed_out << " killed (" << a.timed_out
        << " by timeout), " << a.survived << " survived, " << a.equivalent << " equivalent (argued), "
        << a.identical + a.duplicate << " equal SPIR-V (dropped), " << a.not_compiled
-       << " did not compile; kill rate " << pct(a.kill_rate()) << " of non-equivalent mutants (unmutated kernels passed "
+       << " did not compile; kill rate " << rate_text(a) << " of non-equivalent mutants (unmutated kernels passed "
        << r.baseline_cases << " cases)\n";
     if (r.interrupted)
       os << "INTERRUPTED: " << a.not_run << " mutants not run; the figures above cover the finished ones\n";
@@ -132,7 +137,7 @@ void write_mutate_json(std::ostream& os, const MutateReport& r) {
     rules[k] = {{"generated", s.generated}, {"killed", s.killed + s.timed_out}, {"survived", s.survived},
                 {"equivalent", s.equivalent}, {"kill_rate", s.kill_rate()}};
   os << json{{"kernels", kernels},          {"rules", rules},        {"mutants", mutants},
-             {"wrong_claims", r.wrong_claims}, {"no_source", r.no_source}, {"not_found", r.not_found}, {"interrupted", r.interrupted},
+             {"wrong_claims", r.wrong_claims}, {"no_source", r.no_source}, {"not_found", r.not_found}, {"no_cases", r.no_cases}, {"interrupted", r.interrupted},
              {"baseline_cases", r.baseline_cases}}
             .dump(1)
      << "\n";
@@ -175,7 +180,8 @@ MutateReport read_mutate_json(const std::string& path) {
     r.mutants.push_back(std::move(mr));
   }
   // The claims are scored again, so the claims that did not hold before are not read back.
-  for (auto [key, list] : {std::pair{"no_source", &r.no_source}, std::pair{"not_found", &r.not_found}})
+  for (auto [key, list] : {std::pair{"no_source", &r.no_source}, std::pair{"not_found", &r.not_found},
+                           std::pair{"no_cases", &r.no_cases}})
     if (j.contains(key)) *list = j[key].get<std::vector<std::string>>();
   r.baseline_cases = j.value("baseline_cases", int64_t{0});
   r.interrupted = j.value("interrupted", false);

@@ -4,7 +4,8 @@
 # manifest lists in "mutate_includes" (tests/cli/data/mutate_units). Checks that each file is one
 # unit judged by both kernels (so the MODE 1 branch's mutants die through add_four), that a
 # mutant of a default the manifest always sets is dropped as specialised away, and that with
-# add_one alone the MODE 1 mutants survive (the kills came from the other kernel).
+# add_one alone the MODE 1 mutants survive (the kills came from the other kernel); a unit no case
+# runs is reported not judged.
 # Usage: mutate_units.sh MOEORACLE. Exit 77 (skipped) without lavapipe.
 set -u
 bin=$1
@@ -57,5 +58,20 @@ PY
 "$bin" mutate --rescore "$out/bare.json" --equivalent "$data/equivalent.json" >"$out/again.txt" 2>&1 || { echo "FAIL: --rescore with claims exited $?"; fail=1; }
 grep -q ' 2 survived, 0 equivalent' "$out/bare.txt" || { tail -2 "$out/bare.txt"; echo "FAIL: --rescore without claims: expected the 2 argued mutants back as survivors"; fail=1; }
 [ "$(tail -1 "$out/again.txt")" = "$(tail -1 "$out/all.txt")" ] || { tail -1 "$out/again.txt"; echo "FAIL: --rescore with the claims does not give the run's own summary"; fail=1; }
+# A unit no case runs (limits no case meets): not judged, its mutants not run, and a gate run
+# (--min-kill-rate) fails instead of passing on nothing.
+"$bin" mutate --device llvmpipe --kernels "$data/no_case.json" --shapes remainders --seeds 1 --jobs 2 \
+  --max-per-kernel 4 --min-kill-rate 0.5 --json "$out/none.json" >"$out/none.txt" 2>"$out/none.err"
+rc=$?
+[ "$rc" = 1 ] || { tail -5 "$out/none.txt" "$out/none.err"; echo "FAIL: a unit without cases under --min-kill-rate exited $rc, expected 1"; fail=1; }
+grep -q '^NOT JUDGED add_one: ' "$out/none.txt" || { echo "FAIL: no NOT JUDGED line for add_one"; fail=1; }
+python3 - "$out/none.json" <<'PY' || fail=1
+import json, sys
+n = json.load(open(sys.argv[1]))
+s = n["kernels"]["add_one"]
+if n.get("no_cases") != ["add_one"] or s["survived"] or s["killed"] or s["not_run"] != 4:
+    print("FAIL: no case: expected no_cases [add_one] and 4 mutants not run, found", n.get("no_cases"), s)
+    sys.exit(1)
+PY
 [ $fail = 0 ] && echo "ok: two units of two kernels each, every mutant killed or argued, the specialised default dropped"
 exit $fail
