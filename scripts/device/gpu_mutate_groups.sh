@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
-# `mutate` of the shipped engine manifests on the GPU machine, several kernel groups at once (one
-# process each, so a group cut short by LIMIT still writes its JSON with the mutants it judged and
-# a device lost in one group does not stop the others). Each argument is
+# `mutate` of the shipped engine manifests on the GPU machine, kernel group after kernel group (one
+# process each, so a group cut short by LIMIT still writes its JSON with the mutants it judged).
+# Not at once: on NVIDIA 580 a mutant that loses the device makes every process see it lost, so
+# twelve groups at once re-ran most mutants alone and were 5-10x slower (2026-12-06). Each argument is
 # ENGINE:SRC:KERNELS (engine as in engines/, SRC its checkout in devbin/, KERNELS comma-separated;
 # keep the kernels of one source file in one group, since a file's mutants are judged by the
 # kernels selected with it). One seed of MSHAPES (default remainders), JOBS mutants at once per
 # group (default 2), dispatch timeout TMO ms (default 5000), LIMIT seconds per group (default 500),
 # the engine's equivalence claims applied. Binaries as for gpu_engines.sh. Writes
-# $OUT/mutate-<engine>-<n>.{json,txt,err}.
+# $OUT/mutate-groups.tar.xz (mutate-<engine>-<n>.{json,txt,err}: a call brings back 8 files at most).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root/devbin" && tar -xJf bin.tar.xz
 export LD_LIBRARY_PATH=$root/devbin/lib PATH=$root/devbin:$PATH
 [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 cd "$root"
+res=$(mktemp -d)
 n=0
 for g in "$@"; do
   n=$((n + 1)); m=${g%%:*} rest=${g#*:}; src=${rest%%:*} ks=${rest#*:}
@@ -21,7 +23,7 @@ for g in "$@"; do
   ( s=$(date +%s)
     timeout ${LIMIT:-500} moeoracle mutate --kernels engines/$m/$m.json --kernels-root devbin/$src \
       --kernel "$ks" "${claims[@]}" --shapes ${MSHAPES:-remainders} --seeds 1 --jobs ${JOBS:-2} \
-      --timeout-ms ${TMO:-5000} --json $OUT/mutate-$m-$n.json > $OUT/mutate-$m-$n.txt 2> $OUT/mutate-$m-$n.err
-    echo "group $n ($m: $ks): rc $? in $(( $(date +%s) - s )) s: $(tail -1 $OUT/mutate-$m-$n.txt)" ) &
+      --timeout-ms ${TMO:-5000} --json $res/mutate-$m-$n.json > $res/mutate-$m-$n.txt 2> $res/mutate-$m-$n.err
+    echo "group $n ($m: $ks): rc $? in $(( $(date +%s) - s )) s: $(tail -1 $res/mutate-$m-$n.txt)" )
+  tar -C "$res" -cJf $OUT/mutate-groups.tar.xz .  # after each group: a call's limit loses none
 done
-wait
