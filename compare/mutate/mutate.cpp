@@ -332,7 +332,10 @@ void apply(MutantResult& mr, const Outcome& o) {
   mr.cases = o.cases, mr.max_budget = o.max_budget;
   mr.min_subgroup = o.min_subgroup, mr.max_subgroup = o.max_subgroup;
   if (!o.failed) {
-    mr.status = MutantStatus::Survived;
+    // No case ran a kernel it changes (e.g. a variant the device's subgroup size never selects):
+    // not judged, rather than a survivor of nothing.
+    mr.status = o.cases == 0 ? MutantStatus::NotRun : MutantStatus::Survived;
+    if (o.cases == 0) mr.evidence = "no case of the selected shapes runs a kernel this mutant changes";
     return;
   }
   mr.criterion = criterion_of(o.failure);

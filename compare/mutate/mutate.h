@@ -51,7 +51,7 @@ struct MutateOptions {
 };
 
 // NotRun: the run was interrupted (SIGINT, SIGTERM) before the mutant's child finished, or no case
-// of the selected shapes runs its unit's kernels (MutateReport::no_cases).
+// of the selected shapes runs a kernel the mutant changes (a whole unit: MutateReport::no_cases).
 enum class MutantStatus { Killed, Survived, TimedOut, Equivalent, Identical, Duplicate, NotCompiled, NotRun };
 const char* mutant_status_name(MutantStatus s);
 

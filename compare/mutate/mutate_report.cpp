@@ -113,6 +113,8 @@ void write_mutate_console(std::ostream& os, const MutateReport& r) {
        << r.baseline_cases << " cases)\n";
     if (r.interrupted)
       os << "INTERRUPTED: " << a.not_run << " mutants not run; the figures above cover the finished ones\n";
+    else if (a.not_run)
+      os << "NOT JUDGED: " << a.not_run << " mutants change only kernels no case of the selected shapes runs\n";
   }
 }
 

@@ -217,7 +217,10 @@ Pipeline& Context::Impl::pipeline_for(const Dispatch& d) {
     const detail::AccessLimits lim{.min_binding = next,
                                    .spec = d.spec_constants,
                                    .invocations = uint32_t(invocations),
-                                   .max_shared_bytes = info.max_shared_memory};
+                                   .max_shared_bytes = info.max_shared_memory,
+                                   .subgroup_size = d.required_subgroup_size ? d.required_subgroup_size
+                                                    : info.min_subgroup_size == info.max_subgroup_size ? info.subgroup_size
+                                                                                                        : 0u};
     detail::AccessCheck ac = detail::check_access(words, label, d.entry, lim);
     if (!ac.words.empty()) {
       words = std::move(ac.words);

@@ -101,6 +101,7 @@ struct AccessLimits {
   std::vector<SpecConstant> spec;  // the dispatch's, for lengths of shared arrays
   uint32_t invocations = 0;        // per workgroup (0: unknown, no race checks)
   uint64_t max_shared_bytes = 0;   // the device's maxComputeSharedMemorySize
+  uint32_t subgroup_size = 0;      // the dispatch's, where known (pinned, or the device has one): shuffle ids
 };
 struct RuntimeLength {
   uint32_t binding = 0, offset = 0, stride = 0;  // a runtime array member of a buffer block

@@ -3,7 +3,8 @@
 // write one past a private array and masks a shift by 32 to 0; a GPU may corrupt a neighbouring
 // variable, fault, or return anything. Here every dynamic index into an array, a runtime array of
 // a storage buffer (against the binding's usable size, without the guard), a vector or a matrix,
-// and every shift amount, is compared with its limit before the access; a violation records its
+// every shift amount and every subgroup shuffle's lane id or xor mask, is compared with its limit
+// before the access; a violation records its
 // site in a Private variable, clamps the index to 0 (so the checked run itself stays defined),
 // and the entry point's returns publish the site with an atomic max into an extra storage buffer
 // the runner binds and reads after the dispatch. In-range accesses compute exactly what they did.
@@ -533,6 +534,18 @@ class Checker {
         const uint32_t c = fresh();
         emit(to, spv::OpUGreaterThanEqual, {bool_, c, inst[4], constant(st, base->a[0])});
         record(to, c, "shift by " + std::to_string(base->a[0]) + " or more bits");
+      }
+    } else if ((op == spv::OpGroupNonUniformShuffle || op == spv::OpGroupNonUniformShuffleXor) && inst.size() == 6 &&
+               lim_.subgroup_size && value_of(inst[3]) == spv::ScopeSubgroup) {
+      // A lane id (Shuffle) or mask (ShuffleXor: lane ^ mask leaves the subgroup exactly when
+      // mask >= its power-of-two size) naming no lane of the subgroup: the result is undefined.
+      if (const uint32_t it = int32_type(inst[5])) {
+        const uint32_t c = fresh(), safe = fresh();
+        emit(to, spv::OpUGreaterThanEqual, {bool_, c, inst[5], constant(it, lim_.subgroup_size)});
+        record(to, c, std::string(op == spv::OpGroupNonUniformShuffle ? "shuffle id" : "shuffle xor mask") +
+                          " naming no lane of the subgroup (of " + std::to_string(lim_.subgroup_size) + ")");
+        emit(to, spv::OpSelect, {it, safe, c, constant(it, 0), inst[5]});
+        inst[5] = safe;
       }
     } else if (op == spv::OpReturn && in_entry) {
       // if (bad != 0) atomicMax(check[0], bad); return — only invocations that saw a violation

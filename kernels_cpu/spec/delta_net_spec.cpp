@@ -63,6 +63,11 @@ std::vector<DeltaNetShape> delta_net_shapes(bool remainders, bool real) {
     add("remainder prefill 9 tokens, dk 67, dv 35, r 2", 9, 2, 4, 67, 35, 6, true, true);
     add("remainder Hv 130 Hk 65, dk 128, dv 128, 3 steps", 3, 65, 130, 128, 128, 7, false, false);
     add("remainder dk 520, dv 259, r 2, 3 steps", 3, 1, 2, 520, 259, 8, false, false);
+    // Power-of-two heads narrower than a subgroup of 32 (engines that build a pipeline per
+    // dk = dv in 16..128, e.g. ggml's, reduce over part of a subgroup there), prefill so token
+    // offsets past the first are exercised, and Hv/Hk 2 with 3 k heads.
+    add("remainder prefill 5 tokens, dk 16, dv 16, Hk 3, Hv 6", 5, 3, 6, 16, 16, 9, false, true);
+    add("remainder prefill 3 tokens, dk 32, dv 32, Hk 1, Hv 3", 3, 1, 3, 32, 32, 15, true, true);
   }
   if (real) {
     add("A17B 16 decode steps", 16, 16, 64, 128, 128, 10, false, false);

@@ -29,6 +29,9 @@ std::vector<SpecShape<GluParams, GluVariant>> glu_shapes(bool remainders, bool r
       out.push_back({std::string("wide gates |g| <= 100 ") + names[act], GluParams{4, 1031, act},
                      uint64_t(1031 + 10000 * act), GluVariant{true}});
     }
+  // Just past 2^18 elements: dispatches that split the elements over y and z (512 x 512 per z
+  // slice, as ggml's) cross a slice.
+  if (remainders) out.push_back({"remainder 5 x 52,433 (past 262,144 elements) silu", GluParams{5, 52433, 0}, 52433});
   if (real) {
     auto add = [&](std::string label, int64_t rows, int64_t n, int64_t act, uint64_t offset) {
       out.push_back({std::move(label), GluParams{rows, n, act}, offset});

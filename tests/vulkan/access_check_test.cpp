@@ -24,11 +24,13 @@ using test::glsl;
 // its end, 2 reads the input at index n (inside the guard, past the usable size), 3 shifts by 32,
 // 4 drops the barrier between subgroup 0's total and everyone's read of it, 5 has every lane
 // store the same 0 to a shared flag (benign: not a race), 6 has the lanes of subgroups > 0 store
-// their own id to it (a race).
+// their own id to it (a race), 7 shuffles with the xor mask `shift` (lane ^ mask outside the
+// subgroup from a mask of its size).
 const std::vector<uint32_t>& defects_spv() {
   static const std::vector<uint32_t> words = glsl("defects.comp", R"(#version 450
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 layout(local_size_x = 64) in;
 layout(set = 0, binding = 0) readonly buffer A { float a[]; };
 layout(set = 0, binding = 1) writeonly buffer Y { float y[]; };
@@ -48,6 +50,7 @@ void main() {
   if (mode == 5u) flag = 0u;
   if (mode == 6u && gl_SubgroupID != 0u) flag = gl_SubgroupID;
   v = subgroupAdd(grid[l / 32u][l % 32u]);
+  if (mode == 7u) v = subgroupShuffleXor(v, shift);
   if (subgroupElect()) partial[gl_SubgroupID] = v;
   barrier();
   if (gl_SubgroupID == 0u) {
@@ -121,6 +124,12 @@ TEST_F(AccessCheck, EachDefectIsNamed) {
     race(6, "'flag': a store to an element another subgroup stored");
   }
   EXPECT_TRUE(run(3, true, nullptr, 31).empty()) << "a shift by 31 is defined";
+  const uint32_t sg = ctx->info().subgroup_size;
+  const std::vector<std::string> past = run(7, true, nullptr, sg);
+  ASSERT_FALSE(past.empty()) << "a shuffle xor mask of the subgroup's size went unseen";
+  EXPECT_NE(past[0].find("shuffle xor mask naming no lane of the subgroup (of " + std::to_string(sg) + ")"),
+            std::string::npos) << past[0];
+  EXPECT_TRUE(run(7, true, nullptr, sg - 1).empty()) << "a mask below the subgroup size names a lane";
 }
 
 TEST_F(AccessCheck, UncheckedRunsReportNothing) {
@@ -133,7 +142,8 @@ TEST(AccessCheckModule, BundledKernelsStayValid) {
   const compare::Manifest m = compare::load_kernels("");
   ASSERT_FALSE(m.kernels.empty());
   for (const compare::KernelEntry& k : m.kernels) {
-    const detail::AccessLimits lim{.min_binding = 16, .spec = {}, .invocations = 256, .max_shared_bytes = 32768};
+    const detail::AccessLimits lim{
+        .min_binding = 16, .spec = {}, .invocations = 256, .max_shared_bytes = 32768, .subgroup_size = 32};
     const detail::AccessCheck ac = detail::check_access(k.spirv, k.name, k.entry, lim);
     if (ac.words.empty()) continue;
     try {
