@@ -343,9 +343,19 @@ void apply(MutantResult& mr, const Outcome& o) {
   mr.evidence = first_reason(o.failure);
 }
 
-// Runs the jobs of one unit, `jobs` children at a time. The baseline (result SIZE_MAX) must pass.
-void run_jobs(Manifest& m, const Unit& u, std::deque<Job> queue, const CaseSets& cases,
-              const std::vector<std::string>& ops, const MutateOptions& opt, MutateReport& rep) {
+void kill_children(std::vector<Child>& active) {
+  for (Child& c : active) {
+    ::kill(c.pid, SIGKILL), ::close(c.fd);
+    while (::waitpid(c.pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+  active.clear();
+}
+
+// Runs the jobs of one unit, `jobs` children at a time. The baseline (result SIZE_MAX) must pass:
+// where it does not, the rest is stopped and the reason returned (empty: it passed).
+std::string run_jobs(Manifest& m, const Unit& u, std::deque<Job> queue, const CaseSets& cases,
+                     const std::vector<std::string>& ops, const MutateOptions& opt, MutateReport& rep) {
   std::vector<Child> active;
   bool alone = false;  // a job that must run by itself is running
   while (!queue.empty() || !active.empty()) {
@@ -359,13 +369,9 @@ void run_jobs(Manifest& m, const Unit& u, std::deque<Job> queue, const CaseSets&
     for (const Child& c : active) fds.push_back({c.fd, POLLIN, 0});
     ::poll(fds.data(), fds.size(), 500);
     if (g_stop) {
-      for (Child& c : active) {
-        ::kill(c.pid, SIGKILL), ::close(c.fd);
-        while (::waitpid(c.pid, nullptr, 0) < 0 && errno == EINTR) {
-        }
-      }
+      kill_children(active);
       rep.interrupted = true;
-      return;
+      return "";
     }
     for (size_t i = active.size(); i-- > 0;) {
       Child& c = active[i];
@@ -394,11 +400,16 @@ void run_jobs(Manifest& m, const Unit& u, std::deque<Job> queue, const CaseSets&
         continue;
       }
       if (c.job.result == SIZE_MAX) {
-        MOE_CHECK(o.error.empty(), "mutate: '" << u.name << "': " << o.error);
-        MOE_CHECK(!o.failed, "mutate: the unmutated kernel '"
-                                 << o.failure.kernel << "' fails a case"
-                                 << (o.failure.kernel != u.name ? " (of unit '" + u.name + "')" : std::string())
-                                 << ", so no kill would mean anything: " << first_reason(o.failure));
+        std::string bad;
+        if (!o.error.empty()) bad = o.error;
+        else if (o.failed)
+          bad = "the unmutated kernel '" + o.failure.kernel + "' fails a case, so no kill would mean anything: " +
+                first_reason(o.failure);
+        if (!bad.empty()) {
+          active.erase(active.begin() + std::ptrdiff_t(i));  // its fd is closed, its child reaped
+          kill_children(active);
+          return bad;
+        }
         rep.baseline_cases += o.cases;
       } else {
         MOE_CHECK(o.error.empty() || device_lost(o), "mutate: '" << u.name << "': " << o.error);
@@ -412,6 +423,7 @@ void run_jobs(Manifest& m, const Unit& u, std::deque<Job> queue, const CaseSets&
       active.erase(active.begin() + std::ptrdiff_t(i));
     }
   }
+  return "";
 }
 
 // Kernel `k` compiled with `text` in place of the unit's file (its own source, or an #include).
@@ -540,13 +552,16 @@ std::vector<Unit> make_units(const Manifest& m, const std::vector<size_t>& selec
   return units;
 }
 
-// No case of the selected shapes ran the unit's kernels: its mutants "survived" nothing, so they
-// are not judged (NotRun) rather than counted against the kill rate.
-void not_judged(const Unit& u, MutateReport& rep) {
-  rep.no_cases.push_back(u.name);
+// A unit whose mutants cannot be judged: no case of the selected shapes ran its kernels (`bad`
+// empty; they "survived" nothing), or its unmutated kernels fail (`bad`: then no kill means
+// anything). Its mutants are NotRun rather than counted against the kill rate.
+void not_judged(const Unit& u, MutateReport& rep, const std::string& bad) {
+  (bad.empty() ? rep.no_cases : rep.baseline_fails).push_back(bad.empty() ? u.name : u.name + ": " + bad);
   for (MutantResult& mr : rep.mutants)
-    if (mr.kernel == u.name && mr.status == MutantStatus::Survived)
-      mr.status = MutantStatus::NotRun, mr.evidence = "no case of the selected shapes runs the unit's kernels";
+    if (mr.kernel == u.name && mr.status != MutantStatus::Identical && mr.status != MutantStatus::Duplicate &&
+        mr.status != MutantStatus::NotCompiled)
+      mr.status = MutantStatus::NotRun, mr.criterion.clear(),
+      mr.evidence = bad.empty() ? "no case of the selected shapes runs the unit's kernels" : "the unit's baseline fails";
 }
 
 void apply_claims(const std::string& path, MutateReport& rep) {
@@ -644,8 +659,13 @@ MutateReport run_mutate(const MutateOptions& opt) {
       std::cerr << "mutate: " << u.name << " (" << u.kernels.size() << (u.kernels.size() == 1 ? " kernel" : " kernels")
                 << "): " << jobs.size() - 1 << " mutants to run\n";
     const int64_t before = rep.baseline_cases;
-    run_jobs(m, u, std::move(jobs), cases, ops, opt, rep);
-    if (rep.baseline_cases == before && !rep.interrupted) not_judged(u, rep);
+    const std::string bad = run_jobs(m, u, std::move(jobs), cases, ops, opt, rep);
+    if (!bad.empty()) {
+      if (!opt.quiet) std::cerr << "mutate: " << u.name << ": not judged: " << bad << "\n";
+      not_judged(u, rep, bad);
+    } else if (rep.baseline_cases == before && !rep.interrupted) {
+      not_judged(u, rep, "");
+    }
   }
   for (const auto& [kernel, ids] : listed)
     for (const std::string& id : ids) rep.not_found.push_back(kernel + " " + id);
@@ -672,7 +692,7 @@ int mutate_command(const MutateOptions& opt) {
   const auto stats = kill_stats(rep);
   const auto all = stats.find("all");
   const bool below = opt.min_kill_rate > 0 && (!rep.no_cases.empty() || (all != stats.end() && all->second.kill_rate() < opt.min_kill_rate));
-  return rep.interrupted || below ? 1 : 0;
+  return rep.interrupted || below || !rep.baseline_fails.empty() ? 1 : 0;
 }
 
 }  // namespace moe::compare

@@ -77,6 +77,7 @@ struct MutateReport {
   std::vector<std::string> wrong_claims;  // equivalence claims whose mutant was killed or not found
   std::vector<std::string> not_found;     // --mutants lines no selected kernel generated
   std::vector<std::string> no_cases;      // units no case of the selected shapes runs: not judged
+  std::vector<std::string> baseline_fails;  // "unit: why": units whose unmutated kernels fail: not judged
   int64_t baseline_cases = 0;          // cases the unmutated kernels passed
   bool interrupted = false;            // stopped by SIGINT/SIGTERM: the report holds what finished
 };
@@ -91,8 +92,9 @@ struct KillStats {
 };
 std::map<std::string, KillStats> kill_stats(const MutateReport& r, bool by_rule = false);
 
-// Runs the whole thing. Throws moe::Error (exit 2) on bad input, and when the unmutated kernels
-// fail a case (every kill would then be meaningless): the message names the case.
+// Runs the whole thing. Throws moe::Error (exit 2) on bad input. A unit whose unmutated kernels
+// fail a case (every kill would then be meaningless) is not judged (baseline_fails, exit 1); the
+// other units are.
 MutateReport run_mutate(const MutateOptions& opt);
 
 // Console: a table per kernel (generated, dropped, killed by criterion, survived, timed out,
@@ -106,7 +108,7 @@ MutateReport read_mutate_json(const std::string& path);
 void write_mutate_html(std::ostream& os, const MutateReport& r);
 
 // The CLI command: runs, prints, writes --json/--html; 1 when the overall kill rate is below
-// opt.min_kill_rate, else 0.
+// opt.min_kill_rate, a unit's baseline fails or the run was interrupted, else 0.
 int mutate_command(const MutateOptions& opt);
 
 }  // namespace moe::compare

@@ -102,6 +102,7 @@ void write_mutate_console(std::ostream& os, const MutateReport& r) {
   for (const std::string& k : r.no_source) os << "\nNOT MUTATED " << k << ": SPIR-V only, no GLSL source\n";
   for (const std::string& m : r.not_found)
     os << "\nNOT FOUND " << m << ": listed by --mutants, not generated (another source, or the kernel not selected)\n";
+  for (const std::string& u : r.baseline_fails) os << "\nNOT JUDGED " << u << "\n";
   for (const std::string& u : r.no_cases)
     os << "\nNOT JUDGED " << u << ": no case of the selected shapes runs its kernels (try --shapes all); its mutants are counted as not run\n";
   if (stats.count("all")) {
@@ -114,7 +115,7 @@ void write_mutate_console(std::ostream& os, const MutateReport& r) {
     if (r.interrupted)
       os << "INTERRUPTED: " << a.not_run << " mutants not run; the figures above cover the finished ones\n";
     else if (a.not_run)
-      os << "NOT JUDGED: " << a.not_run << " mutants change only kernels no case of the selected shapes runs\n";
+      os << "NOT JUDGED: " << a.not_run << " mutants (units whose baseline fails or that no case runs, or that change only kernels no case runs)\n";
   }
 }
 
@@ -139,7 +140,7 @@ void write_mutate_json(std::ostream& os, const MutateReport& r) {
     rules[k] = {{"generated", s.generated}, {"killed", s.killed + s.timed_out}, {"survived", s.survived},
                 {"equivalent", s.equivalent}, {"kill_rate", s.kill_rate()}};
   os << json{{"kernels", kernels},          {"rules", rules},        {"mutants", mutants},
-             {"wrong_claims", r.wrong_claims}, {"no_source", r.no_source}, {"not_found", r.not_found}, {"no_cases", r.no_cases}, {"interrupted", r.interrupted},
+             {"wrong_claims", r.wrong_claims}, {"no_source", r.no_source}, {"not_found", r.not_found}, {"no_cases", r.no_cases}, {"baseline_fails", r.baseline_fails}, {"interrupted", r.interrupted},
              {"baseline_cases", r.baseline_cases}}
             .dump(1)
      << "\n";
@@ -183,7 +184,7 @@ MutateReport read_mutate_json(const std::string& path) {
   }
   // The claims are scored again, so the claims that did not hold before are not read back.
   for (auto [key, list] : {std::pair{"no_source", &r.no_source}, std::pair{"not_found", &r.not_found},
-                           std::pair{"no_cases", &r.no_cases}})
+                           std::pair{"no_cases", &r.no_cases}, std::pair{"baseline_fails", &r.baseline_fails}})
     if (j.contains(key)) *list = j[key].get<std::vector<std::string>>();
   r.baseline_cases = j.value("baseline_cases", int64_t{0});
   r.interrupted = j.value("interrupted", false);

@@ -42,6 +42,8 @@ std::vector<RopeYarnShape> rope_yarn_shapes(bool remainders, bool real) {
     // More rows than one dispatch dimension holds (as in rope_shapes), in both pair layouts.
     add("remainder rows 65600 (T 1025 x heads 64) R 4", yarn(4, 64), 130, RotaryPositions{{}, 0, 1025});
     add("remainder rows 65600 (T 1025 x heads 64) R 4 half-split", yarn(4, 64, false), 131, RotaryPositions{{}, 0, 1025});
+    // Exactly two slices of 32,768 rows: a slice stride one short leaves the last rows unwritten.
+    add("remainder rows 65536 (T 1024 x heads 64) R 4", yarn(4, 64), 132, RotaryPositions{{}, 0, 1024});
     RopeYarnParams singular = yarn(64, 3);  // low == high == 0: the 0.001 guard
     singular.beta_fast = 1448.0f, singular.beta_slow = 724.0f;
     const std::pair<const char*, RopeYarnParams> fixed[] = {

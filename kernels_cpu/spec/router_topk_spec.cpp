@@ -93,6 +93,10 @@ std::vector<RouterTopkShape> router_topk_shapes(bool remainders, bool real) {
     // Every expert tied (an all-equal input hides an ordering bug from random data): more
     // experts than lanes, so one lane scans several.
     add("remainder E 300 K 10 all equal", 4, 300, 10, true, D::AllEqual, 9);
+    // Powers of two (a multiple of every subgroup size up to 16, of 32 at 64): engines that pad E
+    // to a power of two and scan it a subgroup-width at a time run no padded lane here.
+    add(ek(16, 3), 5, 16, 3, true, D::Gaussian, 1603);
+    add(ek(64, 6), 5, 64, 6, true, D::Gaussian, 6406);
     add("remainder E 1031 K 11 all equal", 2, 1031, 11, true, D::AllEqual, 10);
     add("remainder E 33 K 5 NaN/inf tokens", 6, 33, 5, true, D::NonFinite, 7);
     // The all -inf (undefined) token last (T 4): a -1/NaN path writing one slot too many writes

@@ -22,6 +22,7 @@ SoftmaxInputs softmax_inputs(const SoftmaxParams& p, uint64_t seed, const Softma
     for (int64_t c = 0; c < p.cols; ++c) {
       float& m = in.mask[size_t(t * p.cols + c)];
       if (v.mask == SoftmaxMask::Bias) m = float(r.below(129) - 64) / 8.0f;
+      if (v.mask == SoftmaxMask::FarNegative) m = -200.0f + float(r.below(129) - 64) / 8.0f;
       if (v.mask == SoftmaxMask::Causal || v.mask == SoftmaxMask::CausalFullRow) m = c > past + t ? -inf : 0.0f;
       if (v.mask == SoftmaxMask::CausalFullRow && t == 0) m = -inf;
     }
@@ -45,6 +46,15 @@ std::vector<SpecShape<SoftmaxParams, SoftmaxVariant>> softmax_shapes(bool remain
     // last row of 512 is partial (ggml's soft_max guards it).
     add("causal prefill 150 tokens, 4 heads", 4 * 150, 150, 150, 0.0625f, M::Causal, 21);
     add("decode cols 300, 16 heads, zero mask", 16, 300, 1, 0.0625f, M::Zero, 14);
+    // Masked rows past 16 blocks of a 32-lane subgroup and of 512 invocations: engines that keep
+    // the first blocks of a row in registers read the mask again for the rest.
+    add("causal prefill 4 tokens after 600, 2 heads", 2 * 4, 604, 4, 0.0625f, M::Causal, 22);
+    add("decode cols 8300, 2 heads, finite biases", 2, 8300, 1, 0.125f, M::Bias, 23);
+    // 1,024 rows: a row stride of 511 workgroups would leave the last row of 2 x 512 unwritten.
+    add("causal prefill 256 tokens, 4 heads", 4 * 256, 256, 256, 0.0625f, M::Causal, 24);
+    // Every score near -200 (a mask of -200 +- 8): exp without the row's max shift, or with a
+    // shift by anything but the max (0, say), underflows the whole row to 0.
+    add("decode cols 301, 2 heads, mask -200 +- 8", 2, 301, 1, 0.0625f, M::FarNegative, 25);
     add("finite biases cols 67, 2 heads x 3 rows", 6, 67, 3, 0.5f, M::Bias, 15);
     add("scale -64 cols 257", 3, 257, 0, -64.0f, M::None, 16);
     add("scale 30 cols 257 finite biases", 3, 257, 1, 30.0f, M::Bias, 17);

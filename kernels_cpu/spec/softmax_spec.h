@@ -16,8 +16,9 @@ namespace moe {
 //   Causal    mask_rows = tokens, cols = past + tokens: row t masks (-inf) columns > past + t;
 //   Bias      finite biases k / 8, k uniform in [-64, 64];
 //   Zero      all 0 (a decode step: nothing masked);
-//   CausalFullRow  Causal with mask row 0 all -inf (its x rows give NaN throughout).
-enum class SoftmaxMask { None, Causal, Bias, Zero, CausalFullRow };
+//   CausalFullRow  Causal with mask row 0 all -inf (its x rows give NaN throughout);
+//   FarNegative    -200 + k / 8, k uniform in [-64, 64] (exact in f16: spacing 1/8 there).
+enum class SoftmaxMask { None, Causal, Bias, Zero, CausalFullRow, FarNegative };
 struct SoftmaxVariant {
   SoftmaxMask mask = SoftmaxMask::None;
 };

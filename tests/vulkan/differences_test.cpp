@@ -157,9 +157,12 @@ TEST(differences, MutateScoresADeclaredKernelAndRefusesAnUndeclaredOne) {
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("topk_nan_first_experts_declared"), std::string::npos) << out;
   EXPECT_EQ(out.find("fails a case"), std::string::npos) << out;
-  // Undeclared, the same kernel's baseline fails: nothing can be scored.
+  // Undeclared, the same kernel's baseline fails: nothing can be scored; the unit is reported not
+  // judged, its mutants not run, and the run exits 1.
   std::tie(out, rc) = shell(base + "topk_nan_first_experts_undeclared");
-  EXPECT_EQ(rc, 2) << out;
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("NOT JUDGED topk_nan_first_experts_undeclared: "), std::string::npos) << out;
+  EXPECT_NE(out.find(" 0 killed (0 by timeout), 0 survived"), std::string::npos) << out;
   EXPECT_NE(out.find("the unmutated kernel 'topk_nan_first_experts_undeclared' fails a case"), std::string::npos) << out;
 }
 
