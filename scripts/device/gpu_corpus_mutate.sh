@@ -4,11 +4,7 @@
 # Binaries as for gpu_issue10.sh (devbin/bin.tar.xz). Writes $OUT/corpus-<manifest>.{txt,json}.
 # LIMIT (default 150 s per manifest) stops mutate (SIGTERM): it then reports what finished.
 set -u
-root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root/devbin" && tar -xJf bin.tar.xz
-export LD_LIBRARY_PATH=$root/devbin/lib PATH=$root/devbin:$PATH
-[ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-cd "$root"
+. "$(dirname "$0")/unpack.sh"
 declare -A kernels=(
   [ggml]=ggml_rms_norm_mul,ggml_rope_neox,ggml_mul_mat_vec_q4_split_k,ggml_split_k_reduce
   [layouts]=vk_attn_scores_decode_head_major,vk_gated_norm_scratch,vk_kv_append_head_major,vk_linear_qk_norm_inplace_a3b,vk_moe_combine_decode_k8

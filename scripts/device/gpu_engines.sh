@@ -10,11 +10,7 @@
 # equivalence claims (engines/<engine>/equivalent.json) where it has them.
 # Binaries as for gpu_issue10.sh (devbin/bin.tar.xz). Writes $OUT/engines-*.{txt,json}.
 set -u
-root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root/devbin" && tar -xJf bin.tar.xz
-export LD_LIBRARY_PATH=$root/devbin/lib PATH=$root/devbin:$PATH
-[ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-cd "$root"
+. "$(dirname "$0")/unpack.sh"
 first=${FIRST:-1} seeds=${SEEDS:-3} chunk=${CHUNK:-1000}
 for e in ${ENGINES:-ggml-vulkan:ggml flash-moe-vulkan:fmv}; do
   m=${e%%:*} src=${e##*:}

@@ -10,11 +10,7 @@
 # the engine's equivalence claims applied. Binaries as for gpu_engines.sh. Writes
 # $OUT/mutate-groups.tar.xz (mutate-<engine>-<n>.{json,txt,err}: a call brings back 8 files at most).
 set -u
-root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root/devbin" && tar -xJf bin.tar.xz
-export LD_LIBRARY_PATH=$root/devbin/lib PATH=$root/devbin:$PATH
-[ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-cd "$root"
+. "$(dirname "$0")/unpack.sh"
 res=$(mktemp -d)
 n=0
 for g in "$@"; do
