@@ -135,7 +135,15 @@ struct Job {
   std::vector<std::vector<uint32_t>> spirv;
   bool alone = false;                         // run with no other child (after a lost device)
   int lost = 0;                               // times the device was lost while it ran alone
+  // A rerun, alone and with kConfirmFactor times the time limit, of a mutant that timed out: on a
+  // CPU driver a loaded machine or a long shader compile can pass the limit; a hang hangs again.
+  bool confirm = false;
 };
+constexpr uint32_t kConfirmFactor = 5;
+
+uint32_t timeout_of(const Job& job, const MutateOptions& opt) {
+  return opt.timeout_ms * (job.confirm ? kConfirmFactor : 1u);
+}
 
 // Cases by op and the conventions they were built with (a plan's, compare/cases/conventions.h).
 using CaseKey = std::pair<std::string, Conventions>;
@@ -204,7 +212,7 @@ void emit(int fd, const json& msg) {
             proto.op = c.op, proto.kernel = plan.label, proto.manifest = m.path, proto.params = c.params;
             proto.shape = c.shape, proto.seed = c.seed, proto.subgroup = sg;
             emit(fd, {{"start", result_to_json(proto)}, {"steps", std::max<size_t>(1, c.steps.size())}});
-            const CaseResult r = run_plan_case(ctx, m, plan, c, sg, opt.timeout_ms);
+            const CaseResult r = run_plan_case(ctx, m, plan, c, sg, timeout_of(job, opt));
             const uint32_t size = sg ? sg : ctx.info().subgroup_size;  // 0: the driver's choice
             min_subgroup = std::min(min_subgroup, size), max_subgroup = std::max(max_subgroup, size);
             if (r.status() == CaseResult::Status::Fail) {
@@ -377,7 +385,7 @@ std::string run_jobs(Manifest& m, const Unit& u, std::deque<Job> queue, const Ca
       Child& c = active[i];
       bool open = true;
       if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) open = read_child(c);
-      const auto limit = std::chrono::milliseconds(int64_t(opt.timeout_ms) * c.steps + 60000);
+      const auto limit = std::chrono::milliseconds(int64_t(timeout_of(c.job, opt)) * c.steps + 60000);
       if (c.in_case && !c.hung && Clock::now() - c.since > limit) ::kill(c.pid, SIGKILL), c.hung = true;
       if (open) continue;
       ::close(c.fd);
@@ -413,6 +421,12 @@ std::string run_jobs(Manifest& m, const Unit& u, std::deque<Job> queue, const Ca
         rep.baseline_cases += o.cases;
       } else {
         MOE_CHECK(o.error.empty() || device_lost(o), "mutate: '" << u.name << "': " << o.error);
+        if (o.failed && !c.job.confirm && criterion_of(o.failure) == "timeout") {  // a hang, or slow?
+          c.job.confirm = c.job.alone = true;
+          queue.push_front(std::move(c.job));
+          active.erase(active.begin() + std::ptrdiff_t(i));
+          continue;
+        }
         apply(rep.mutants[c.job.result], o);
         if (device_lost(o)) {  // lost three times while running alone: the mutant hangs the device
           MutantResult& mr = rep.mutants[c.job.result];

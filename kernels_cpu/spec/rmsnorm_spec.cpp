@@ -29,9 +29,9 @@ std::vector<SpecShape<RmsNormParams>> rmsnorm_shapes(bool remainders, bool real)
     // 1, 2, 3, 4, 8, 10, 12, 16, 32 and n blocks of 512): 2, 3, 5, 11, 13, 17 and 34 blocks.
     for (int64_t dim : {1000, 1500, 2100, 5500, 6500, 8300, 16900})
       add("remainder T 1 dim " + std::to_string(dim) + " w", 1, dim, false, 3 * dim);
-    // And the top of a step (4, 8, 12 and 32 blocks): a step that runs one block fewer than it
-    // should misses the row's last block only here.
-    for (int64_t dim : {2000, 3900, 6100, 16300})
+    // And the top of a step (4, 8, 10, 12, 16 and 32 blocks): a step that runs one block fewer
+    // than it should misses the row's last block only here.
+    for (int64_t dim : {2000, 3900, 5000, 6100, 8000, 16300})
       add("remainder T 1 dim " + std::to_string(dim) + " w", 1, dim, false, 3 * dim);
   }
   if (real) {
