@@ -705,8 +705,10 @@ int mutate_command(const MutateOptions& opt) {
     write_stream_atomic(opt.html, "the mutate HTML report", [&](std::ostream& os) { write_mutate_html(os, rep); });
   const auto stats = kill_stats(rep);
   const auto all = stats.find("all");
-  const bool below = opt.min_kill_rate > 0 && (!rep.no_cases.empty() || (all != stats.end() && all->second.kill_rate() < opt.min_kill_rate));
-  return rep.interrupted || below || !rep.baseline_fails.empty() ? 1 : 0;
+  // A gate (--min-kill-rate) fails below its rate, and where a unit was not judged at all.
+  const bool below = all != stats.end() && all->second.kill_rate() < opt.min_kill_rate;
+  const bool gate_failed = opt.min_kill_rate > 0 && (below || !rep.no_cases.empty());
+  return rep.interrupted || gate_failed || !rep.baseline_fails.empty() ? 1 : 0;
 }
 
 }  // namespace moe::compare

@@ -539,14 +539,10 @@ class Checker {
                lim_.subgroup_size && value_of(inst[3]) == spv::ScopeSubgroup) {
       // A lane id (Shuffle) or mask (ShuffleXor: lane ^ mask leaves the subgroup exactly when
       // mask >= its power-of-two size) naming no lane of the subgroup: the result is undefined.
-      if (const uint32_t it = int32_type(inst[5])) {
-        const uint32_t c = fresh(), safe = fresh();
-        emit(to, spv::OpUGreaterThanEqual, {bool_, c, inst[5], constant(it, lim_.subgroup_size)});
-        record(to, c, std::string(op == spv::OpGroupNonUniformShuffle ? "shuffle id" : "shuffle xor mask") +
-                          " naming no lane of the subgroup (of " + std::to_string(lim_.subgroup_size) + ")");
-        emit(to, spv::OpSelect, {it, safe, c, constant(it, 0), inst[5]});
-        inst[5] = safe;
-      }
+      if (const uint32_t it = int32_type(inst[5]))
+        inst[5] = guard_index(to, inst[5], it, constant(it, lim_.subgroup_size),
+                              std::string(op == spv::OpGroupNonUniformShuffle ? "shuffle id" : "shuffle xor mask") +
+                                  " naming no lane of the subgroup (of " + std::to_string(lim_.subgroup_size) + ")");
     } else if (op == spv::OpReturn && in_entry) {
       // if (bad != 0) atomicMax(check[0], bad); return — only invocations that saw a violation
       // touch the one shared word. The block ending here becomes the selection's header.
