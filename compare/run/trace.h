@@ -38,8 +38,11 @@ class PhaseClock {
     last_ = t;
   }
   void quiet() { quiet_ = true; }  // nothing to say (a skipped case)
-  ~PhaseClock() {
+  ~PhaseClock() { report(); }
+  // Prints now (for a process about to leave with _exit), once.
+  void report() {
     if (!on_ || quiet_) return;
+    quiet_ = true;
     std::string text;
     for (const auto& [name, v] : laps_) text += (text.empty() ? "" : ", ") + std::string(name) + " " + fmt(v);
     std::fprintf(stderr, "trace: %s: %s ms (%s)\n", what_.c_str(), fmt(ms(t0_, now())).c_str(), text.c_str());

@@ -172,9 +172,11 @@ std::vector<RouterNoauxShape> router_noaux_shapes(bool remainders, bool real) {
         add(groups(E, K, NG, TG) + ", " + name, 7, E, K, NG, TG, 2.5f, d != D::Ties, d, s0++, false);
     }
     // With every group kept too (33 / 4 / 4: no group limit, as engines without grouping route;
-    // 33 experts leave one past a multiple of 4, 8, 16 and 32 lanes).
+    // 33 experts leave one past a multiple of 4, 8, 16 and 32 lanes; 64 fill two subgroups of 32
+    // exactly, where a loop over experts running one stride too far leaves its private array).
     for (auto [E, K, NG, TG] : {Layout{2, 1, 1, 1}, Layout{6, 2, 3, 2}, Layout{8, 8, 4, 4}, Layout{33, 7, 3, 1},
-                                Layout{66, 10, 6, 3}, Layout{300, 16, 10, 4}, Layout{33, 7, 1, 1}, Layout{300, 8, 4, 4}}) {
+                                Layout{66, 10, 6, 3}, Layout{300, 16, 10, 4}, Layout{33, 7, 1, 1}, Layout{300, 8, 4, 4},
+                                Layout{64, 6, 1, 1}}) {
       const uint64_t sd = uint64_t(100 * E + K);
       add(groups(E, K, NG, TG), 5, E, K, NG, TG, 2.5f, true, D::Gaussian, sd);
       add(groups(E, K, NG, TG) + " ties", 5, E, K, NG, TG, 1.0f, K % 2 == 0, D::Ties, sd + 1);
