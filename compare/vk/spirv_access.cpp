@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "compare/vk/runner_internal.h"
 #include "core/check.h"
@@ -35,6 +36,7 @@ class Checker {
     check_binding_ = used;
     prepare_globals();
     prepare_races();
+    find_fully_seen();
     std::vector<uint32_t> body = instrument_functions();
     if (sites_.empty()) return res;
     res.binding = check_binding_;
@@ -321,11 +323,12 @@ class Checker {
     return eq;
   }
 
-  // A load, store or atomic through `ptr` (an element of a tracked variable): the race check, and
-  // for a store the element's new tag.
-  enum class Access { kLoad, kStore, kAtomic };
+  // A load, store or atomic through `ptr` (an element of a tracked variable): the race check, the
+  // uninitialised-read check, and for a store the element's new tag.
+  enum class Access { kLoad, kStore, kAtomicLoad, kAtomicStore, kAtomicUpdate };
   void race_check(std::vector<uint32_t>& to, uint32_t ptr, Access kind, uint32_t value = 0) {
     const bool store = kind == Access::kStore;
+    const bool atomic = kind != Access::kLoad && kind != Access::kStore;
     const uint32_t sp = shadow_of_.at(ptr);
     const uint32_t s = fresh(), who = fresh(), when = fresh(), ep = fresh(), sg = fresh(), me = fresh();
     const uint32_t same = fresh(), other = fresh(), some = fresh(), both = fresh(), race = fresh();
@@ -347,14 +350,73 @@ class Checker {
       emit(to, spv::OpLogicalAnd, {bool_, when_race, both, differs});
     }
     emit(to, spv::OpLogicalAnd, {bool_, race, same, when_race});
-    record(to, race, name_of(shadow_var_of(sp)) + ": " + (store ? "a store to" : kind == Access::kLoad ? "a load of" : "an atomic on") +
+    const std::string var = name_of(shadow_var_of(sp));
+    record(to, race, var + ": " + (store ? "a store to" : kind == Access::kLoad ? "a load of" : "an atomic on") +
                          " an element another subgroup stored since the last barrier (a data race)",
            false);
+    // A tag of 0: no invocation has stored the element since the workgroup started. Only where
+    // every write to the variable passes through here (fully_seen_), else a write the shadow
+    // missed would read as none.
+    const bool reads = kind == Access::kLoad || kind == Access::kAtomicLoad || kind == Access::kAtomicUpdate;
+    if (reads && fully_seen_.count(shadow_var_of(sp))) {
+      const uint32_t never = fresh();
+      emit(to, spv::OpIEqual, {bool_, never, s, constant(uint_, 0)});
+      record(to, never, var + ": " + (atomic ? "an atomic read of" : "a load of") +
+                            " an element no invocation stored since the workgroup started (uninitialised shared memory)",
+             false);
+    }
+    if (atomic && kind != Access::kAtomicLoad) {  // written now: a tag with no subgroup (no race)
+      const uint32_t hi = fresh(), never = fresh(), tag = fresh();
+      emit(to, spv::OpShiftLeftLogical, {uint_, hi, ep, constant(uint_, 12)});
+      emit(to, spv::OpIEqual, {bool_, never, s, constant(uint_, 0)});
+      emit(to, spv::OpSelect, {uint_, tag, never, hi, s});
+      emit(to, spv::OpStore, {sp, tag});
+    }
     if (!store) return;
     const uint32_t hi = fresh(), tag = fresh();
     emit(to, spv::OpShiftLeftLogical, {uint_, hi, ep, constant(uint_, 12)});
     emit(to, spv::OpBitwiseOr, {uint_, tag, hi, me});
     emit(to, spv::OpStore, {sp, tag});
+  }
+
+  // The tracked variables whose every write the instrumented accesses see: stores and atomics of
+  // a scalar variable, or through an access chain that indexes every array level of the variable
+  // itself. Any other use of it or of a pointer into it (a whole-array store, a chain of a chain,
+  // a copy, a function argument, an extended instruction's out parameter) may write what the
+  // shadow does not see, so that variable's reads are not called uninitialised.
+  void find_fully_seen() {
+    std::map<uint32_t, uint32_t> root;  // pointer id -> its tracked variable
+    std::set<uint32_t> element;         // pointers to one element (the shadow follows them)
+    std::set<uint32_t> opaque;
+    for (const auto& [var, tr] : tracked_) {
+      root[var] = var;
+      if (tr.dims.empty()) element.insert(var);
+    }
+    for (size_t i = first_function_; first_function_ && i < w_.size();) {
+      const uint32_t count = w_[i] >> 16, op = w_[i] & 0xFFFFu;
+      const uint32_t* a = &w_[i + 1];
+      i += count;
+      if (op == spv::OpLoad || op == spv::OpAtomicLoad) continue;  // reads only
+      if ((op == spv::OpAccessChain || op == spv::OpInBoundsAccessChain) && count >= 5) {
+        auto r = root.find(a[2]);
+        if (r == root.end()) continue;
+        root[a[1]] = r->second;
+        const size_t levels = tracked_.at(r->second).dims.size();
+        if (a[2] == r->second && levels && count - 4 >= levels) element.insert(a[1]);
+        continue;
+      }
+      // Writes the instrumentation sees (the atomics race_check handles: not the weak exchange).
+      const bool store = (op == spv::OpStore && count >= 3) || (op == spv::OpAtomicStore && count >= 5);
+      const bool update = op > spv::OpAtomicStore && op <= spv::OpAtomicXor && op != spv::OpAtomicCompareExchangeWeak &&
+                          count >= 4;
+      if ((store && element.count(a[0])) || (update && element.count(a[2]))) continue;
+      bool has_result = false, has_type = false;
+      spv::HasResultAndType(spv::Op(op), &has_result, &has_type);
+      for (uint32_t k = uint32_t(has_result) + uint32_t(has_type); k + 1 < count; ++k)
+        if (auto r = root.find(a[k]); r != root.end()) opaque.insert(r->second);
+    }
+    for (const auto& [var, tr] : tracked_)
+      if (!opaque.count(var)) fully_seen_.insert(var);
   }
 
   uint32_t shadow_var_of(uint32_t sp) const {
@@ -505,7 +567,9 @@ class Checker {
     // themselves do not race, and they leave the element's tag as it is).
     if (op >= spv::OpAtomicLoad && op <= spv::OpAtomicXor && op != spv::OpAtomicCompareExchangeWeak) {
       const uint32_t p = op == spv::OpAtomicStore ? inst[1] : inst[3];
-      if (shadow_of_.count(p)) race_check(to, p, Access::kAtomic);
+      if (shadow_of_.count(p))
+        race_check(to, p, op == spv::OpAtomicLoad ? Access::kAtomicLoad : op == spv::OpAtomicStore ? Access::kAtomicStore
+                                                                                                     : Access::kAtomicUpdate);
     }
     if (op == spv::OpStore && inst.size() >= 3 && shadow_of_.count(inst[1])) race_check(to, inst[1], Access::kStore, inst[2]);
     if (op == spv::OpControlBarrier && inst.size() == 4 && value_of(inst[1]) == spv::ScopeWorkgroup && epoch_var_) {
@@ -628,6 +692,7 @@ class Checker {
   uint32_t ptr_input_uint_ = 0, ptr_wg_uint_ = 0, epoch_var_ = 0, subgroup_id_ = 0, local_index_ = 0;
   std::map<uint32_t, uint32_t> builtin_, spec_id_, spec_default_, shadow_of_, base_of_shadow_ptr_;
   std::map<uint32_t, Tracked> tracked_;
+  std::set<uint32_t> fully_seen_;  // tracked variables every write of which updates the shadow
   std::map<uint32_t, Type> spec_op_;  // composite constants and OpSpecConstantOp: {op, operands}
   std::vector<uint32_t> interface_, new_inputs_, new_globals_;
 };

@@ -25,7 +25,8 @@ using test::glsl;
 // 4 drops the barrier between subgroup 0's total and everyone's read of it, 5 has every lane
 // store the same 0 to a shared flag (benign: not a race), 6 has the lanes of subgroups > 0 store
 // their own id to it (a race), 7 shuffles with the xor mask `shift` (lane ^ mask outside the
-// subgroup from a mask of its size).
+// subgroup from a mask of its size), 8 reads a shared element before anyone stored it and lets
+// the value decide nothing (a poisoned value could not show it: uninitialised shared memory).
 const std::vector<uint32_t>& defects_spv() {
   static const std::vector<uint32_t> words = glsl("defects.comp", R"(#version 450
 #extension GL_KHR_shader_subgroup_basic : require
@@ -46,6 +47,7 @@ void main() {
   float v = a[at] + tmp[l % 4u] + float((1u << (mode == 3u ? shift : 3u)) & 1u);
   grid[l / 32u][l % 32u] = v;  // 2-D: rows written by different subgroups, no element shared
   if (l == 0u) flag = 0u;
+  if (mode == 8u && partial[l] == 12345.0) v += 1.0;
   barrier();
   if (mode == 5u) flag = 0u;
   if (mode == 6u && gl_SubgroupID != 0u) flag = gl_SubgroupID;
@@ -123,6 +125,13 @@ TEST_F(AccessCheck, EachDefectIsNamed) {
     race(4, "'partial': a load of an element another subgroup stored");
     race(6, "'flag': a store to an element another subgroup stored");
   }
+  // Unlike a race, a read before any store is seen in every order (no invocation stores first).
+  std::vector<float> plain;
+  EXPECT_TRUE(run(8, false, &plain).empty());
+  EXPECT_EQ(plain.size(), 64u);
+  EXPECT_NE(first(8).find("'partial': a load of an element no invocation stored since the workgroup started "
+                          "(uninitialised shared memory)"),
+            std::string::npos) << first(8);
   EXPECT_TRUE(run(3, true, nullptr, 31).empty()) << "a shift by 31 is defined";
   const uint32_t sg = ctx->info().subgroup_size;
   const std::vector<std::string> past = run(7, true, nullptr, sg);
