@@ -220,7 +220,8 @@ Pipeline& Context::Impl::pipeline_for(const Dispatch& d) {
                                    .max_shared_bytes = info.max_shared_memory,
                                    .subgroup_size = d.required_subgroup_size ? d.required_subgroup_size
                                                     : info.min_subgroup_size == info.max_subgroup_size ? info.subgroup_size
-                                                                                                        : 0u};
+                                                                                                        : 0u,
+                                   .bare_vars = detail::bare_variables(d.spirv)};
     detail::AccessCheck ac = detail::check_access(words, label, d.entry, lim);
     if (!ac.words.empty()) {
       words = std::move(ac.words);

@@ -102,7 +102,10 @@ struct AccessLimits {
   uint32_t invocations = 0;        // per workgroup (0: unknown, no race checks)
   uint64_t max_shared_bytes = 0;   // the device's maxComputeSharedMemorySize
   uint32_t subgroup_size = 0;      // the dispatch's, where known (pinned, or the device has one): shuffle ids
+  std::vector<uint32_t> bare_vars;  // Function/Private variables declared without an initializer
 };
+// The Function- and Private-storage variables of a module declared without an initializer.
+std::vector<uint32_t> bare_variables(std::span<const uint32_t> words);
 struct RuntimeLength {
   uint32_t binding = 0, offset = 0, stride = 0;  // a runtime array member of a buffer block
   bool operator==(const RuntimeLength&) const = default;

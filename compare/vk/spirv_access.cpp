@@ -37,6 +37,7 @@ class Checker {
     prepare_globals();
     prepare_races();
     find_fully_seen();
+    prepare_locals();
     std::vector<uint32_t> body = instrument_functions();
     if (sites_.empty()) return res;
     res.binding = check_binding_;
@@ -379,18 +380,19 @@ class Checker {
     emit(to, spv::OpStore, {sp, tag});
   }
 
-  // The tracked variables whose every write the instrumented accesses see: stores and atomics of
-  // a scalar variable, or through an access chain that indexes every array level of the variable
-  // itself. Any other use of it or of a pointer into it (a whole-array store, a chain of a chain,
-  // a copy, a function argument, an extended instruction's out parameter) may write what the
-  // shadow does not see, so that variable's reads are not called uninitialised.
-  void find_fully_seen() {
-    std::map<uint32_t, uint32_t> root;  // pointer id -> its tracked variable
+  // Of `levels` (variable -> its array levels), the variables whose every write the instrumented
+  // accesses see: stores and atomics of the variable itself where it has no array level, or
+  // through an access chain of the variable that indexes every array level. Any other use of it or
+  // of a pointer into it (a whole-array store, a chain of a chain, a copy, a function argument, an
+  // extended instruction's out parameter) may write what the shadow does not see, so that
+  // variable's reads are not called uninitialised. `whole`: a store of the whole variable is seen.
+  std::set<uint32_t> fully_seen(const std::map<uint32_t, size_t>& levels, bool whole) const {
+    std::map<uint32_t, uint32_t> root;  // pointer id -> its variable
     std::set<uint32_t> element;         // pointers to one element (the shadow follows them)
-    std::set<uint32_t> opaque;
-    for (const auto& [var, tr] : tracked_) {
+    std::set<uint32_t> opaque, seen;
+    for (const auto& [var, n] : levels) {
       root[var] = var;
-      if (tr.dims.empty()) element.insert(var);
+      if (n == 0) element.insert(var);
     }
     for (size_t i = first_function_; first_function_ && i < w_.size();) {
       const uint32_t count = w_[i] >> 16, op = w_[i] & 0xFFFFu;
@@ -401,8 +403,7 @@ class Checker {
         auto r = root.find(a[2]);
         if (r == root.end()) continue;
         root[a[1]] = r->second;
-        const size_t levels = tracked_.at(r->second).dims.size();
-        if (a[2] == r->second && levels && count - 4 >= levels) element.insert(a[1]);
+        if (a[2] == r->second && count - 4 >= levels.at(r->second)) element.insert(a[1]);
         continue;
       }
       // Writes the instrumentation sees (the atomics race_check handles: not the weak exchange).
@@ -410,13 +411,123 @@ class Checker {
       const bool update = op > spv::OpAtomicStore && op <= spv::OpAtomicXor && op != spv::OpAtomicCompareExchangeWeak &&
                           count >= 4;
       if ((store && element.count(a[0])) || (update && element.count(a[2]))) continue;
+      if (whole && store && root.count(a[0]) && a[0] == root.at(a[0])) continue;
       bool has_result = false, has_type = false;
       spv::HasResultAndType(spv::Op(op), &has_result, &has_type);
       for (uint32_t k = uint32_t(has_result) + uint32_t(has_type); k + 1 < count; ++k)
         if (auto r = root.find(a[k]); r != root.end()) opaque.insert(r->second);
     }
-    for (const auto& [var, tr] : tracked_)
-      if (!opaque.count(var)) fully_seen_.insert(var);
+    for (const auto& [var, n] : levels)
+      if (!opaque.count(var)) seen.insert(var);
+    return seen;
+  }
+
+  void find_fully_seen() {
+    std::map<uint32_t, size_t> levels;
+    for (const auto& [var, tr] : tracked_) levels[var] = tr.dims.size();
+    fully_seen_ = fully_seen(levels, false);
+  }
+
+  // ---- uninitialised locals ------------------------------------------------------------------
+  // A Function or Private variable the kernel declares without an initializer (lim_.bare_vars;
+  // the poison may have given it one since) gets a shadow bitmask, one bit per element of its
+  // array levels, zero at its declaration: a store sets the element's bit, a load of an element
+  // whose bit is clear reads a value the invocation never wrote. Whole-array loads are not
+  // checked (a copy of a partly used array, as a call by value makes, is not a read of its
+  // unused part); a store of the whole variable sets every bit.
+  struct Local {
+    uint32_t shadow = 0, ptr = 0, null = 0, storage = 0, words = 0;
+    std::vector<uint32_t> dims;
+  };
+  void prepare_locals() {
+    std::map<uint32_t, uint32_t> storage, ptr_type;  // variable -> storage class, pointer type
+    for (size_t i = 5; i < w_.size(); i += w_[i] >> 16)
+      if ((w_[i] & 0xFFFFu) == spv::OpVariable && (w_[i] >> 16) >= 4 &&
+          std::count(lim_.bare_vars.begin(), lim_.bare_vars.end(), w_[i + 2]) &&
+          (w_[i + 3] == spv::StorageClassFunction || w_[i + 3] == spv::StorageClassPrivate))
+        storage[w_[i + 2]] = w_[i + 3], ptr_type[w_[i + 2]] = w_[i + 1];
+    std::map<uint32_t, size_t> levels;
+    std::map<uint32_t, std::vector<uint32_t>> dims_of;
+    for (const auto& [var, sc] : storage) {
+      auto pt = type_.find(ptr_type[var]);
+      if (pt == type_.end() || pt->second.op != spv::OpTypePointer) continue;
+      std::vector<uint32_t> dims;
+      uint64_t n = 1;
+      for (auto at = type_.find(pt->second.a[1]); at != type_.end() && at->second.op == spv::OpTypeArray;
+           at = type_.find(at->second.a[0]))
+        dims.push_back(value_of(at->second.a[1])), n *= dims.back();
+      if (n == 0 || n > 4096) continue;
+      levels[var] = dims.size(), dims_of[var] = std::move(dims);
+    }
+    for (uint32_t var : fully_seen(levels, true)) {
+      Local lv{.storage = storage[var], .dims = dims_of[var]};
+      uint64_t n = 1;
+      for (uint32_t d : lv.dims) n *= d;
+      lv.words = uint32_t((n + 31) / 32);
+      uint32_t type = uint_;
+      if (lv.words > 1) type = fresh(), emit(globals_, spv::OpTypeArray, {type, uint_, constant(uint_, lv.words)});
+      lv.ptr = fresh(), lv.null = fresh(), lv.shadow = fresh();
+      emit(globals_, spv::OpTypePointer, {lv.ptr, lv.storage, type});
+      emit(globals_, spv::OpConstantNull, {type, lv.null});
+      if (lv.storage == spv::StorageClassPrivate) {
+        emit(globals_, spv::OpVariable, {lv.ptr, lv.shadow, spv::StorageClassPrivate, lv.null});
+        new_globals_.push_back(lv.shadow);
+      }
+      if (!ptr_uint_of_.count(lv.storage)) {
+        const uint32_t p = fresh();
+        emit(globals_, spv::OpTypePointer, {p, lv.storage, uint_});
+        ptr_uint_of_[lv.storage] = p;
+      }
+      locals_[var] = std::move(lv);
+    }
+  }
+
+  // The shadow word of element `flat` of local `var` (a pointer) and the element's bit in it.
+  std::pair<uint32_t, uint32_t> local_bit(std::vector<uint32_t>& to, const Local& lv, uint32_t flat) {
+    if (lv.words == 1) return {lv.shadow, flat};
+    const uint32_t word = fresh(), p = fresh(), bit = fresh();
+    emit(to, spv::OpShiftRightLogical, {uint_, word, flat, constant(uint_, 5)});
+    emit(to, spv::OpAccessChain, {ptr_uint_of_.at(lv.storage), p, lv.shadow, word});
+    emit(to, spv::OpBitwiseAnd, {uint_, bit, flat, constant(uint_, 31)});
+    return {p, bit};
+  }
+
+  // The element a load through `ptr` reads, if `ptr` is a tracked local's element or the whole of
+  // one without array levels: its bit must be set.
+  void local_read(std::vector<uint32_t>& to, uint32_t ptr) {
+    auto e = local_elem_.find(ptr);
+    auto whole = locals_.find(ptr);
+    if (e == local_elem_.end() && (whole == locals_.end() || !whole->second.dims.empty())) return;
+    const uint32_t var = e != local_elem_.end() ? e->second.first : ptr;
+    const auto [wp, bit] = local_bit(to, locals_.at(var), e != local_elem_.end() ? e->second.second : constant(uint_, 0));
+    const uint32_t word = fresh(), shifted = fresh(), one = fresh(), never = fresh();
+    emit(to, spv::OpLoad, {uint_, word, wp});
+    emit(to, spv::OpShiftRightLogical, {uint_, shifted, word, bit});
+    emit(to, spv::OpBitwiseAnd, {uint_, one, shifted, constant(uint_, 1)});
+    emit(to, spv::OpIEqual, {bool_, never, one, constant(uint_, 0)});
+    record(to, never, name_of(var) + ": a load of an element this invocation never stored (an uninitialised " +
+                          (locals_.at(var).storage == spv::StorageClassPrivate ? "private" : "local") + " variable)",
+           false);
+  }
+
+  void local_write(std::vector<uint32_t>& to, uint32_t ptr) {
+    if (auto whole = locals_.find(ptr); whole != locals_.end()) {  // every element
+      const Local& lv = whole->second;
+      for (uint32_t k = 0; k < lv.words; ++k) {
+        uint32_t wp = lv.shadow;
+        if (lv.words > 1) wp = fresh(), emit(to, spv::OpAccessChain, {ptr_uint_of_.at(lv.storage), wp, lv.shadow, constant(uint_, k)});
+        emit(to, spv::OpStore, {wp, constant(uint_, 0xFFFFFFFFu)});
+      }
+      return;
+    }
+    auto e = local_elem_.find(ptr);
+    if (e == local_elem_.end()) return;
+    const auto [wp, bit] = local_bit(to, locals_.at(e->second.first), e->second.second);
+    const uint32_t word = fresh(), mask = fresh(), set = fresh();
+    emit(to, spv::OpLoad, {uint_, word, wp});
+    emit(to, spv::OpShiftLeftLogical, {uint_, mask, constant(uint_, 1), bit});
+    emit(to, spv::OpBitwiseOr, {uint_, set, word, mask});
+    emit(to, spv::OpStore, {wp, set});
   }
 
   uint32_t shadow_var_of(uint32_t sp) const {
@@ -553,6 +664,16 @@ class Checker {
       emit(to, spv::OpAccessChain, {ptr_wg_uint_, sp, tr->second.shadow, flat});
       shadow_of_[inst[2]] = sp, base_of_shadow_ptr_[sp] = base;
     }
+    if (auto lv = locals_.find(base); lv != locals_.end() && inst.size() >= 4 + lv->second.dims.size()) {
+      uint32_t flat = constant(uint_, 0);
+      for (size_t l = 0; l < lv->second.dims.size(); ++l) {
+        const uint32_t scaled = fresh(), sum = fresh();
+        emit(to, spv::OpIMul, {uint_, scaled, flat, constant(uint_, lv->second.dims[l])});
+        emit(to, spv::OpIAdd, {uint_, sum, scaled, inst[4 + l]});
+        flat = sum;
+      }
+      local_elem_[inst[2]] = {base, flat};
+    }
   }
 
   void instruction(std::vector<uint32_t>& to, std::vector<uint32_t> inst, bool in_entry) {
@@ -563,6 +684,14 @@ class Checker {
       if (!tracked_.empty()) clear_shadows(to);
     }
     if (op == spv::OpLoad && inst.size() >= 4 && shadow_of_.count(inst[3])) race_check(to, inst[3], Access::kLoad);
+    if (op == spv::OpVariable && inst.size() >= 4 && inst[3] == spv::StorageClassFunction && locals_.count(inst[2])) {
+      const Local& lv = locals_.at(inst[2]);
+      to.insert(to.end(), inst.begin(), inst.end());
+      emit(to, spv::OpVariable, {lv.ptr, lv.shadow, spv::StorageClassFunction, lv.null});
+      return;
+    }
+    if (op == spv::OpLoad && inst.size() >= 4) local_read(to, inst[3]);
+    if (op == spv::OpStore && inst.size() >= 3) local_write(to, inst[1]);
     // An atomic races a plain store of another subgroup in the same epoch (atomics among
     // themselves do not race, and they leave the element's tag as it is).
     if (op >= spv::OpAtomicLoad && op <= spv::OpAtomicXor && op != spv::OpAtomicCompareExchangeWeak) {
@@ -693,6 +822,10 @@ class Checker {
   std::map<uint32_t, uint32_t> builtin_, spec_id_, spec_default_, shadow_of_, base_of_shadow_ptr_;
   std::map<uint32_t, Tracked> tracked_;
   std::set<uint32_t> fully_seen_;  // tracked variables every write of which updates the shadow
+  // Uninitialised locals.
+  std::map<uint32_t, Local> locals_;
+  std::map<uint32_t, std::pair<uint32_t, uint32_t>> local_elem_;  // pointer -> (variable, flat element)
+  std::map<uint32_t, uint32_t> ptr_uint_of_;                       // storage class -> pointer to uint
   std::map<uint32_t, Type> spec_op_;  // composite constants and OpSpecConstantOp: {op, operands}
   std::vector<uint32_t> interface_, new_inputs_, new_globals_;
 };

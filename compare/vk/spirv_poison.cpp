@@ -198,4 +198,15 @@ std::vector<uint32_t> poison_locals(std::span<const uint32_t> words, const std::
   return Poisoner(words, label, spec).run();
 }
 
+std::vector<uint32_t> bare_variables(std::span<const uint32_t> words) {
+  std::vector<uint32_t> out;
+  for (size_t i = 5; i < words.size() && (words[i] >> 16);) {
+    const uint32_t count = words[i] >> 16;
+    if ((words[i] & 0xFFFFu) == kOpVariable && count == 4 && (words[i + 3] == kFunction || words[i + 3] == kPrivate))
+      out.push_back(words[i + 2]);
+    i += count;
+  }
+  return out;
+}
+
 }  // namespace moe::vk::detail

@@ -26,7 +26,8 @@ using test::glsl;
 // store the same 0 to a shared flag (benign: not a race), 6 has the lanes of subgroups > 0 store
 // their own id to it (a race), 7 shuffles with the xor mask `shift` (lane ^ mask outside the
 // subgroup from a mask of its size), 8 reads a shared element before anyone stored it and lets
-// the value decide nothing (a poisoned value could not show it: uninitialised shared memory).
+// the value decide nothing (a poisoned value could not show it: uninitialised shared memory), 9
+// does the same with an element of a private array no store reached.
 const std::vector<uint32_t>& defects_spv() {
   static const std::vector<uint32_t> words = glsl("defects.comp", R"(#version 450
 #extension GL_KHR_shader_subgroup_basic : require
@@ -48,6 +49,10 @@ void main() {
   grid[l / 32u][l % 32u] = v;  // 2-D: rows written by different subgroups, no element shared
   if (l == 0u) flag = 0u;
   if (mode == 8u && partial[l] == 12345.0) v += 1.0;
+  float u[2];
+  u[l % 2u] = v;
+  if (mode == 9u && u[(l + 1u) % 2u] == 12345.0) v += 1.0;
+  v = u[l % 2u];
   barrier();
   if (mode == 5u) flag = 0u;
   if (mode == 6u && gl_SubgroupID != 0u) flag = gl_SubgroupID;
@@ -132,6 +137,8 @@ TEST_F(AccessCheck, EachDefectIsNamed) {
   EXPECT_NE(first(8).find("'partial': a load of an element no invocation stored since the workgroup started "
                           "(uninitialised shared memory)"),
             std::string::npos) << first(8);
+  EXPECT_NE(first(9).find("'u': a load of an element this invocation never stored (an uninitialised local variable)"),
+            std::string::npos) << first(9);
   EXPECT_TRUE(run(3, true, nullptr, 31).empty()) << "a shift by 31 is defined";
   const uint32_t sg = ctx->info().subgroup_size;
   const std::vector<std::string> past = run(7, true, nullptr, sg);
@@ -151,9 +158,15 @@ TEST(AccessCheckModule, BundledKernelsStayValid) {
   const compare::Manifest m = compare::load_kernels("");
   ASSERT_FALSE(m.kernels.empty());
   for (const compare::KernelEntry& k : m.kernels) {
-    const detail::AccessLimits lim{
-        .min_binding = 16, .spec = {}, .invocations = 256, .max_shared_bytes = 32768, .subgroup_size = 32};
-    const detail::AccessCheck ac = detail::check_access(k.spirv, k.name, k.entry, lim);
+    const detail::AccessLimits lim{.min_binding = 16,
+                                   .spec = {},
+                                   .invocations = 256,
+                                   .max_shared_bytes = 32768,
+                                   .subgroup_size = 32,
+                                   .bare_vars = detail::bare_variables(k.spirv)};
+    // As the runner does: the poison first, the checks on the poisoned module.
+    const std::vector<uint32_t> poisoned = detail::poison_locals(k.spirv, k.name, {});
+    const detail::AccessCheck ac = detail::check_access(poisoned, k.name, k.entry, lim);
     if (ac.words.empty()) continue;
     try {
       compare::validate_spirv(ac.words, k.name + " (checked)");
