@@ -159,10 +159,12 @@ class Checker {
 
   // ---- races on shared memory ----------------------------------------------------------------
   // Each tracked Workgroup array (or scalar) gets a shadow of one uint per element: the epoch
-  // (barriers passed) << 12 | the writing subgroup + 1 of its last plain store. A load, store or
-  // atomic of an element that another subgroup stored since the last workgroup barrier is a data
-  // race: the kernel relies on an order of subgroups no barrier enforces (lavapipe runs them in
-  // order, so a dropped barrier changes nothing there). Atomics leave the tag as it is.
+  // (workgroup barriers passed) << 12 | the writer + 1 of its last plain store, the writer being
+  // the local invocation index (the subgroup, in a module with subgroup-scope barriers). A load,
+  // store or atomic of an element another invocation stored since the last workgroup barrier is a
+  // data race under Vulkan's memory model: only a barrier orders two invocations' accesses to
+  // shared memory, lanes of one subgroup included (lavapipe runs subgroups in order and the lanes
+  // of one in step, so a dropped barrier changes nothing there). Atomics leave the tag as it is.
 
   // The value a length id has in this dispatch (0: unknown): constants, specialization constants
   // and the integer OpSpecConstantOp forms that array lengths take (gl_WorkGroupSize.x / 4).
@@ -225,21 +227,30 @@ class Checker {
       }
       if (dims.empty() && ty->second.op != spv::OpTypeInt && ty->second.op != spv::OpTypeFloat) continue;  // structs
       if (n == 0 || 4 * n > budget || (n + t - 1) / t > 64) continue;
-      budget -= 4 * n;
+      // A second word per element for its readers (write-after-read races) where it fits.
+      const bool reads = 8 * n <= budget;
+      budget -= (reads ? 8 : 4) * n;
       if (!ptr_wg_uint_) ptr_wg_uint_ = fresh(), emit(globals_, spv::OpTypePointer, {ptr_wg_uint_, spv::StorageClassWorkgroup, uint_});
       uint32_t ptr = ptr_wg_uint_;
       if (!dims.empty()) {
         const uint32_t arr = fresh();
         ptr = fresh();
-        emit(globals_, spv::OpTypeArray, {arr, uint_, constant(uint_, uint32_t(n))});
+        emit(globals_, spv::OpTypeArray, {arr, uint_, constant(uint_, uint32_t(reads ? 2 * n : n))});
         emit(globals_, spv::OpTypePointer, {ptr, spv::StorageClassWorkgroup, arr});
       }
       const uint32_t shadow = fresh();
       emit(globals_, spv::OpVariable, {ptr, shadow, spv::StorageClassWorkgroup});
       new_globals_.push_back(shadow);
-      tracked_[var] = {shadow, uint32_t(n), dims};
+      uint32_t read_scalar = 0;
+      if (reads && dims.empty()) {
+        read_scalar = fresh();
+        emit(globals_, spv::OpVariable, {ptr, read_scalar, spv::StorageClassWorkgroup});
+        new_globals_.push_back(read_scalar);
+      }
+      tracked_[var] = {shadow, uint32_t(n), dims, reads, read_scalar};
       base_of_shadow_ptr_[shadow] = var;
       if (dims.empty()) shadow_of_[var] = shadow;  // a scalar: the variable itself is the element
+      if (read_scalar) read_tag_of_[shadow] = read_scalar;
     }
     if (tracked_.empty()) return;
     epoch_var_ = fresh();
@@ -249,6 +260,20 @@ class Checker {
     new_globals_.push_back(epoch_var_);
     subgroup_id_ = builtin_input(spv::BuiltInSubgroupId);
     local_index_ = builtin_input(spv::BuiltInLocalInvocationIndex);
+    per_lane_ = !has_subgroup_barrier();
+  }
+
+  // Whether the module orders lanes of a subgroup by a subgroup-scope barrier (subgroupBarrier,
+  // subgroupMemoryBarrierShared): then only accesses of different subgroups are compared, since
+  // the shadow cannot tell which subgroup barriers a lane's store precedes.
+  bool has_subgroup_barrier() const {
+    for (size_t i = first_function_; first_function_ && i < w_.size(); i += w_[i] >> 16) {
+      const uint32_t op = w_[i] & 0xFFFFu, count = w_[i] >> 16;
+      if ((op == spv::OpControlBarrier || op == spv::OpMemoryBarrier) && count >= 3 &&
+          value_of(w_[i + 1]) == spv::ScopeSubgroup)
+        return true;
+    }
+    return false;
   }
 
   // Bytes of a type in shared memory, counting a 3-vector as 4 (padding rounds up, never down).
@@ -285,13 +310,15 @@ class Checker {
     for (const auto& [var, tr] : tracked_) {
       if (tr.dims.empty()) {
         emit(to, spv::OpStore, {tr.shadow, constant(uint_, 0)});
+        if (tr.read_scalar) emit(to, spv::OpStore, {tr.read_scalar, constant(uint_, 0)});
         continue;
       }
-      for (uint32_t j = 0; j * lim_.invocations < tr.n; ++j) {
+      const uint32_t words = tr.reads ? 2 * tr.n : tr.n;
+      for (uint32_t j = 0; j * lim_.invocations < words; ++j) {
         const uint32_t i = fresh(), in = fresh(), idx = fresh(), p = fresh();
         emit(to, spv::OpIAdd, {uint_, i, lid, constant(uint_, j * lim_.invocations)});
-        emit(to, spv::OpULessThan, {bool_, in, i, constant(uint_, tr.n)});
-        emit(to, spv::OpSelect, {uint_, idx, in, i, constant(uint_, tr.n - 1)});  // a repeat store of 0
+        emit(to, spv::OpULessThan, {bool_, in, i, constant(uint_, words)});
+        emit(to, spv::OpSelect, {uint_, idx, in, i, constant(uint_, words - 1)});  // a repeat store of 0
         emit(to, spv::OpAccessChain, {ptr_wg_uint_, p, tr.shadow, idx});
         emit(to, spv::OpStore, {p, constant(uint_, 0)});
       }
@@ -344,14 +371,15 @@ class Checker {
     emit(to, spv::OpBitwiseAnd, {uint_, who, s, constant(uint_, 0xFFF)});
     emit(to, spv::OpShiftRightLogical, {uint_, when, s, constant(uint_, 12)});
     emit(to, spv::OpLoad, {uint_, ep, epoch_var_});
-    emit(to, spv::OpLoad, {uint_, sg, subgroup_id_});
+    emit(to, spv::OpLoad, {uint_, sg, per_lane_ ? local_index_ : subgroup_id_});
     emit(to, spv::OpIAdd, {uint_, me, sg, constant(uint_, 1)});
     emit(to, spv::OpIEqual, {bool_, same, when, ep});
     emit(to, spv::OpINotEqual, {bool_, other, who, me});
     emit(to, spv::OpINotEqual, {bool_, some, who, constant(uint_, 0)});
     emit(to, spv::OpLogicalAnd, {bool_, both, other, some});
     uint32_t when_race = both;
-    if (const uint32_t eq = store ? same_value(to, ptr, value) : 0) {
+    const uint32_t eq = store ? same_value(to, ptr, value) : 0;
+    if (eq) {
       const uint32_t differs = fresh();
       when_race = fresh();
       emit(to, spv::OpLogicalNot, {bool_, differs, eq});
@@ -360,7 +388,8 @@ class Checker {
     emit(to, spv::OpLogicalAnd, {bool_, race, same, when_race});
     const std::string var = name_of(shadow_var_of(sp));
     record(to, race, var + ": " + (store ? "a store to" : kind == Access::kLoad ? "a load of" : "an atomic on") +
-                         " an element another subgroup stored since the last barrier (a data race)",
+                         " an element another " + (per_lane_ ? "invocation" : "subgroup") +
+                         " stored since the last barrier (a data race)",
            false);
     // A tag of 0: no invocation has stored the element since the workgroup started. Only where
     // every write to the variable passes through here (fully_seen_), else a write the shadow
@@ -380,6 +409,8 @@ class Checker {
       emit(to, spv::OpSelect, {uint_, tag, never, hi, s});
       emit(to, spv::OpStore, {sp, tag});
     }
+    if (auto rt = read_tag_of_.find(sp); rt != read_tag_of_.end() && (store || kind == Access::kLoad))
+      reader_check(to, rt->second, store, ep, me, eq, var);
     if (!store) return;
     const uint32_t hi = fresh(), tag = fresh();
     emit(to, spv::OpShiftLeftLogical, {uint_, hi, ep, constant(uint_, 12)});
@@ -453,6 +484,40 @@ class Checker {
   // levels: the element's bit must be set.
   void local_read(std::vector<uint32_t>& to, uint32_t ptr);
   void local_write(std::vector<uint32_t>& to, uint32_t ptr);
+
+  // The element's reader word (epoch << 12 | its reader + 1 in this epoch, 0xFFF for several): a
+  // plain store to an element another invocation loaded since the last barrier is a
+  // write-after-read race (unless it stores the value already there: `eq`); a load enters its
+  // reader.
+  void reader_check(std::vector<uint32_t>& to, uint32_t rp, bool store, uint32_t ep, uint32_t me, uint32_t eq,
+                    const std::string& var) {
+    const uint32_t r = fresh(), who = fresh(), when = fresh(), now = fresh(), other = fresh();
+    emit(to, spv::OpLoad, {uint_, r, rp});
+    emit(to, spv::OpBitwiseAnd, {uint_, who, r, constant(uint_, 0xFFF)});
+    emit(to, spv::OpShiftRightLogical, {uint_, when, r, constant(uint_, 12)});
+    emit(to, spv::OpIEqual, {bool_, now, when, ep});
+    emit(to, spv::OpINotEqual, {bool_, other, who, me});
+    const uint32_t race = fresh();
+    emit(to, spv::OpLogicalAnd, {bool_, race, now, other});
+    if (store) {
+      uint32_t cond = race;
+      if (eq) {
+        const uint32_t differs = fresh();
+        cond = fresh();
+        emit(to, spv::OpLogicalNot, {bool_, differs, eq});
+        emit(to, spv::OpLogicalAnd, {bool_, cond, race, differs});
+      }
+      record(to, cond, var + ": a store to an element another " + (per_lane_ ? "invocation" : "subgroup") +
+                           " loaded since the last barrier (a write-after-read race)",
+             false);
+      return;
+    }
+    const uint32_t reader = fresh(), hi = fresh(), tag = fresh();
+    emit(to, spv::OpSelect, {uint_, reader, race, constant(uint_, 0xFFF), me});
+    emit(to, spv::OpShiftLeftLogical, {uint_, hi, ep, constant(uint_, 12)});
+    emit(to, spv::OpBitwiseOr, {uint_, tag, hi, reader});
+    emit(to, spv::OpStore, {rp, tag});
+  }
 
   uint32_t shadow_var_of(uint32_t sp) const {
     auto it = base_of_shadow_ptr_.find(sp);
@@ -587,6 +652,12 @@ class Checker {
       const uint32_t sp = fresh();
       emit(to, spv::OpAccessChain, {ptr_wg_uint_, sp, tr->second.shadow, flat});
       shadow_of_[inst[2]] = sp, base_of_shadow_ptr_[sp] = base;
+      if (tr->second.reads) {  // the element's reader word, n words on
+        const uint32_t at = fresh(), rp = fresh();
+        emit(to, spv::OpIAdd, {uint_, at, flat, constant(uint_, tr->second.n)});
+        emit(to, spv::OpAccessChain, {ptr_wg_uint_, rp, tr->second.shadow, at});
+        read_tag_of_[sp] = rp;
+      }
     }
     if (auto lv = locals_.find(base); lv != locals_.end() && inst.size() >= 4 + lv->second.dims.size()) {
       uint32_t flat = constant(uint_, 0);
@@ -738,11 +809,15 @@ class Checker {
   struct Tracked {
     uint32_t shadow = 0, n = 0;  // n elements in all
     std::vector<uint32_t> dims;  // array lengths, outermost first (none: a scalar)
+    bool reads = false;          // reader words too: an array's at n + i, a scalar's in read_scalar
+    uint32_t read_scalar = 0;
   };
+  std::map<uint32_t, uint32_t> read_tag_of_;  // an element's shadow pointer -> its reader word
   const AccessLimits& lim_;
   size_t first_capability_ = 0;
   bool has_group_non_uniform_ = false, clear_pending_ = false;
   uint32_t ptr_input_uint_ = 0, ptr_wg_uint_ = 0, epoch_var_ = 0, subgroup_id_ = 0, local_index_ = 0;
+  bool per_lane_ = false;  // the shadow's writer is the invocation (else its subgroup)
   std::map<uint32_t, uint32_t> builtin_, spec_id_, spec_default_, shadow_of_, base_of_shadow_ptr_;
   std::map<uint32_t, Tracked> tracked_;
   std::set<uint32_t> fully_seen_;  // tracked variables every write of which updates the shadow

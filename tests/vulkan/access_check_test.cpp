@@ -27,7 +27,9 @@ using test::glsl;
 // their own id to it (a race), 7 shuffles with the xor mask `shift` (lane ^ mask outside the
 // subgroup from a mask of its size), 8 reads a shared element before anyone stored it and lets
 // the value decide nothing (a poisoned value could not show it: uninitialised shared memory), 9
-// does the same with an element of a private array no store reached.
+// does the same with an element of a private array no store reached, 10 reads a neighbouring
+// lane's shared element with no barrier after its store (lanes of one subgroup race too), 11
+// stores over an element a neighbouring lane has just loaded (a write-after-read race).
 const std::vector<uint32_t>& defects_spv() {
   static const std::vector<uint32_t> words = glsl("defects.comp", R"(#version 450
 #extension GL_KHR_shader_subgroup_basic : require
@@ -40,6 +42,7 @@ layout(push_constant) uniform PC { uint n; uint mode; uint shift; };
 shared float partial[64];
 shared uint flag;
 shared float grid[2][32];
+shared float lanes[64];
 void main() {
   const uint l = gl_LocalInvocationID.x;
   float tmp[4];
@@ -53,7 +56,10 @@ void main() {
   u[l % 2u] = v;
   if (mode == 9u && u[(l + 1u) % 2u] == 12345.0) v += 1.0;
   v = u[l % 2u];
+  lanes[l] = v;
+  if (mode == 10u) v += lanes[l ^ 1u];
   barrier();
+  if (mode == 11u) lanes[l] = lanes[l ^ 1u] + 1.0;
   if (mode == 5u) flag = 0u;
   if (mode == 6u && gl_SubgroupID != 0u) flag = gl_SubgroupID;
   v = subgroupAdd(grid[l / 32u][l % 32u]);
@@ -127,8 +133,8 @@ TEST_F(AccessCheck, EachDefectIsNamed) {
     else EXPECT_TRUE(got == "(none)" || got.find(want) != std::string::npos) << got;
   };
   if (ctx->info().subgroup_size < 64) {
-    race(4, "'partial': a load of an element another subgroup stored");
-    race(6, "'flag': a store to an element another subgroup stored");
+    race(4, "'partial': a load of an element another invocation stored");
+    race(6, "'flag': a store to an element another invocation stored");
   }
   // Unlike a race, a read before any store is seen in every order (no invocation stores first).
   std::vector<float> plain;
@@ -139,6 +145,21 @@ TEST_F(AccessCheck, EachDefectIsNamed) {
             std::string::npos) << first(8);
   EXPECT_NE(first(9).find("'u': a load of an element this invocation never stored (an uninitialised local variable)"),
             std::string::npos) << first(9);
+  // Lanes l and l ^ 1 share a subgroup: whichever runs first, the read finds the neighbour's
+  // store unordered by a barrier (a race) or not yet there (uninitialised), in any order.
+  const std::string lane = first(10);
+  EXPECT_NE(lane.find("'lanes': a load of an element "), std::string::npos) << lane;
+  EXPECT_TRUE(lane.find("another invocation stored since the last barrier") != std::string::npos ||
+              lane.find("no invocation stored since the workgroup started") != std::string::npos)
+      << lane;
+  // Whichever lane of a pair goes first, one of the two orders is named: the store after the
+  // neighbour's load (write-after-read) or the load after the neighbour's store.
+  const std::string war = first(11);
+  EXPECT_TRUE(war.find("'lanes': a store to an element another invocation loaded since the last barrier "
+                       "(a write-after-read race)") != std::string::npos ||
+              war.find("'lanes': a load of an element another invocation stored since the last barrier") !=
+                  std::string::npos)
+      << war;
   EXPECT_TRUE(run(3, true, nullptr, 31).empty()) << "a shift by 31 is defined";
   const uint32_t sg = ctx->info().subgroup_size;
   const std::vector<std::string> past = run(7, true, nullptr, sg);
