@@ -413,13 +413,14 @@ std::string run_jobs(Manifest& m, const Unit& u, std::deque<Job> queue, const Ca
         active.erase(active.begin() + std::ptrdiff_t(i));
         continue;
       }
+      // A timeout, the baseline's or a mutant's: a hang, or slow? Again, alone, with a longer limit.
+      if (o.failed && !c.job.confirm && criterion_of(o.failure) == "timeout") {
+        c.job.confirm = c.job.alone = true;
+        queue.push_front(std::move(c.job));
+        active.erase(active.begin() + std::ptrdiff_t(i));
+        continue;
+      }
       if (c.job.result == SIZE_MAX) {
-        if (o.failed && !c.job.confirm && criterion_of(o.failure) == "timeout") {  // slow, or a hang?
-          c.job.confirm = true;
-          queue.push_front(std::move(c.job));
-          active.erase(active.begin() + std::ptrdiff_t(i));
-          continue;
-        }
         std::string bad;
         if (!o.error.empty()) bad = o.error;
         else if (o.failed)
@@ -433,12 +434,6 @@ std::string run_jobs(Manifest& m, const Unit& u, std::deque<Job> queue, const Ca
         rep.baseline_cases += o.cases;
       } else {
         MOE_CHECK(o.error.empty() || device_lost(o), "mutate: '" << u.name << "': " << o.error);
-        if (o.failed && !c.job.confirm && criterion_of(o.failure) == "timeout") {  // a hang, or slow?
-          c.job.confirm = c.job.alone = true;
-          queue.push_front(std::move(c.job));
-          active.erase(active.begin() + std::ptrdiff_t(i));
-          continue;
-        }
         apply(rep.mutants[c.job.result], o);
         if (device_lost(o)) {  // lost three times while running alone: the mutant hangs the device
           MutantResult& mr = rep.mutants[c.job.result];

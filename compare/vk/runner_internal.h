@@ -85,10 +85,11 @@ std::vector<uint32_t> poison_locals(std::span<const uint32_t> words, const std::
 // The module with every dynamic index into an array, a storage buffer's runtime array (against
 // the binding's usable size), a vector or a matrix, and every scalar shift amount checked before
 // use (spirv_access_checker.h): an out-of-range one records its site and is clamped to index 0.
-// Loads and stores of Workgroup arrays and scalars are checked for data races between subgroups
-// (an element another subgroup stored since the last workgroup barrier) and for reads of elements
-// no invocation stored, where the workgroup size is known and a shadow of 4 bytes per element
-// fits beside the kernel's in `max_shared_bytes`; loads of the elements of `bare_vars` (locals
+// Loads and stores of Workgroup arrays and scalars are checked for data races between
+// invocations (an element another invocation stored, or loaded, since the last workgroup
+// barrier; per subgroup in a module with subgroup-scope barriers) and for reads of elements no
+// invocation stored, where the workgroup size is known and a shadow of 4 bytes per element (8
+// for the loads) fits beside the kernel's in `max_shared_bytes`; loads of the elements of `bare_vars` (locals
 // declared without an initializer) for elements the invocation never stored. The entry point's
 // returns publish the highest violated site code with an atomic max into word 0 of
 // a storage buffer at set 0, `binding` (the first number >= min_binding that the module does not
