@@ -399,7 +399,7 @@ class Checker {
   // The element's reader word (epoch << 12 | its reader + 1 in this epoch, 0xFFF for several): a
   // plain store to an element another invocation loaded since the last barrier is a
   // write-after-read race (unless it stores the value already there: `eq`); a load enters its
-  // reader.
+  // reader with atomics, so lanes loading in one step cannot hide one another.
   void reader_check(std::vector<uint32_t>& to, uint32_t rp, bool store, uint32_t ep, uint32_t me, uint32_t eq,
                     const std::string& var);
 

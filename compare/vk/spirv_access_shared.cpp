@@ -97,10 +97,25 @@ std::set<uint32_t> Checker::fully_seen(const std::map<uint32_t, size_t>& levels,
   return seen;
 }
 
+// The reader word of an element: epoch << 12 | the reader + 1 of its loads since the last
+// barrier, 0xFFF for several. A load swaps its own tag in atomically and, if another reader's tag
+// of this epoch came back, raises the word to 0xFFF: lanes that load in one step (a GPU's subgroup,
+// lavapipe's vector lanes) each see the tag before theirs, so none can hide another's read, as a
+// plain load-then-store of the word would (the last lane's tag winning, a store by that lane then
+// looking like a write over its own read only).
 void Checker::reader_check(std::vector<uint32_t>& to, uint32_t rp, bool store, uint32_t ep, uint32_t me,
                            uint32_t eq, const std::string& var) {
+  const uint32_t wg = constant(uint_, spv::ScopeWorkgroup), relaxed = constant(uint_, spv::MemorySemanticsMaskNone);
   const uint32_t r = fresh(), who = fresh(), when = fresh(), now = fresh(), other = fresh();
-  emit(to, spv::OpLoad, {uint_, r, rp});
+  uint32_t mine = 0, hi = 0;
+  if (store) {
+    emit(to, spv::OpAtomicLoad, {uint_, r, rp, wg, relaxed});
+  } else {
+    hi = fresh(), mine = fresh();
+    emit(to, spv::OpShiftLeftLogical, {uint_, hi, ep, constant(uint_, 12)});
+    emit(to, spv::OpBitwiseOr, {uint_, mine, hi, me});
+    emit(to, spv::OpAtomicExchange, {uint_, r, rp, wg, relaxed, mine});
+  }
   emit(to, spv::OpBitwiseAnd, {uint_, who, r, constant(uint_, 0xFFF)});
   emit(to, spv::OpShiftRightLogical, {uint_, when, r, constant(uint_, 12)});
   emit(to, spv::OpIEqual, {bool_, now, when, ep});
@@ -120,11 +135,11 @@ void Checker::reader_check(std::vector<uint32_t>& to, uint32_t rp, bool store, u
            false);
     return;
   }
-  const uint32_t reader = fresh(), hi = fresh(), tag = fresh();
-  emit(to, spv::OpSelect, {uint_, reader, race, constant(uint_, 0xFFF), me});
-  emit(to, spv::OpShiftLeftLogical, {uint_, hi, ep, constant(uint_, 12)});
-  emit(to, spv::OpBitwiseOr, {uint_, tag, hi, reader});
-  emit(to, spv::OpStore, {rp, tag});
+  // Several readers: 0xFFF, the largest tag of this epoch (a max with 0 leaves the word as it is).
+  const uint32_t several = fresh(), raise = fresh(), old = fresh();
+  emit(to, spv::OpBitwiseOr, {uint_, several, hi, constant(uint_, 0xFFF)});
+  emit(to, spv::OpSelect, {uint_, raise, race, several, constant(uint_, 0)});
+  emit(to, spv::OpAtomicUMax, {uint_, old, rp, wg, relaxed, raise});
 }
 
 }  // namespace moe::vk::detail

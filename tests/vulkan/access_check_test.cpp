@@ -29,7 +29,10 @@ using test::glsl;
 // the value decide nothing (a poisoned value could not show it: uninitialised shared memory), 9
 // does the same with an element of a private array no store reached, 10 reads a neighbouring
 // lane's shared element with no barrier after its store (lanes of one subgroup race too), 11
-// stores over an element a neighbouring lane has just loaded (a write-after-read race).
+// stores over an element a neighbouring lane has just loaded (a write-after-read race), 12 has
+// every lane of subgroup 0 load one element and then its last lane store over it: readers and
+// writer share a subgroup, so a GPU (or lavapipe's vector lanes) may record all the reads in one
+// step, and the writer's own read must not hide the others'.
 const std::vector<uint32_t>& defects_spv() {
   static const std::vector<uint32_t> words = glsl("defects.comp", R"(#version 450
 #extension GL_KHR_shader_subgroup_basic : require
@@ -60,6 +63,10 @@ void main() {
   if (mode == 10u) v += lanes[l ^ 1u];
   barrier();
   if (mode == 11u) lanes[l] = lanes[l ^ 1u] + 1.0;
+  if (mode == 12u && gl_SubgroupID == 0u) {
+    v += lanes[0];
+    if (gl_SubgroupInvocationID == gl_SubgroupSize - 1u) lanes[0] = 7.0;
+  }
   if (mode == 5u) flag = 0u;
   if (mode == 6u && gl_SubgroupID != 0u) flag = gl_SubgroupID;
   v = subgroupAdd(grid[l / 32u][l % 32u]);
@@ -160,6 +167,14 @@ TEST_F(AccessCheck, EachDefectIsNamed) {
               war.find("'lanes': a load of an element another invocation stored since the last barrier") !=
                   std::string::npos)
       << war;
+  // Every order of mode 12 is a race the checks name: the store after the other lanes' loads
+  // (write-after-read), or a load after the store (the lanes' loads are not ordered by it).
+  const std::string many = first(12);
+  EXPECT_TRUE(many.find("'lanes': a store to an element another invocation loaded since the last barrier "
+                        "(a write-after-read race)") != std::string::npos ||
+              many.find("'lanes': a load of an element another invocation stored since the last barrier") !=
+                  std::string::npos)
+      << many;
   EXPECT_TRUE(run(3, true, nullptr, 31).empty()) << "a shift by 31 is defined";
   const uint32_t sg = ctx->info().subgroup_size;
   const std::vector<std::string> past = run(7, true, nullptr, sg);
