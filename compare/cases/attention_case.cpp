@@ -22,6 +22,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
 
 #include "compare/cases/bound_mode.h"
 #include "compare/cases/case_util.h"
@@ -273,13 +274,17 @@ std::vector<OpCase> stage_cases(const std::string& op, bool rem, bool real, uint
 
 // Softmax is shift-invariant, so a max that misses a score or takes one too many goes unseen
 // while all scores lie within ~88 of each other (exp neither overflows nor underflows). Here each
-// row's largest score stands 100 above the rest, at a position p with p % 256 == 255 (the last
-// subgroup of any workgroup of 64, 128 or 256 lanes), and the causally masked entries of the
-// score rows (p >= len: never part of a row's softmax) hold 1000: a max that drops the last
-// subgroup's partial overflows exp, one that reads past the row's length underflows every exp.
-OpCase softmax_spread_case(uint64_t seed) {
-  const AttentionParams p{3, 4, 2, 64, 300, 305, 1.0f / std::sqrt(64.0f)};
-  OpCase c = new_case("attention_softmax", "T 3 past 300 G2 D64 max 100 above the rest", seed);
+// row's largest score stands 100 above the rest, at position `spike`, and the causally masked
+// entries of the score rows (p >= len: never part of a row's softmax) hold 1000: a max that misses
+// the spike overflows exp, one that reads past the row's length underflows every exp, and
+// exp(s + max) for exp(s - max) overflows. Spikes: p % 256 == 255 (the last subgroup of any
+// workgroup of 64, 128 or 256 lanes), and 256 (the first position a loop over 256 lanes striding
+// 257 skips). T 1 is the decode step engines specialise for.
+OpCase softmax_spread_case(uint64_t seed, int64_t T, int64_t spike) {
+  const AttentionParams p{T, 4, 2, 64, 300, 300 + T + 2, 1.0f / std::sqrt(64.0f)};
+  OpCase c = new_case("attention_softmax",
+                      "T " + std::to_string(T) + " past 300 G2 D64 max 100 above the rest at " + std::to_string(spike),
+                      seed);
   set_vars(c, p);
   const PrecisionModel m = vulkan_model();
   const AttentionInputs in = attention_inputs(p, seed);
@@ -294,7 +299,7 @@ OpCase softmax_spread_case(uint64_t seed) {
       const int64_t len = p.past + t + 1, base = (t * p.q_heads + h) * L;
       float mx = s32[size_t(base)];
       for (int64_t i = 1; i < len; ++i) mx = std::max(mx, s32[size_t(base + i)]);
-      s32[size_t(base + 255)] = mx + 100.0f;
+      s32[size_t(base + spike)] = mx + 100.0f;
       for (int64_t i = len; i < L; ++i) s32[size_t(base + i)] = 1000.0f;
     }
   softmax_truth(p, s32, m, P, pb);
@@ -337,7 +342,9 @@ std::vector<OpCase> attention_scores_cases(bool rem, bool real, uint64_t seed) {
 }
 std::vector<OpCase> attention_softmax_cases(bool rem, bool real, uint64_t seed) {
   std::vector<OpCase> out = stage_cases("attention_softmax", rem, real, seed);
-  if (rem) out.push_back(softmax_spread_case(seed + 977));
+  if (rem)
+    for (auto [T, spike, offset] : {std::tuple{3, 255, 977}, {1, 255, 978}, {1, 256, 979}})
+      out.push_back(softmax_spread_case(seed + offset, T, spike));
   return out;
 }
 std::vector<OpCase> attention_values_cases(bool rem, bool real, uint64_t seed) {
