@@ -27,7 +27,7 @@ OpCase rmsnorm_instance(const std::string& label, uint64_t seed, const RmsNormPa
 std::vector<OpCase> rmsnorm_cases(bool rem, bool real, uint64_t seed) {
   std::vector<OpCase> out;
   for (const auto& s : rmsnorm_shapes(rem, real)) {
-    const RmsNormInputs in = rmsnorm_inputs(s.p, seed + s.seed_offset);
+    const RmsNormInputs in = rmsnorm_inputs(s.p, seed + s.seed_offset, s.variant);
     out.push_back(rmsnorm_instance(s.label, seed + s.seed_offset, s.p, in.x, in.w));
   }
   return out;

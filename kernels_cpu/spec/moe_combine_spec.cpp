@@ -43,6 +43,8 @@ std::vector<SpecShape<MoeCombineParams>> moe_combine_shapes(bool remainders, boo
     // K 8 (the top-k decode kernels compile in) at a dim no workgroup width divides.
     add("remainder T 1 dim 4099 K 8", 1, 4099, 8, true, 4099);
     add("remainder T 1 dim 16411 K 10", 1, 16411, 10, true, 16411);
+    // K 4, the count decode engines fix at compile time, at a dim no workgroup width divides.
+    add("remainder T 1 dim 4099 K 4", 1, 4099, 4, true, 4099 + 4);
   }
   if (real) {
     add("A17B K 10", 1, 4096, 10, true, 0);

@@ -57,6 +57,7 @@ void add_head_norm_remainders(std::vector<SpecShape<P, V>>& out, const std::stri
   for (int64_t hd : {1, 31, 33, 67, 129, 4099}) add("remainder " + d + " " + std::to_string(hd), 2, 3, hd, uint64_t(hd));
   add("remainder T 1 " + d + " 8257", 1, 2, 8257, 8257);
   add("remainder T 1 heads 129 " + d + " 128", 1, 129, 128, 129 * 128);
+  add("remainder T 1 heads 3 " + d + " 67", 1, 3, 67, 3 * 67);  // decode, a head narrower than a workgroup
 }
 
 }  // namespace moe

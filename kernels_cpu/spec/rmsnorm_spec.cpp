@@ -5,18 +5,19 @@
 
 namespace moe {
 
-RmsNormInputs rmsnorm_inputs(const RmsNormParams& p, uint64_t seed) {
+RmsNormInputs rmsnorm_inputs(const RmsNormParams& p, uint64_t seed, float x_scale) {
   Rng rng(seed);
   RmsNormInputs in;
   in.x = rng.fork(1).activations(p.rows * p.dim);
+  for (float& v : in.x) v *= x_scale;
   in.w = rng.fork(2).bf16_normal_vec(p.dim, 0.2, p.add_one ? 0.0 : 1.0);
   return in;
 }
 
-std::vector<SpecShape<RmsNormParams>> rmsnorm_shapes(bool remainders, bool real) {
-  std::vector<SpecShape<RmsNormParams>> out;
-  auto add = [&](std::string label, int64_t rows, int64_t dim, bool add_one, uint64_t offset) {
-    out.push_back({std::move(label), RmsNormParams{rows, dim, 1e-6f, add_one}, offset});
+std::vector<SpecShape<RmsNormParams, float>> rmsnorm_shapes(bool remainders, bool real) {
+  std::vector<SpecShape<RmsNormParams, float>> out;
+  auto add = [&](std::string label, int64_t rows, int64_t dim, bool add_one, uint64_t offset, float x_scale = 1.0f) {
+    out.push_back({std::move(label), RmsNormParams{rows, dim, 1e-6f, add_one}, offset, x_scale});
   };
   if (remainders) {
     for (int64_t dim : {1, 31, 33, 67, 4099}) add("remainder dim " + std::to_string(dim), 3, dim, dim % 2 == 1, dim);
@@ -34,6 +35,7 @@ std::vector<SpecShape<RmsNormParams>> rmsnorm_shapes(bool remainders, bool real)
     for (int64_t dim : {2000, 3900, 5000, 6100, 8000, 16300})
       add("remainder T 1 dim " + std::to_string(dim) + " w", 1, dim, false, 3 * dim);
   }
+  if (remainders) add("remainder T 1 dim 4096 eps-dominated (x * 1e-3)", 1, 4096, false, 4096, 1e-3f);
   if (real) {
     add("A17B hidden", 1, 4096, false, 0);
     add("A17B q heads", 32, 256, false, 1);

@@ -18,12 +18,15 @@ struct RmsNormInputs {
   std::vector<float> x;
   std::vector<bf16> w;
 };
-RmsNormInputs rmsnorm_inputs(const RmsNormParams& p, uint64_t seed);
+// x_scale scales x (the shapes' variant; 1 but for the eps-dominated row).
+RmsNormInputs rmsnorm_inputs(const RmsNormParams& p, uint64_t seed, float x_scale = 1.0f);
 
 // Remainders: dim around subgroup and vector widths, both weight forms; more rows than one grid
 // dimension of 512 workgroups; rows past the 4096 and 8192 floats engines cache in shared memory.
-// Real: the A17B and A3B hidden norms and per-head q/k norms, decode and prefill.
-std::vector<SpecShape<RmsNormParams>> rmsnorm_shapes(bool remainders, bool real);
+// A decode row scaled by 1e-3, whose mean square (~1e-6) is eps's size: eps dropped, negated or
+// moved outside the root changes y by a factor near sqrt(2) or more. Real: the A17B and A3B
+// hidden norms and per-head q/k norms, decode and prefill. The variant: x's scale.
+std::vector<SpecShape<RmsNormParams, float>> rmsnorm_shapes(bool remainders, bool real);
 
 // Per element of y, given the truth's y (f64, rounded once to f32), first order in u: inv =
 // 1/sqrt(ss / dim + eps) within norm_inv_rel (spec/norm_bound.h); 1 + w, x * inv and * w' one

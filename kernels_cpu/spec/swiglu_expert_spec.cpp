@@ -92,6 +92,7 @@ std::vector<SpecShape<SwigluExpertParams, float>> expert_gate_up_shapes(bool rem
     add("remainder", {1, 8256, 5, 4}, 11);
     add("remainder", {1, 16448, 3, 4}, 12);
     add("remainder", {1, 8256, 3, 8}, 13);
+    add("remainder", {1, 192, 3, 4}, 14);  // decode, fewer rows than one workgroup of rows
   }
   if (real) {
     add("A17B expert", {1, 4096, 1024, 4}, 20);
