@@ -1,12 +1,17 @@
-// `inspect` and `diff` over safetensors dumps (the diff itself: oracle/dump_diff.h).
+// `inspect` of safetensors dumps and GGUF files, and `diff` over dumps (the diff itself:
+// oracle/dump_diff.h).
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <memory>
 #include <optional>
 
 #include "commands.h"
 #include "core/check.h"
+#include "core/ggml_blocks.h"
 #include "oracle/dump_diff.h"
+#include "oracle/gguf.h"
 #include "oracle/safetensors.h"
 #include "oracle/tap_map.h"
 
@@ -23,25 +28,62 @@ struct DiffOptions {
   std::string map;          // mapping file: B's (another engine's) tensor names -> tap names (oracle/tap_map.h)
 };
 
+// One row of statistics: min, max, mean, std over the finite values, NaN and Inf counts.
+void print_stats(const std::string& name, const std::string& type, const std::string& shape,
+                 const std::vector<double>& v) {
+  double lo = INFINITY, hi = -INFINITY, sum = 0, sq = 0;
+  int64_t nan = 0, inf = 0, finite = 0;
+  for (double x : v) {
+    if (std::isnan(x)) { ++nan; continue; }
+    if (std::isinf(x)) { ++inf; continue; }
+    lo = std::min(lo, x), hi = std::max(hi, x), sum += x, sq += x * x, ++finite;
+  }
+  const double mean = finite ? sum / double(finite) : NAN;
+  const double sd = finite ? std::sqrt(std::max(0.0, sq / double(finite) - mean * mean)) : NAN;
+  std::printf("%-56s %-5s %-14s %12.5g %12.5g %12.5g %12.5g %6lld %6lld\n", name.c_str(), type.c_str(), shape.c_str(),
+              lo, hi, mean, sd, (long long)nan, (long long)inf);
+}
+
+bool is_gguf(const std::string& path) {
+  char magic[4] = {};
+  std::ifstream(path, std::ios::binary).read(magic, 4);
+  return std::memcmp(magic, "GGUF", 4) == 0;
+}
+
+// A GGUF file: its header, metadata and tensors (ggml's dimension order, ne[0] first); the values
+// of every type core/ggml_blocks.h decodes (exactly) summarised, other types listed with their
+// size and offset.
+int inspect_gguf(const std::string& path) {
+  const GgufFile f(path);
+  std::printf("# GGUF version %u, %zu metadata entries, %zu tensors, alignment %llu, data from byte %llu\n",
+              f.version(), f.metadata().size(), f.tensors().size(), (unsigned long long)f.alignment(),
+              (unsigned long long)f.data_start());
+  for (const auto& [key, v] : f.metadata()) std::printf("# %s: %s\n", key.c_str(), v.summary().c_str());
+  std::printf("%-56s %-5s %-14s %12s %12s %12s %12s %6s %6s\n", "tensor", "type", "ne", "min", "max", "mean", "std",
+              "NaN", "Inf");
+  for (const GgufTensor& t : f.tensors()) {
+    const std::string type = t.type->name;
+    if (ggml_dequant_supported(t.type->id)) {
+      std::vector<double> v(size_t(t.numel()));
+      ggml_dequant_f64(t.type->id, {t.data, t.bytes}, t.numel(), v.data());
+      print_stats(t.name, type, t.shape_string(), v);
+    } else {
+      std::printf("%-56s %-5s %-14s %llu bytes at data offset %llu\n", t.name.c_str(), type.c_str(),
+                  t.shape_string().c_str(), (unsigned long long)t.bytes, (unsigned long long)t.offset);
+    }
+  }
+  return 0;
+}
+
 int inspect_dump(const InspectOptions& opt) {
+  if (is_gguf(opt.file)) return inspect_gguf(opt.file);
   SafetensorsFile f(opt.file);
   for (const auto& [k, v] : f.metadata()) std::printf("# %s: %s\n", k.c_str(), v.c_str());
   std::printf("%-56s %-5s %-14s %12s %12s %12s %12s %6s %6s\n", "tensor", "dtype", "shape", "min", "max", "mean",
               "std", "NaN", "Inf");
   for (const std::string& name : f.names_in_file_order()) {
     const TensorInfo& t = *f.find(name);
-    const std::vector<double> v = tensor_values(t);
-    double lo = INFINITY, hi = -INFINITY, sum = 0, sq = 0;
-    int64_t nan = 0, inf = 0, finite = 0;
-    for (double x : v) {
-      if (std::isnan(x)) { ++nan; continue; }
-      if (std::isinf(x)) { ++inf; continue; }
-      lo = std::min(lo, x), hi = std::max(hi, x), sum += x, sq += x * x, ++finite;
-    }
-    const double mean = finite ? sum / double(finite) : NAN;
-    const double sd = finite ? std::sqrt(std::max(0.0, sq / double(finite) - mean * mean)) : NAN;
-    std::printf("%-56s %-5s %-14s %12.5g %12.5g %12.5g %12.5g %6lld %6lld\n", name.c_str(), dtype_name(t.dtype),
-                t.shape_string().c_str(), lo, hi, mean, sd, (long long)nan, (long long)inf);
+    print_stats(name, dtype_name(t.dtype), t.shape_string(), tensor_values(t));
   }
   return 0;
 }
@@ -93,8 +135,8 @@ int diff_dumps(const DiffOptions& opt) {
 
 Command add_inspect(CLI::App& app) {
   auto io = std::make_shared<InspectOptions>();
-  auto* i = app.add_subcommand("inspect", "Shapes, dtypes, min/max/mean/std and NaN/Inf counts of a dump");
-  i->add_option("dump", io->file, "safetensors file")->required();
+  auto* i = app.add_subcommand("inspect", "Shapes, dtypes, min/max/mean/std and NaN/Inf counts of a dump; a GGUF file's metadata and tensors");
+  i->add_option("dump", io->file, "safetensors file (a dump) or GGUF file")->required();
   return {i, [io] { return inspect_dump(*io); }};
 }
 

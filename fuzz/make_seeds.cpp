@@ -14,6 +14,7 @@
 #include "fuzz/support.h"
 #include "oracle/dump.h"
 #include "oracle/forward.h"
+#include "oracle/gguf.h"
 #include "oracle/safetensors.h"
 #include "oracle/snapshot.h"
 
@@ -256,6 +257,28 @@ void case_seeds() {
   }
 }
 
+// GGUF files from the project's writer: metadata of every value type, float and block types.
+void gguf_seeds() {
+  const fs::path p = scratch() / "seed.gguf";
+  const std::vector<float> f = {1, -2, 3.5f, 0.25f};
+  const std::vector<uint8_t> q(2 * 34, 0x3C);
+  std::vector<std::pair<std::string, GgufValue>> kv = {
+      {"general.architecture", GgufValue::of_string("qwen3moe")},
+      {"qwen3moe.block_count", GgufValue::of_u32(2)},
+      {"qwen3moe.expert_count", GgufValue::of_u64(8)},
+      {"qwen3moe.rope.freq_base", GgufValue::of_f32(1e6f)},
+      {"flag", GgufValue::of_bool(false)},
+      {"signed", GgufValue::of_i32(-3)},
+      {"tokenizer.ggml.tokens", GgufValue::array_of(GgufType::STRING, {GgufValue::of_string("a"), GgufValue::of_string("b")})}};
+  write_gguf(p.string(), kv, {{"output_norm.weight", 0, {4}, {reinterpret_cast<const uint8_t*>(f.data()), 16}},
+                              {"blk.0.attn_q.weight", 8, {32, 2}, q}});
+  seed("gguf", "qwen3moe_small.gguf", read_file(p));
+  kv.push_back({"general.alignment", GgufValue::of_u32(64)});
+  write_gguf(p.string(), kv, {});
+  seed("gguf", "metadata_only_align64.gguf", read_file(p));
+  fs::remove(p);
+}
+
 void text_seeds() {
   const std::string map = read_file(fs::path(MOE_SOURCE_DIR) / "tests/tap_writer/engine_map.json");
   seed("tap_map", "engine_map.json", map);
@@ -281,6 +304,7 @@ int main(int argc, char** argv) {
   try {
     g_out = argv[1];
     safetensors_seeds();
+    gguf_seeds();
     dump_seeds();
     model_seeds();
     snapshot_seeds();

@@ -9,6 +9,7 @@ std::span<const TargetInfo> targets() {
   static const TargetInfo all[] = {
       {"safetensors", safetensors, nullptr}, {"tap_map", tap_map, nullptr},
       {"dump_diff", dump_diff, nullptr},     {"tokens", tokens, nullptr},
+      {"gguf", gguf, nullptr},
   };
 #else
   static const TargetInfo all[] = {
@@ -17,6 +18,7 @@ std::span<const TargetInfo> targets() {
       {"manifest", manifest, prepare_manifests}, {"expr", expr, nullptr},
       {"case_file", case_file, nullptr},        {"tap_map", tap_map, nullptr},
       {"dump_diff", dump_diff, nullptr},        {"tokens", tokens, nullptr},
+      {"gguf", gguf, nullptr},
   };
 #endif
   return all;

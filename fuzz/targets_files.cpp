@@ -1,6 +1,7 @@
-// The file formats that need no model (targets.h): safetensors files, `diff --map` files, dumps
+// The file formats that need no model (targets.h): safetensors and GGUF files, `diff --map` files, dumps
 // and their diff, token files. Built on support_io.h alone: the quick fuzz set
 // (fuzz/CMakeLists.txt) compiles these with the few oracle sources they read, nothing more.
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 
@@ -8,6 +9,8 @@
 #include "fuzz/support_io.h"
 #include "fuzz/targets.h"
 #include "oracle/dump_diff.h"
+#include "core/ggml_blocks.h"
+#include "oracle/gguf.h"
 #include "oracle/safetensors.h"
 #include "oracle/tap_map.h"
 #include "oracle/tokens.h"
@@ -47,6 +50,23 @@ fs::path write_input(const std::string& name, std::string_view bytes) {
 void safetensors(const uint8_t* data, size_t size) {
   const SafetensorsFile f(write_input("input.safetensors", as_text(data, size)).string());
   read_all(f);
+}
+
+void gguf(const uint8_t* data, size_t size) {
+  const GgufFile f(write_input("input.gguf", as_text(data, size)).string());
+  size_t chars = 0;
+  for (const auto& [key, v] : f.metadata()) chars += key.size() + v.summary().size();
+  uint64_t sum = chars;
+  for (const GgufTensor& t : f.tensors()) {
+    for (size_t k = 0; k < t.bytes; ++k) sum += t.data[k];  // every byte the reader claims is in the file
+    if (ggml_dequant_supported(t.type->id)) {  // and every value, as `inspect` decodes them
+      std::vector<double> v(size_t(t.numel()));
+      ggml_dequant_f64(t.type->id, {t.data, t.bytes}, t.numel(), v.data());
+      for (double x : v) sum += uint64_t(std::isfinite(x));
+    }
+  }
+  volatile uint64_t sink = sum;
+  (void)sink;
 }
 
 void tap_map(const uint8_t* data, size_t size) {

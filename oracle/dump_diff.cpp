@@ -10,19 +10,10 @@
 
 #include "core/bf16.h"
 #include "core/check.h"
+#include "core/half.h"
 
 namespace moe {
 namespace {
-
-// IEEE half (engines often dump f16): sign, 5-bit exponent, 10-bit fraction.
-double half_to_double(uint16_t h) {
-  const int sign = h >> 15, e = (h >> 10) & 31, f = h & 1023;
-  double v;
-  if (e == 0) v = std::ldexp(double(f), -24);
-  else if (e == 31) v = f ? NAN : INFINITY;
-  else v = std::ldexp(double(f | 1024), e - 25);
-  return sign ? -v : v;
-}
 
 void diff_stats(std::span<const double> va, std::span<const double> vb, TapDiff& d) {
   double dot = 0, na = 0, nb = 0;
@@ -135,7 +126,7 @@ std::vector<double> tensor_values(const TensorInfo& t) {
       case DType::F32: { float x; std::memcpy(&x, p, 4); v[size_t(i)] = x; break; }
       case DType::F64: { double x; std::memcpy(&x, p, 8); v[size_t(i)] = x; break; }
       case DType::BF16: { bf16 x; std::memcpy(&x, p, 2); v[size_t(i)] = bf16_to_f32(x); break; }
-      case DType::F16: { uint16_t x; std::memcpy(&x, p, 2); v[size_t(i)] = half_to_double(x); break; }
+      case DType::F16: { uint16_t x; std::memcpy(&x, p, 2); v[size_t(i)] = f16_to_double(x); break; }
       case DType::I32: { int32_t x; std::memcpy(&x, p, 4); v[size_t(i)] = x; break; }
       case DType::U32: { uint32_t x; std::memcpy(&x, p, 4); v[size_t(i)] = x; break; }
       case DType::I64: { int64_t x; std::memcpy(&x, p, 8); v[size_t(i)] = double(x); break; }

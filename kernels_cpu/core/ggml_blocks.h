@@ -1,0 +1,36 @@
+// ggml's block-quantized weight formats (GGUF tensor types; oracle/gguf.h names them), decoded to
+// their exact values: the f64 truth of a GGUF tensor. Layouts (public facts of ggml's
+// ggml-common.h), each block little-endian, f16 scales:
+//   q4_0  32 values, 18 B: d, 16 B of nibbles; value j (< 16) the low nibble of byte j, j + 16 its
+//         high nibble; w = d * (q - 8)
+//   q4_1  32, 20 B: d, m, 16 B as q4_0; w = d * q + m
+//   q5_0  32, 22 B: d, u32 qh, 16 B as q4_0; bit 4 of value j from qh bit j; w = d * (q - 16)
+//   q5_1  32, 24 B: d, m, qh, 16 B; w = d * q + m
+//   q8_0  32, 34 B: d, 32 int8; w = d * q
+//   q4_K  256, 144 B: d, dmin, 12 B of eight 6-bit (scale, min) pairs, 128 B of nibbles; 64 values
+//         per pair of sub-blocks: the low nibbles of 32 bytes (sub-block 2k), then their high
+//         nibbles (2k + 1); w = d * sc * q - dmin * m
+//   q6_K  256, 210 B: 128 B low nibbles, 64 B of 2-bit highs, 16 int8 scales, d; per 128 values
+//         four rows of 32 from (low nibble, bits 0-1), (low of +32, bits 2-3), (high nibble, bits
+//         4-5), (high of +32, bits 6-7); w = d * scale * (q - 32), scale per 16 values
+// ggml's own f32 dequantisation is exact for q4_0, q5_0 and q8_0 (an f16 times a small integer
+// fits f32's 24 bits); for q4_1, q5_1 and q4_K it adds or subtracts two exact products, for q6_K
+// it multiplies d * scale (exact) by q (up to 25 bits): one rounding to nearest each, so this
+// exact value rounded to f32 is ggml's value (seen equal on 4096 random blocks of each format
+// against ggml's to_float, records/runs/2026-12-06-gguf-container.md).
+#pragma once
+#include <cstdint>
+#include <span>
+
+namespace moe {
+
+// Whether ggml_dequant_f64 decodes ggml type `type` (f32, f16, bf16, f64 and the formats above).
+bool ggml_dequant_supported(uint32_t type);
+
+// `n` values (a multiple of the type's block) of ggml type `type` from `bytes`, exactly (for q4_1,
+// q5_1 and q4_K: exactly unless the two terms' exponents lie more than 2^32 apart, which f16
+// scales of one block never do in a real model).
+// Throws moe::Error for an unsupported type, a partial block or too few bytes.
+void ggml_dequant_f64(uint32_t type, std::span<const uint8_t> bytes, int64_t n, double* out);
+
+}  // namespace moe
