@@ -111,15 +111,17 @@ GgufValue Cursor::value(GgufType t, const std::string& what, int depth) {
   fail(what, "unknown value type " + std::to_string(uint32_t(t)) + " (expected 0..12)");
 }
 
-// ne[0] * ... * ne[n-1] elements of `type` in bytes; false when it overflows.
+// ne[0] * ... * ne[n-1] elements of `type` in bytes; false when an element count taken in
+// dimension order passes int64 (GgufTensor::numel) or the bytes pass 64 bits.
 bool tensor_bytes(const GgmlType& type, const std::vector<int64_t>& ne, uint64_t& bytes) {
-  uint64_t rows = 1;
-  for (size_t d = 1; d < ne.size(); ++d)
-    if (ne[d] != 0 && rows > UINT64_MAX / uint64_t(ne[d])) return false;
-    else rows *= uint64_t(ne[d]);
-  const uint64_t row = uint64_t(ne[0]) / uint64_t(type.block) * type.block_bytes;
-  if (row != 0 && rows > UINT64_MAX / row) return false;
-  bytes = row * rows;
+  uint64_t n = 1;
+  for (int64_t d : ne) {
+    if (d != 0 && n > uint64_t(INT64_MAX) / uint64_t(d)) return false;
+    n *= uint64_t(d);
+  }
+  const uint64_t blocks = n / uint64_t(type.block);
+  if (blocks > UINT64_MAX / type.block_bytes) return false;
+  bytes = blocks * type.block_bytes;
   return true;
 }
 

@@ -77,11 +77,13 @@ std::vector<uint64_t> checked_sizes(const std::vector<GgufTensorOut>& tensors, c
     MOE_CHECK(!t.ne.empty() && t.ne.size() <= 4, what << ": " << t.ne.size() << " dimensions, expected 1..4");
     uint64_t n = 1;
     for (int64_t d : t.ne) {
-      MOE_CHECK(d >= 0 && (d == 0 || n <= UINT64_MAX / uint64_t(d)), what << ": a dimension of " << d);
+      MOE_CHECK(d >= 0 && (d == 0 || n <= uint64_t(INT64_MAX) / uint64_t(d)), what << ": a dimension of " << d
+                                                                                 << " (the element count passes int64)");
       n *= uint64_t(d);
     }
     MOE_CHECK(t.ne[0] % type->block == 0,
               what << ": ne[0] = " << t.ne[0] << " is not a multiple of " << type->name << "'s block of " << type->block);
+    MOE_CHECK(n / uint64_t(type->block) <= UINT64_MAX / type->block_bytes, what << ": its size passes 64 bits");
     const uint64_t bytes = n / uint64_t(type->block) * type->block_bytes;
     MOE_CHECK(t.bytes.size() == bytes, what << ": " << t.bytes.size() << " bytes given, " << type->name << " "
                                             << "of this shape takes " << bytes);

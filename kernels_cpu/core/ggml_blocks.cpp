@@ -119,11 +119,96 @@ void q6_k_block(const uint8_t* b, double* w) {
     }
 }
 
+// q2_K: 16 scale bytes (low nibble scale, high nibble min), 64 bytes of 2-bit values, d, dmin.
+// Per 128 values (32 bytes of qs): for each 2-bit position (shift 0, 2, 4, 6) 16 values from bytes
+// 0-15, then 16 from bytes 16-31, each run with the next scale byte.
+void q2_k_block(const uint8_t* b, double* w) {
+  const uint8_t* scales = b;
+  const double d = f16_at(b + 80), dmin = f16_at(b + 82);
+  for (int h = 0; h < 2; ++h) {
+    const uint8_t* q = b + 16 + 32 * h;
+    for (int shift = 0; shift < 8; shift += 2)
+      for (int part = 0; part < 2; ++part, ++scales, w += 16)
+        for (int l = 0; l < 16; ++l)
+          w[l] = d * (*scales & 0xF) * double((q[l + 16 * part] >> shift) & 3) - dmin * (*scales >> 4);
+  }
+}
+
+// q3_K's 16 6-bit scales from 12 bytes: low four bits from the low (s < 8) or high nibble of byte
+// s % 8, top two bits from byte 8 + s % 4 at bit 2 (s / 4).
+int scale_k3(int s, const uint8_t* p) {
+  const int low = s < 8 ? p[s] & 0xF : p[s - 8] >> 4;
+  const int high = (p[8 + s % 4] >> (2 * (s / 4))) & 3;
+  return (low | high << 4) - 32;
+}
+
+// q3_K: 32 bytes of high bits, 64 of 2-bit values, 12 of scales, d. Value order as q2_K's; the
+// high bit of a value sits in hmask byte l (or l + 16) at bit (2-bit position + 4 h): set means
+// q, clear means q - 4.
+void q3_k_block(const uint8_t* b, double* w) {
+  const uint8_t* hm = b;
+  const double d = f16_at(b + 108);
+  int s = 0, bit = 0;
+  for (int h = 0; h < 2; ++h) {
+    const uint8_t* q = b + 32 + 32 * h;
+    for (int shift = 0; shift < 8; shift += 2, ++bit)
+      for (int part = 0; part < 2; ++part, ++s, w += 16) {
+        const double dl = d * scale_k3(s, b + 96);
+        for (int l = 0; l < 16; ++l) {
+          const int at = l + 16 * part;
+          w[l] = dl * double(((q[at] >> shift) & 3) - ((hm[at] >> bit) & 1 ? 0 : 4));
+        }
+      }
+  }
+}
+
+// q5_K: d, dmin, 12 scale bytes as q4_K, 32 bytes of fifth bits, 128 of nibbles; sub-block 2k
+// takes bit 2k of qh[l], 2k + 1 bit 2k + 1.
+void q5_k_block(const uint8_t* b, double* w) {
+  const double d = f16_at(b), dmin = f16_at(b + 2);
+  const uint8_t* qh = b + 16;
+  const uint8_t* q = b + 48;
+  for (int pair = 0; pair < 4; ++pair, q += 32, w += 64) {
+    int sc0, m0, sc1, m1;
+    scale_min_k4(2 * pair, b + 4, sc0, m0);
+    scale_min_k4(2 * pair + 1, b + 4, sc1, m1);
+    for (int l = 0; l < 32; ++l) {
+      const int lo = (q[l] & 0xF) | ((qh[l] >> (2 * pair)) & 1) << 4;
+      const int hi = (q[l] >> 4) | ((qh[l] >> (2 * pair + 1)) & 1) << 4;
+      w[l] = d * sc0 * double(lo) - dmin * m0;
+      w[l + 32] = d * sc1 * double(hi) - dmin * m1;
+    }
+  }
+}
+
+// The 16 values of iq4_nl's and iq4_xs's 4-bit codes (a fixed non-uniform grid of the format).
+constexpr int kIq4Grid[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+void iq4_nl_block(const uint8_t* b, double* w) {
+  const double d = f16_at(b);
+  for (int j = 0; j < 16; ++j) w[j] = d * kIq4Grid[b[2 + j] & 0xF], w[j + 16] = d * kIq4Grid[b[2 + j] >> 4];
+}
+
+// iq4_xs: d, u16 of scale high bits, 4 bytes of scale low nibbles, 128 bytes of codes; 32 values
+// per 6-bit scale ls (w = d (ls - 32) grid[code]), codes as iq4_nl's.
+void iq4_xs_block(const uint8_t* b, double* w) {
+  const double d = f16_at(b);
+  uint16_t high;
+  std::memcpy(&high, b + 2, 2);
+  for (int k = 0; k < 8; ++k, w += 32) {
+    const int ls = ((b[4 + k / 2] >> (4 * (k % 2))) & 0xF) | ((high >> (2 * k)) & 3) << 4;
+    const double dl = d * (ls - 32);
+    const uint8_t* q = b + 8 + 16 * k;
+    for (int j = 0; j < 16; ++j) w[j] = dl * kIq4Grid[q[j] & 0xF], w[j + 16] = dl * kIq4Grid[q[j] >> 4];
+  }
+}
+
 constexpr Format kFormats[] = {
     {0, 1, 4, f32_block},         {1, 1, 2, f16_block},         {30, 1, 2, bf16_block},       {28, 1, 8, f64_block},
     {2, 32, 18, q4_0_block},      {3, 32, 20, q4_1_block},      {6, 32, 22, q5_0_block},
     {7, 32, 24, q5_1_block},      {8, 32, 34, q8_0_block},      {12, 256, 144, q4_k_block},
-    {14, 256, 210, q6_k_block},
+    {14, 256, 210, q6_k_block},   {10, 256, 84, q2_k_block},    {11, 256, 110, q3_k_block},
+    {13, 256, 176, q5_k_block},   {20, 32, 18, iq4_nl_block},   {23, 256, 136, iq4_xs_block},
 };
 
 const Format* format_of(uint32_t type) {
@@ -139,7 +224,7 @@ bool ggml_dequant_supported(uint32_t type) { return format_of(type) != nullptr; 
 void ggml_dequant_f64(uint32_t type, std::span<const uint8_t> bytes, int64_t n, double* out) {
   const Format* f = format_of(type);
   MOE_CHECK(f, "ggml dequant: type " << type << " is not decoded here (f32, f16, bf16, f64, q4_0, q4_1, q5_0, q5_1, "
-                                     << "q8_0, q4_K, q6_K)");
+                                     << "q8_0, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs)");
   MOE_CHECK(n >= 0 && n % f->block == 0, "ggml dequant: " << n << " values, expected a multiple of the block of " << f->block);
   const uint64_t blocks = uint64_t(n / f->block);
   MOE_CHECK(bytes.size() >= blocks * f->block_bytes,

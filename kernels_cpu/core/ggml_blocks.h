@@ -13,11 +13,12 @@
 //   q6_K  256, 210 B: 128 B low nibbles, 64 B of 2-bit highs, 16 int8 scales, d; per 128 values
 //         four rows of 32 from (low nibble, bits 0-1), (low of +32, bits 2-3), (high nibble, bits
 //         4-5), (high of +32, bits 6-7); w = d * scale * (q - 32), scale per 16 values
-// ggml's own f32 dequantisation is exact for q4_0, q5_0 and q8_0 (an f16 times a small integer
-// fits f32's 24 bits); for q4_1, q5_1 and q4_K it adds or subtracts two exact products, for q6_K
-// it multiplies d * scale (exact) by q (up to 25 bits): one rounding to nearest each, so this
-// exact value rounded to f32 is ggml's value (seen equal on 4096 random blocks of each format
-// against ggml's to_float, records/runs/2026-12-06-gguf-container.md).
+//   q2_K, q3_K, q5_K, iq4_nl, iq4_xs: the byte and bit of each value at their decoders
+//         (ggml_blocks.cpp); iq4 codes index a fixed grid of 16 integers
+// ggml's own f32 dequantisation rounds at most once per value (an f16 times small integers fits
+// f32 or takes one rounding; the k-quants with a min subtract two exact products), so this exact
+// value rounded to f32 is ggml's value: seen equal on 4096 random blocks of each format against
+// ggml's to_float (records/runs/2026-12-06-gguf-container.md).
 #pragma once
 #include <cstdint>
 #include <span>
@@ -28,7 +29,7 @@ namespace moe {
 bool ggml_dequant_supported(uint32_t type);
 
 // `n` values (a multiple of the type's block) of ggml type `type` from `bytes`, exactly (for q4_1,
-// q5_1 and q4_K: exactly unless the two terms' exponents lie more than 2^32 apart, which f16
+// q5_1, q2_K, q4_K and q5_K: exactly unless the two terms' exponents lie more than 2^32 apart, which f16
 // scales of one block never do in a real model).
 // Throws moe::Error for an unsupported type, a partial block or too few bytes.
 void ggml_dequant_f64(uint32_t type, std::span<const uint8_t> bytes, int64_t n, double* out);

@@ -1,7 +1,7 @@
 // moeoracle._core: the C++ side of the Python package (python/moeoracle). The bindings are split
 // by responsibility: ops_*.cpp (every op in every tier), quant.cpp (MLX quantize/dequantize),
 // model.cpp (models, the forward, taps, fixtures), dumps.cpp (safetensors dumps and their
-// diff), compare.cpp (the Vulkan kernel gate).
+// diff), gguf.cpp (GGUF files), compare.cpp (the Vulkan kernel gate).
 #include <nlohmann/json.hpp>
 
 #include "common.h"
@@ -13,6 +13,7 @@ void bind_ops(py::module_& m);
 void bind_quant(py::module_& m);
 void bind_model(py::module_& m);
 void bind_dumps(py::module_& m);
+void bind_gguf(py::module_& m);
 void bind_compare(py::module_& m);
 }  // namespace moe::python
 
@@ -38,5 +39,6 @@ PYBIND11_MODULE(_core, m) {
   moe::python::bind_quant(m);
   moe::python::bind_model(m);
   moe::python::bind_dumps(m);
+  moe::python::bind_gguf(m);
   moe::python::bind_compare(m);
 }

@@ -119,6 +119,38 @@ TEST(GgmlBlocks, Q6KFromItsLayout) {
   for (int i = 0; i < 256; ++i) EXPECT_EQ(w[i], -0.25 * sc[i / 16] * (q[i] - 32)) << i;
 }
 
+// q5_K is q4_K with a fifth bit per value: sub-block s takes bit s of qh byte (i % 32).
+TEST(GgmlBlocks, Q5KFromItsLayout) {
+  std::mt19937 rng(17);
+  std::vector<int> q(256), sc(8), mn(8);
+  for (int& v : q) v = int(rng() % 32);
+  for (int k = 0; k < 8; ++k) sc[k] = int(rng() % 64), mn[k] = int(rng() % 64);
+  std::vector<uint8_t> b(176, 0);
+  put_f16(b, 0, kTwo), put_f16(b, 2, kHalf);
+  for (int k = 0; k < 4; ++k) {
+    put_bits(b, 4 + size_t(k), 0, 6, sc[k]), put_bits(b, 8 + size_t(k), 0, 6, mn[k]);
+    put_bits(b, 12 + size_t(k), 0, 4, sc[k + 4] & 15), put_bits(b, 12 + size_t(k), 4, 4, mn[k + 4] & 15);
+    put_bits(b, 4 + size_t(k), 6, 2, sc[k + 4] >> 4), put_bits(b, 8 + size_t(k), 6, 2, mn[k + 4] >> 4);
+  }
+  for (int i = 0; i < 256; ++i) {
+    const int s = i / 32;
+    put_bits(b, 48 + size_t(32 * (s / 2) + i % 32), s % 2 ? 4 : 0, 4, q[i] & 15);
+    put_bits(b, 16 + size_t(i % 32), s, 1, q[i] >> 4);
+  }
+  const std::vector<double> w = decode(13, b, 256);
+  for (int i = 0; i < 256; ++i) EXPECT_EQ(w[i], 2.0 * sc[i / 32] * q[i] - 0.5 * mn[i / 32]) << i;
+}
+
+// iq4_nl: 4-bit codes into the format's grid of 16 integers, placed as q4_0's nibbles.
+TEST(GgmlBlocks, Iq4NlFromItsLayout) {
+  const int grid[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+  std::vector<uint8_t> b(18, 0);
+  put_f16(b, 0, kHalf);
+  for (int j = 0; j < 32; ++j) put_bits(b, 2 + size_t(j % 16), j < 16 ? 0 : 4, 4, (j * 5) % 16);
+  const std::vector<double> w = decode(20, b, 32);
+  for (int j = 0; j < 32; ++j) EXPECT_EQ(w[j], 0.5 * grid[(j * 5) % 16]) << j;
+}
+
 TEST(GgmlBlocks, FloatsAndErrors) {
   std::vector<uint8_t> b(4);
   const float f = -3.75f;

@@ -182,6 +182,8 @@ TEST(Gguf, CorruptionsAreNamed) {
   expect(patched(good, info + 4 + 16 + 4, uint64_t(4096)), "(truncated file or corrupt offset)");
   expect(patched(good, info + 4 + 16, uint32_t(2)), "ne[0] = 8 is not a multiple of the type's block of 32");
   expect(patched(good, info + 4 + 8, uint64_t(1) << 62), "its size overflows 64 bits");
+  // ne[0] = 2^62 f32 values: 2^64 bytes, which wrap to 0 in 64 bits (found by the fuzzer).
+  expect(patched(patched(good, info + 4, uint64_t(1) << 62), info + 4 + 8, uint64_t(1)), "its size overflows 64 bits");
   expect(patched(good, info + 4 + 8, uint64_t(1) << 20), "(truncated file or corrupt offset)");
 }
 
