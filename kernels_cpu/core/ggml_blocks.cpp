@@ -85,20 +85,25 @@ void scale_min_k4(int j, const uint8_t* s, int& sc, int& m) {
   }
 }
 
-void q4_k_block(const uint8_t* b, double* w) {
+// q4_K and q5_K: d, dmin, 12 scale bytes, then (q5_K only) 32 bytes of fifth bits `qh`, then 128
+// bytes of nibbles `q`. 64 values per pair of sub-blocks: the low nibbles of 32 bytes (sub-block
+// 2k, fifth bit 2k of qh[l]), then their high nibbles (2k + 1, bit 2k + 1).
+void k4_block(const uint8_t* b, const uint8_t* qh, const uint8_t* q, double* w) {
   const double d = f16_at(b), dmin = f16_at(b + 2);
-  const uint8_t* scales = b + 4;
-  const uint8_t* q = b + 16;
   for (int pair = 0; pair < 4; ++pair, q += 32, w += 64) {
     int sc0, m0, sc1, m1;
-    scale_min_k4(2 * pair, scales, sc0, m0);
-    scale_min_k4(2 * pair + 1, scales, sc1, m1);
+    scale_min_k4(2 * pair, b + 4, sc0, m0);
+    scale_min_k4(2 * pair + 1, b + 4, sc1, m1);
     for (int l = 0; l < 32; ++l) {
-      w[l] = d * sc0 * double(q[l] & 0xF) - dmin * m0;
-      w[l + 32] = d * sc1 * double(q[l] >> 4) - dmin * m1;
+      const int lo = (q[l] & 0xF) | (qh ? ((qh[l] >> (2 * pair)) & 1) << 4 : 0);
+      const int hi = (q[l] >> 4) | (qh ? ((qh[l] >> (2 * pair + 1)) & 1) << 4 : 0);
+      w[l] = d * sc0 * double(lo) - dmin * m0;
+      w[l + 32] = d * sc1 * double(hi) - dmin * m1;
     }
   }
 }
+void q4_k_block(const uint8_t* b, double* w) { k4_block(b, nullptr, b + 16, w); }
+void q5_k_block(const uint8_t* b, double* w) { k4_block(b, b + 16, b + 48, w); }
 
 void q6_k_block(const uint8_t* b, double* w) {
   const uint8_t* ql = b;
@@ -159,25 +164,6 @@ void q3_k_block(const uint8_t* b, double* w) {
           w[l] = dl * double(((q[at] >> shift) & 3) - ((hm[at] >> bit) & 1 ? 0 : 4));
         }
       }
-  }
-}
-
-// q5_K: d, dmin, 12 scale bytes as q4_K, 32 bytes of fifth bits, 128 of nibbles; sub-block 2k
-// takes bit 2k of qh[l], 2k + 1 bit 2k + 1.
-void q5_k_block(const uint8_t* b, double* w) {
-  const double d = f16_at(b), dmin = f16_at(b + 2);
-  const uint8_t* qh = b + 16;
-  const uint8_t* q = b + 48;
-  for (int pair = 0; pair < 4; ++pair, q += 32, w += 64) {
-    int sc0, m0, sc1, m1;
-    scale_min_k4(2 * pair, b + 4, sc0, m0);
-    scale_min_k4(2 * pair + 1, b + 4, sc1, m1);
-    for (int l = 0; l < 32; ++l) {
-      const int lo = (q[l] & 0xF) | ((qh[l] >> (2 * pair)) & 1) << 4;
-      const int hi = (q[l] >> 4) | ((qh[l] >> (2 * pair + 1)) & 1) << 4;
-      w[l] = d * sc0 * double(lo) - dmin * m0;
-      w[l + 32] = d * sc1 * double(hi) - dmin * m1;
-    }
   }
 }
 

@@ -18,7 +18,8 @@
 // ggml's own f32 dequantisation rounds at most once per value (an f16 times small integers fits
 // f32 or takes one rounding; the k-quants with a min subtract two exact products), so this exact
 // value rounded to f32 is ggml's value: seen equal on 4096 random blocks of each format against
-// ggml's to_float (records/runs/2026-12-06-gguf-container.md).
+// ggml's to_float (scripts/ggml_crosscheck/dequant_crosscheck.sh,
+// records/runs/2026-12-06-gguf-container.md).
 #pragma once
 #include <cstdint>
 #include <span>

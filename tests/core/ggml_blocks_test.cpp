@@ -1,8 +1,8 @@
 // ggml block formats (core/ggml_blocks.h): blocks packed here element by element from the
 // documented layout (value index -> byte and bit), decoded, and compared with the values the
 // packer was given: the decoder's loops and the packer's placement are written independently.
-// The cross-check against ggml's own dequantisation ran outside the repository
-// (records/runs/2026-12-06-gguf-container.md).
+// The cross-check against ggml's own dequantisation needs a ggml checkout:
+// scripts/ggml_crosscheck/dequant_crosscheck.sh (records/runs/2026-12-06-gguf-container.md).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -25,6 +25,17 @@ void put_bits(std::vector<uint8_t>& b, size_t byte, int bit, int width, int v) {
   for (int k = 0; k < width; ++k) {
     const int at = bit + k;
     if ((v >> k) & 1) b[byte + size_t(at / 8)] |= uint8_t(1u << (at % 8));
+  }
+}
+
+// q4_K's and q5_K's 12 scale bytes at byte 4: sub-blocks 0-3 in the low 6 bits of bytes 0-3
+// (scale) and 4-7 (min); 4-7 keep their low 4 bits in bytes 8-11 (scale low nibble, min high
+// nibble) and their top 2 bits in the top bits of bytes 0-3 (scale) and 4-7 (min).
+void put_k4_scales(std::vector<uint8_t>& b, const std::vector<int>& sc, const std::vector<int>& mn) {
+  for (int k = 0; k < 4; ++k) {
+    put_bits(b, 4 + size_t(k), 0, 6, sc[k]), put_bits(b, 8 + size_t(k), 0, 6, mn[k]);
+    put_bits(b, 12 + size_t(k), 0, 4, sc[k + 4] & 15), put_bits(b, 12 + size_t(k), 4, 4, mn[k + 4] & 15);
+    put_bits(b, 4 + size_t(k), 6, 2, sc[k + 4] >> 4), put_bits(b, 8 + size_t(k), 6, 2, mn[k + 4] >> 4);
   }
 }
 
@@ -83,14 +94,7 @@ TEST(GgmlBlocks, Q4KFromItsLayout) {
   for (int k = 0; k < 8; ++k) sc[k] = int(rng() % 64), mn[k] = int(rng() % 64);
   std::vector<uint8_t> b(144, 0);
   put_f16(b, 0, kHalf), put_f16(b, 2, kMinusQuarter);
-  // The 12 scale bytes: sub-blocks 0-3 in the low 6 bits of bytes 0-3 (scale) and 4-7 (min);
-  // 4-7 keep their low 4 bits in bytes 8-11 (scale low nibble, min high nibble) and their top 2
-  // bits in the top bits of bytes 0-3 (scale) and 4-7 (min).
-  for (int k = 0; k < 4; ++k) {
-    put_bits(b, 4 + size_t(k), 0, 6, sc[k]), put_bits(b, 4 + 4 + size_t(k), 0, 6, mn[k]);
-    put_bits(b, 4 + 8 + size_t(k), 0, 4, sc[k + 4] & 15), put_bits(b, 4 + 8 + size_t(k), 4, 4, mn[k + 4] & 15);
-    put_bits(b, 4 + size_t(k), 6, 2, sc[k + 4] >> 4), put_bits(b, 4 + 4 + size_t(k), 6, 2, mn[k + 4] >> 4);
-  }
+  put_k4_scales(b, sc, mn);
   // Value i: sub-block s = i / 32; byte 16 + 32 * (s / 2) + i % 32; low nibble for even s.
   for (int i = 0; i < 256; ++i) {
     const int s = i / 32;
@@ -127,11 +131,7 @@ TEST(GgmlBlocks, Q5KFromItsLayout) {
   for (int k = 0; k < 8; ++k) sc[k] = int(rng() % 64), mn[k] = int(rng() % 64);
   std::vector<uint8_t> b(176, 0);
   put_f16(b, 0, kTwo), put_f16(b, 2, kHalf);
-  for (int k = 0; k < 4; ++k) {
-    put_bits(b, 4 + size_t(k), 0, 6, sc[k]), put_bits(b, 8 + size_t(k), 0, 6, mn[k]);
-    put_bits(b, 12 + size_t(k), 0, 4, sc[k + 4] & 15), put_bits(b, 12 + size_t(k), 4, 4, mn[k + 4] & 15);
-    put_bits(b, 4 + size_t(k), 6, 2, sc[k + 4] >> 4), put_bits(b, 8 + size_t(k), 6, 2, mn[k + 4] >> 4);
-  }
+  put_k4_scales(b, sc, mn);
   for (int i = 0; i < 256; ++i) {
     const int s = i / 32;
     put_bits(b, 48 + size_t(32 * (s / 2) + i % 32), s % 2 ? 4 : 0, 4, q[i] & 15);

@@ -159,22 +159,17 @@ TEST_F(AccessCheck, EachDefectIsNamed) {
   EXPECT_TRUE(lane.find("another invocation stored since the last barrier") != std::string::npos ||
               lane.find("no invocation stored since the workgroup started") != std::string::npos)
       << lane;
-  // Whichever lane of a pair goes first, one of the two orders is named: the store after the
-  // neighbour's load (write-after-read) or the load after the neighbour's store.
-  const std::string war = first(11);
-  EXPECT_TRUE(war.find("'lanes': a store to an element another invocation loaded since the last barrier "
-                       "(a write-after-read race)") != std::string::npos ||
-              war.find("'lanes': a load of an element another invocation stored since the last barrier") !=
-                  std::string::npos)
-      << war;
-  // Every order of mode 12 is a race the checks name: the store after the other lanes' loads
-  // (write-after-read), or a load after the store (the lanes' loads are not ordered by it).
-  const std::string many = first(12);
-  EXPECT_TRUE(many.find("'lanes': a store to an element another invocation loaded since the last barrier "
-                        "(a write-after-read race)") != std::string::npos ||
-              many.find("'lanes': a load of an element another invocation stored since the last barrier") !=
-                  std::string::npos)
-      << many;
+  // Whichever order the lanes take, mode 11 (a pair) and mode 12 (a subgroup's loads and its last
+  // lane's store) are named: the store after another lane's load (write-after-read) or a load
+  // after another lane's store.
+  for (uint32_t mode : {11u, 12u}) {
+    const std::string war = first(mode);
+    EXPECT_TRUE(war.find("'lanes': a store to an element another invocation loaded since the last barrier "
+                         "(a write-after-read race)") != std::string::npos ||
+                war.find("'lanes': a load of an element another invocation stored since the last barrier") !=
+                    std::string::npos)
+        << "mode " << mode << ": " << war;
+  }
   EXPECT_TRUE(run(3, true, nullptr, 31).empty()) << "a shift by 31 is defined";
   const uint32_t sg = ctx->info().subgroup_size;
   const std::vector<std::string> past = run(7, true, nullptr, sg);
