@@ -123,9 +123,14 @@ Command add_mutate(CLI::App& app) {
                 "Only the mutants listed in this file, one \"<kernel> <mutant id>\" per line (e.g. earlier survivors)");
   m->add_option("--equivalent", mo.equivalent, "JSON files of equivalence claims [{kernel, mutant, why}]")
       ->delimiter(',');
+  m->add_option("--shard", mo.shard,
+                 "I/N: run and report only every N-th mutant from the I-th (the mutants of a whole run, compiled "
+                 "here too); --rescore with the N reports gives the whole run's report (docs/ci.md)");
   m->add_option("--rescore", mo.rescore,
                  "Run nothing: score the JSON report of an earlier run again with --equivalent (claims written "
-                 "after a long run); the claims it was scored with are dropped");
+                 "after a long run; the claims it was scored with are dropped), or the N reports of a --shard run "
+                 "(comma-separated), merged first")
+      ->delimiter(',');
   m->add_flag("!--no-bundled-claims", mo.bundled_claims,
               "Mutating the bundled kernels: do not apply the equivalence claims built in (compare/mutate/equivalent/)");
   m->add_option("--jobs", mo.jobs, "Mutants run at once")->check(CLI::PositiveNumber)->capture_default_str();

@@ -612,6 +612,15 @@ void apply_claim_files(const std::vector<std::string>& paths, MutateReport& rep)
   }
 }
 
+// "I/N" as (I, N); "" is (0, 1).
+std::pair<size_t, size_t> parse_mutate_shard(const std::string& text) {
+  long i = 0, n = 1;
+  if (!text.empty())
+    MOE_CHECK(std::sscanf(text.c_str(), "%ld/%ld", &i, &n) == 2 && n > 0 && i >= 0 && i < n,
+              "mutate: --shard '" << text << "', expected I/N with 0 <= I < N");
+  return {size_t(i), size_t(n)};
+}
+
 }  // namespace
 
 MutateReport run_mutate(const MutateOptions& opt) {
@@ -645,6 +654,9 @@ MutateReport run_mutate(const MutateOptions& opt) {
     if (!ops.empty()) selected.push_back(ki);  // else no op with cases uses it
   }
   const std::vector<Unit> units = make_units(m, selected);
+  const auto [shard, shards] = parse_mutate_shard(opt.shard);
+  size_t order = 0;             // a mutant's index in the whole run's order
+  std::vector<char> elsewhere;  // per rep.mutants entry: another shard's
   CaseSets cases;
   for (size_t ui = 0; ui < units.size(); ++ui) {
     if (g_stop) {
@@ -675,6 +687,11 @@ MutateReport run_mutate(const MutateOptions& opt) {
     const uint64_t sample_seed = opt.sample_seed + (u.name == m.kernels[u.kernels[0]].name ? u.kernels[0] : m.kernels.size() + ui);
     std::deque<Job> jobs =
         compile_mutants(m, u, text, sample_mutants(std::move(made), opt.max_per_kernel, sample_seed), opt.jobs, rep);
+    for (size_t i = elsewhere.size(); i < rep.mutants.size(); ++i) elsewhere.push_back(order++ % shards != shard);
+    std::erase_if(jobs, [&](const Job& j) { return elsewhere[j.result]; });
+    // None of this shard's mutants runs here: no baseline either, but in shard 0, which runs every
+    // unit's baseline as one run would (its cases and its verdict are the unit's).
+    if (shard != 0 && jobs.empty()) continue;
     // The unmutated kernels first and alone: they must pass, and a neighbour that hangs the GPU
     // must not fail them (NVIDIA, 16 jobs: a baseline timed out beside hanging mutants).
     jobs.push_front({SIZE_MAX, {}, true});
@@ -683,6 +700,7 @@ MutateReport run_mutate(const MutateOptions& opt) {
                 << "): " << jobs.size() - 1 << " mutants to run\n";
     const int64_t before = rep.baseline_cases;
     const std::string bad = run_jobs(m, u, std::move(jobs), cases, ops, opt, rep);
+    rep.baseline_units[u.name] = rep.baseline_cases - before;
     if (!bad.empty()) {
       if (!opt.quiet) std::cerr << "mutate: " << u.name << ": not judged: " << bad << "\n";
       not_judged(u, rep, bad);
@@ -692,6 +710,15 @@ MutateReport run_mutate(const MutateOptions& opt) {
   }
   for (const auto& [kernel, ids] : listed)
     for (const std::string& id : ids) rep.not_found.push_back(kernel + " " + id);
+  rep.bundled = bundled;
+  if (shards > 1) {  // this shard's mutants only; the claims are applied to the merged run
+    std::vector<MutantResult> mine;
+    for (size_t i = 0; i < rep.mutants.size(); ++i)
+      if (!elsewhere[i]) mine.push_back(std::move(rep.mutants[i]));
+    rep.mutants = std::move(mine);
+    rep.shard = std::to_string(shard) + "/" + std::to_string(shards);
+    return rep;
+  }
   if (bundled && opt.bundled_claims) apply_bundled_claims(rep);
   apply_claim_files(opt.equivalent, rep);
   return rep;
@@ -701,10 +728,12 @@ int mutate_command(const MutateOptions& opt) {
   MutateReport rep;
   if (opt.rescore.empty()) {
     rep = run_mutate(opt);
-  } else {  // the earlier run's results, scored with these claims only
-    rep = read_mutate_json(opt.rescore);
+  } else {  // the earlier run's results (or its shards' merged), scored with these claims only
+    rep = opt.rescore.size() == 1 && read_mutate_json(opt.rescore[0]).shard.empty() ? read_mutate_json(opt.rescore[0])
+                                                                                    : merge_mutate_shards(opt.rescore);
     for (MutantResult& m : rep.mutants)
       if (m.status == MutantStatus::Equivalent) m.status = MutantStatus::Survived, m.why.clear();
+    if (rep.bundled && opt.bundled_claims) apply_bundled_claims(rep);
     apply_claim_files(opt.equivalent, rep);
   }
   write_mutate_console(std::cout, rep);

@@ -39,9 +39,14 @@ struct MutateOptions {
   std::string mutants;
   // Claims files, JSON [{"kernel", "mutant" (Mutant::id), "why"}], or folders of them.
   std::vector<std::string> equivalent;
-  // A JSON report of an earlier run: nothing runs; its results are scored again with `equivalent`
-  // (the claims it was scored with before are dropped), e.g. claims written after a long run.
-  std::string rescore;
+  // "I/N": this run is shard I of N: it compiles every mutant (so equal SPIR-V is dropped as in
+  // one run) but runs, and reports, only the mutants whose index in the run's order is I mod N,
+  // with no claims applied; `rescore` with the N reports puts them back together. "" = all.
+  std::string shard;
+  // JSON reports of earlier runs: nothing runs; their results are scored again with `equivalent`
+  // (the claims they were scored with before are dropped), e.g. claims written after a long run.
+  // Several: the N shards of one run (`shard`), merged into that run's report first.
+  std::vector<std::string> rescore;
   // Mutating the bundled kernels: also apply the claims about them built into the binary.
   bool bundled_claims = true;
   int jobs = 1;                  // mutants run at once
@@ -79,7 +84,10 @@ struct MutateReport {
   std::vector<std::string> no_cases;      // units no case of the selected shapes runs: not judged
   std::vector<std::string> baseline_fails;  // "unit: why": units whose unmutated kernels fail: not judged
   int64_t baseline_cases = 0;          // cases the unmutated kernels passed
+  std::map<std::string, int64_t> baseline_units;  // the same per unit
   bool interrupted = false;            // stopped by SIGINT/SIGTERM: the report holds what finished
+  bool bundled = false;                // the bundled kernels were mutated (their built-in claims apply)
+  std::string shard;                   // "I/N" of a shard's report, "" for a whole run
 };
 
 // Per kernel (and "all"): counts by status and the kill rate killed / (run - equivalent), run =
@@ -104,6 +112,10 @@ void write_mutate_json(std::ostream& os, const MutateReport& r);
 // Reads a report write_mutate_json wrote (`path` names it in errors): every mutant with its
 // status, evidence and subgroup range; the summary counts are recomputed, not read.
 MutateReport read_mutate_json(const std::string& path);
+// The reports of the N shards of one run (`mutate --shard I/N`, any order) as that run's report,
+// mutants in the run's order. Throws moe::Error naming the files when they are not the N
+// different shards of one run.
+MutateReport merge_mutate_shards(const std::vector<std::string>& paths);
 // One self-contained page: kill rate per kernel and per rule, survivors with diffs.
 void write_mutate_html(std::ostream& os, const MutateReport& r);
 

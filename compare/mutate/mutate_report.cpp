@@ -141,7 +141,8 @@ void write_mutate_json(std::ostream& os, const MutateReport& r) {
                 {"equivalent", s.equivalent}, {"kill_rate", s.kill_rate()}};
   os << json{{"kernels", kernels},          {"rules", rules},        {"mutants", mutants},
              {"wrong_claims", r.wrong_claims}, {"no_source", r.no_source}, {"not_found", r.not_found}, {"no_cases", r.no_cases}, {"baseline_fails", r.baseline_fails}, {"interrupted", r.interrupted},
-             {"baseline_cases", r.baseline_cases}}
+             {"baseline_cases", r.baseline_cases}, {"baseline_units", r.baseline_units}, {"bundled", r.bundled},
+             {"shard", r.shard}}
             .dump(1)
      << "\n";
 }
@@ -187,7 +188,10 @@ MutateReport read_mutate_json(const std::string& path) {
                            std::pair{"no_cases", &r.no_cases}, std::pair{"baseline_fails", &r.baseline_fails}})
     if (j.contains(key)) *list = j[key].get<std::vector<std::string>>();
   r.baseline_cases = j.value("baseline_cases", int64_t{0});
+  if (j.contains("baseline_units")) r.baseline_units = j["baseline_units"].get<std::map<std::string, int64_t>>();
   r.interrupted = j.value("interrupted", false);
+  r.bundled = j.value("bundled", false);
+  r.shard = j.value("shard", std::string());
   return r;
 }
 
