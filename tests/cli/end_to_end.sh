@@ -17,6 +17,14 @@ expect_text inspect "logits"
 check diff_ok 0 "$bin" diff "$dir/ref.st" "$dir/fast.st" --threshold 1e-4
 check diff_strict_fails 1 "$bin" diff "$dir/ref.st" "$dir/fast.st" --threshold 0
 expect_text diff_strict_fails "first tap over threshold"
+# Drift of the fast tier's next-token distributions from the truth's (tokens from the dump's metadata).
+check drift_ok 0 "$bin" drift "$dir/ref.st" "$dir/fast.st" --max-kld 1e-6
+expect_text drift_ok "Same top p: 100.0000"
+expect_text drift_ok "(7 positions with a next token)"
+check drift_strict_fails 1 "$bin" drift "$dir/ref.st" "$dir/fast.st" --max-kld 0
+expect_text drift_strict_fails "FAIL: mean KLD above 0"
+check drift_no_tap 2 "$bin" drift "$dir/ref.st" "$dir/fast.st" --tap model.norm.out
+expect_text drift_no_tap "has no tensor 'model.norm.out'"
 # The worker entry is compare's protocol: a malformed request is refused with the reason, exit 2.
 check worker_bad_json 2 "$bin" compare-worker '{"options":'
 expect_text worker_bad_json "compare worker: malformed request"
