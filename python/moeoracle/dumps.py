@@ -1,6 +1,7 @@
 """Safetensors dumps (oracle/safetensors.h): read into numpy (no copy: read-only views of the
-mapped file), write from numpy (no copy: straight from the arrays' buffers), and the tap-by-tap
-diff of two dumps (`moeoracle diff`, oracle/dump_diff.h).
+mapped file), write from numpy (no copy: straight from the arrays' buffers), the tap-by-tap
+diff of two dumps (`moeoracle diff`, oracle/dump_diff.h), and the drift of two runs' next-token
+distributions (`moeoracle drift`, oracle/drift.h).
 
 dtypes: numpy has no bfloat16, so BF16 tensors read as their uint16 patterns
 (moeoracle.bf16_to_f32 widens them) and are written back as BF16 when named in ``bf16=``.
@@ -123,3 +124,19 @@ def diff(a, b, *, map: str | os.PathLike | None = None, threshold: float = 1e-5)
     taps = list(r["taps"])
     first = taps[r["first_failed"]] if r["first_failed"] >= 0 else None
     return DiffResult(taps, first, r["compared"], r["failed"], threshold)
+
+
+def drift(base: np.ndarray, test: np.ndarray, tokens=None) -> dict:
+    """`moeoracle drift` of two logits arrays [tokens, vocab] (float32; the truth first): KL
+    divergence per position (``kld_per_row``; ``kld`` = (mean, standard error), ``kld_max``,
+    ``kld_p999``, ``kld_p99``, ``kld_p90``, ``kld_median``, ``kld_min``), ``same_top`` (share of
+    positions with the same most likely token, with its error) and ``first_top_change`` (-1: none),
+    and with ``tokens`` (the positions' token ids; row t predicts tokens[t + 1]) ``dp`` (change of
+    the next token's probability), ``dp_rms``, ``dp_max``, ``dp_min`` and ``ln_ppl_ratio``
+    (ln PPL(test) / PPL(base)). Computed in float64."""
+    base = np.ascontiguousarray(base, dtype=np.float32)
+    test = np.ascontiguousarray(test, dtype=np.float32)
+    if base.ndim != 2 or test.shape != base.shape:
+        raise ValueError(f"drift: base {base.shape} and test {test.shape}, expected two [tokens, vocab] arrays")
+    toks = None if tokens is None else np.ascontiguousarray(tokens, dtype=np.int32).reshape(-1)
+    return _core.drift(base, test, toks, base.shape[0], base.shape[1])

@@ -5,6 +5,7 @@
 
 #include "common.h"
 #include "core/check.h"
+#include "oracle/drift.h"
 #include "oracle/dump_diff.h"
 #include "oracle/safetensors.h"
 
@@ -159,9 +160,31 @@ py::dict diff(const std::string& a_path, const std::string& b_path, const std::s
   return out;
 }
 
+// drift_stats (oracle/drift.h) of two [rows, vocab] float32 logits arrays, as a dict.
+py::dict drift(const py::handle& base, const py::handle& test, const py::handle& tokens, int64_t rows, int64_t vocab) {
+  const In<float> b(base, "drift", "base"), t(test, "drift", "test");
+  const InOrNone<int32_t> tok(tokens, "drift", "tokens");
+  DriftStats s;
+  {
+    py::gil_scoped_release nogil;
+    s = drift_stats(b, t, rows, vocab, tok);
+  }
+  py::dict r;
+  const auto est = [](const Estimate& e) { return py::make_tuple(e.mean, e.std_error); };
+  r["rows"] = s.rows, r["vocab"] = s.vocab, r["scored"] = s.scored, r["nonfinite"] = s.nonfinite;
+  r["kld"] = est(s.kld), r["kld_max"] = s.kld_max, r["kld_p999"] = s.kld_p999, r["kld_p99"] = s.kld_p99;
+  r["kld_p90"] = s.kld_p90, r["kld_median"] = s.kld_median, r["kld_min"] = s.kld_min;
+  r["same_top"] = est(s.same_top), r["first_top_change"] = s.first_top_change;
+  r["dp"] = est(s.dp), r["dp_rms"] = s.dp_rms, r["dp_max"] = s.dp_max, r["dp_min"] = s.dp_min;
+  r["ln_ppl_ratio"] = est(s.ln_ppl_ratio);
+  r["kld_per_row"] = to_numpy(std::move(s.kld_per_row), {py::ssize_t(s.rows)});
+  return r;
+}
+
 }  // namespace
 
 void bind_dumps(py::module_& m) {
+  m.def("drift", &drift, py::arg("base"), py::arg("test"), py::arg("tokens"), py::arg("rows"), py::arg("vocab"));
   m.def("read_dump", &read_dump, py::arg("path"));
   m.def("write_dump", &write_dump, py::arg("path"), py::arg("tensors"), py::arg("metadata"), py::arg("bf16"));
   m.def("diff", &diff, py::arg("a"), py::arg("b"), py::arg("map"), py::arg("threshold"));

@@ -107,3 +107,19 @@ def test_diff_with_a_map(tmp_path):
     bad_map.write_text("{")
     with pytest.raises(moeoracle.Error, match="bad.json"):
         moeoracle.diff(ours, engine, map=bad_map)
+
+
+def test_drift_of_two_logits_arrays():
+    # A uniform base and a test row with one logit raised by d: KL in closed form.
+    V, d = 100, 2.0
+    base = np.zeros((2, V), np.float32)
+    test = base.copy()
+    test[1, 3] = d
+    r = moeoracle.drift(base, test, tokens=[0, 3, 3])  # row t predicts tokens[t + 1]
+    lz = np.log(np.exp(d) + V - 1)
+    assert r["kld_per_row"][0] == 0.0
+    assert abs(r["kld_per_row"][1] - (-np.log(V) - (d - V * lz) / V)) < 1e-12
+    assert r["same_top"][0] == 0.5 and r["first_top_change"] == 1
+    assert r["scored"] == 2 and abs(r["dp"][0] - (np.exp(d - lz) - 1 / V) / 2) < 1e-12
+    with pytest.raises(ValueError, match="expected two"):
+        moeoracle.drift(base, test[:1])
