@@ -19,7 +19,22 @@ import numpy as np
 from . import _core
 
 
-class Dump(Mapping):
+class TensorMapping(Mapping):
+    """A read-only mapping tensor name -> tensor over ``self.tensors`` (a dict in file order)."""
+
+    tensors: dict
+
+    def __getitem__(self, name: str):
+        return self.tensors[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.tensors)
+
+    def __len__(self) -> int:
+        return len(self.tensors)
+
+
+class Dump(TensorMapping):
     """A read dump: a mapping tensor name -> read-only numpy array in file order (the forward
     order for the oracle's dumps), plus the file's __metadata__. The arrays view the mapped file
     and keep it mapped while any of them lives; .copy() one to modify it."""
@@ -28,15 +43,6 @@ class Dump(Mapping):
         self.path = path
         self.tensors = tensors
         self.metadata = metadata
-
-    def __getitem__(self, name: str) -> np.ndarray:
-        return self.tensors[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.tensors)
-
-    def __len__(self) -> int:
-        return len(self.tensors)
 
     def __repr__(self) -> str:
         return f"Dump({self.path!r}: {len(self)} tensors, metadata {self.metadata})"

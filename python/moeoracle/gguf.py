@@ -5,13 +5,13 @@ block formats moeoracle decodes (float64, numpy's dimension order).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
 from . import _core
+from .dumps import TensorMapping
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class GgufTensor:
         return _core.ggml_values(self.type, self.raw, n).reshape(self.shape)
 
 
-class GgufFile(Mapping):
+class GgufFile(TensorMapping):
     """A read GGUF file: a mapping tensor name -> GgufTensor in file order, plus ``metadata``
     (key -> value: int, float, bool, str or a list), ``metadata_types`` (key -> GGUF type name),
     ``version`` and ``alignment``. The raw arrays keep the file mapped while any of them lives."""
@@ -53,15 +53,6 @@ class GgufFile(Mapping):
         self.metadata_types: dict[str, str] = {k: t for k, t, _ in metadata}
         self.tensors: dict[str, GgufTensor] = {
             name: GgufTensor(name, type_, tuple(int(d) for d in ne), raw) for name, type_, ne, raw in tensors}
-
-    def __getitem__(self, name: str) -> GgufTensor:
-        return self.tensors[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.tensors)
-
-    def __len__(self) -> int:
-        return len(self.tensors)
 
     def __repr__(self) -> str:
         arch = self.metadata.get("general.architecture", "?")
