@@ -17,6 +17,15 @@ expect_text inspect "logits"
 check diff_ok 0 "$bin" diff "$dir/ref.st" "$dir/fast.st" --threshold 1e-4
 check diff_strict_fails 1 "$bin" diff "$dir/ref.st" "$dir/fast.st" --threshold 0
 expect_text diff_strict_fails "first tap over threshold"
+# A GGUF file (an independent writer's): its metadata, and the exact values of an f32 and a q8_0 tensor.
+python3 "$(dirname "$0")/../oracle/data/write_gguf.py" "$dir/m.gguf"
+check inspect_gguf 0 "$bin" inspect "$dir/m.gguf"
+expect_text inspect_gguf "GGUF version 3, 5 metadata entries, 2 tensors, alignment 64"
+expect_text inspect_gguf "qwen3moe.expert_count: u32 8"
+expect_text inspect_gguf "blk.0.attn_q.weight                                      q8_0  [32, 2]               -15.5           21"
+head -c 300 "$dir/m.gguf" > "$dir/cut.gguf"
+check inspect_gguf_cut 2 "$bin" inspect "$dir/cut.gguf"
+expect_text inspect_gguf_cut "cut.gguf"
 # Drift of the fast tier's next-token distributions from the truth's (tokens from the dump's metadata).
 check drift_ok 0 "$bin" drift "$dir/ref.st" "$dir/fast.st" --max-kld 1e-6
 expect_text drift_ok "Same top p: 100.0000"
