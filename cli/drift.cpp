@@ -1,6 +1,8 @@
 // `drift`: how far a candidate's next-token distributions are from the truth's (oracle/drift.h),
 // from two dumps of the same tokens' logits, in the figures llama-perplexity --kl-divergence prints.
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <cstdio>
 #include <memory>
 
@@ -9,6 +11,7 @@
 #include "oracle/drift.h"
 #include "oracle/dump_diff.h"
 #include "oracle/safetensors.h"
+#include "oracle/tap_map.h"
 #include "oracle/tokens.h"
 
 namespace moe::cli {
@@ -17,6 +20,7 @@ namespace {
 struct DriftOptions {
   std::string base, test;
   std::string tap = "logits", test_tap;  // test_tap "": the same name
+  std::string map;                       // the candidate's names -> taps (oracle/tap_map.h)
   double max_kld = -1;                   // exit 1 when the mean KLD is above it (< 0: never)
 };
 
@@ -29,6 +33,30 @@ std::vector<float> logits_of(const SafetensorsFile& f, const std::string& tap, i
   rows = t->shape[0], vocab = t->shape[1];
   const std::vector<double> v = tensor_values(*t);
   return {v.begin(), v.end()};
+}
+
+// The candidate's logits through a `diff --map` file: its tensors that map to `tap`, whole or one
+// token's row each (an engine that dumps per decode step); every row of [rows, vocab] must come.
+std::vector<float> mapped_logits(const SafetensorsFile& f, const TapMap& map, const std::string& tap, int64_t rows,
+                                 int64_t vocab) {
+  std::vector<float> out(size_t(rows * vocab));
+  std::vector<char> seen(size_t(rows), 0);
+  for (const std::string& name : f.names_in_file_order()) {
+    const std::optional<TapTarget> t = map.map(name);
+    if (!t || t->tap != tap) continue;
+    const TensorInfo& info = *f.find(name);
+    const std::vector<double> v = tensor_values(info);
+    const int64_t first = t->token >= 0 ? t->token : 0, n = t->token >= 0 ? 1 : rows;
+    MOE_CHECK(first + n <= rows && int64_t(v.size()) == n * vocab,
+              "drift: " << f.path() << ": '" << name << "' (" << info.shape_string() << ") maps to " << tap
+                        << (t->token >= 0 ? " row " + std::to_string(t->token) : std::string()) << ", expected "
+                        << n << " x " << vocab << " values within " << rows << " rows");
+    std::copy(v.begin(), v.end(), out.begin() + first * vocab);
+    std::fill(seen.begin() + first, seen.begin() + first + n, 1);
+  }
+  for (int64_t r = 0; r < rows; ++r)
+    MOE_CHECK(seen[size_t(r)], "drift: " << f.path() << ": no tensor maps to row " << r << " of " << tap);
+  return out;
 }
 
 // The tokens the rows are: the dump's "tokens" tap, else its "tokens" metadata; empty: unknown.
@@ -46,7 +74,13 @@ int run_drift(const DriftOptions& opt) {
   const SafetensorsFile a(opt.base), b(opt.test);
   int64_t rows = 0, vocab = 0, rows_b = 0, vocab_b = 0;
   const std::vector<float> lb = logits_of(a, opt.tap, rows, vocab);
-  const std::vector<float> lt = logits_of(b, opt.test_tap.empty() ? opt.tap : opt.test_tap, rows_b, vocab_b);
+  std::vector<float> lt;
+  if (opt.map.empty()) {
+    lt = logits_of(b, opt.test_tap.empty() ? opt.tap : opt.test_tap, rows_b, vocab_b);
+  } else {
+    lt = mapped_logits(b, TapMap::load(opt.map), opt.tap, rows, vocab);
+    rows_b = rows, vocab_b = vocab;
+  }
   MOE_CHECK(rows == rows_b && vocab == vocab_b, "drift: " << opt.base << " has " << rows << " x " << vocab << " logits, "
                                                           << opt.test << " " << rows_b << " x " << vocab_b);
   const std::vector<int32_t> tokens = tokens_of(a);
@@ -84,6 +118,8 @@ Command add_drift(CLI::App& app) {
   d->add_option("test", o->test, "The candidate's dump of the same tokens")->required();
   d->add_option("--tap", o->tap, "The logits tensor [tokens, vocab]")->capture_default_str();
   d->add_option("--test-tap", o->test_tap, "The candidate's logits tensor, when named otherwise");
+  d->add_option("--map", o->map,
+                "The candidate's names as taps (diff --map's file): its tensors mapped to --tap, whole or per token");
   d->add_option("--max-kld", o->max_kld, "Exit 1 when the mean KLD (nats) is above this, or a row is not finite");
   return {d, [o] { return run_drift(*o); }};
 }

@@ -77,6 +77,9 @@ PY
 check diff_map_ok 0 "$bin" diff "$dir/ref.st" "$dir/engine.st" --map "$dir/map.json" --threshold 2e-3
 expect_text diff_map_ok "model.layers.0.out <- blk.0.ffn_out"
 expect_text diff_map_ok "logits <- t7.result_output"
+# drift through the same map: the engine's per-token logits rows put together (its copies of ours).
+check drift_map 0 "$bin" drift "$dir/ref.st" "$dir/engine.st" --map "$dir/map.json" --max-kld 0
+expect_text drift_map "Mean    KLD:            0"
 check diff_map_bad 1 "$bin" diff "$dir/ref.st" "$dir/engine_bad.st" --map "$dir/map.json" --threshold 2e-3
 expect_text diff_map_bad "first tap over threshold: model.layers.2.out <- blk.2.ffn_out"
 printf '{"version": 1, "map": {"blk.{layer}.x": "model.layers.{expert}.out"}}' > "$dir/badmap.json"
