@@ -24,7 +24,7 @@ formats=("$@")
 if ((quick)); then
   cmake --build "$build" -j"$jobs" --target fuzz_files_all
   suffix=_files
-  ((${#formats[@]})) || formats=(safetensors tap_map dump_diff tokens)
+  ((${#formats[@]})) || formats=(safetensors tap_map dump_diff tokens gguf)
 else
   cmake --build "$build" -j"$jobs" --target fuzz_all
 fi
