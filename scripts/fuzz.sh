@@ -5,7 +5,7 @@
 # report, timeout (> 10 s on one input) or OOM (> 2 GiB) fails the script; the input is kept as
 # build-fuzz/findings/<format>-crash-... (docs/fuzzing.md says how to replay it).
 # Usage: scripts/fuzz.sh [--quick] [SECONDS] [FORMAT ...]   (default: every format: fuzz/<format>.dict)
-# --quick: the file formats that need no model (safetensors, tap_map, dump_diff, tokens), built
+# --quick: the file formats that need no model (safetensors, tap_map, dump_diff, tokens, gguf), built
 # from the few sources they read (fuzz_files_all: about a minute on 2 cores) — what CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
