@@ -2,9 +2,9 @@
 // from two dumps of the same tokens' logits, in the figures llama-perplexity --kl-divergence prints.
 #include <algorithm>
 #include <cmath>
-#include <optional>
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "commands.h"
 #include "core/check.h"

@@ -612,15 +612,6 @@ void apply_claim_files(const std::vector<std::string>& paths, MutateReport& rep)
   }
 }
 
-// "I/N" as (I, N); "" is (0, 1).
-std::pair<size_t, size_t> parse_mutate_shard(const std::string& text) {
-  long i = 0, n = 1;
-  if (!text.empty())
-    MOE_CHECK(std::sscanf(text.c_str(), "%ld/%ld", &i, &n) == 2 && n > 0 && i >= 0 && i < n,
-              "mutate: --shard '" << text << "', expected I/N with 0 <= I < N");
-  return {size_t(i), size_t(n)};
-}
-
 }  // namespace
 
 MutateReport run_mutate(const MutateOptions& opt) {
@@ -654,7 +645,8 @@ MutateReport run_mutate(const MutateOptions& opt) {
     if (!ops.empty()) selected.push_back(ki);  // else no op with cases uses it
   }
   const std::vector<Unit> units = make_units(m, selected);
-  const auto [shard, shards] = parse_mutate_shard(opt.shard);
+  const Shard sh = parse_shard_text(opt.shard, "mutate: --shard");
+  const size_t shard = size_t(sh.index), shards = size_t(sh.count);
   size_t order = 0;             // a mutant's index in the whole run's order
   std::vector<char> elsewhere;  // per rep.mutants entry: another shard's
   CaseSets cases;
@@ -729,8 +721,8 @@ int mutate_command(const MutateOptions& opt) {
   if (opt.rescore.empty()) {
     rep = run_mutate(opt);
   } else {  // the earlier run's results (or its shards' merged), scored with these claims only
-    rep = opt.rescore.size() == 1 && read_mutate_json(opt.rescore[0]).shard.empty() ? read_mutate_json(opt.rescore[0])
-                                                                                    : merge_mutate_shards(opt.rescore);
+    if (opt.rescore.size() == 1) rep = read_mutate_json(opt.rescore[0]);
+    if (opt.rescore.size() > 1 || !rep.shard.empty()) rep = merge_mutate_shards(opt.rescore);
     for (MutantResult& m : rep.mutants)
       if (m.status == MutantStatus::Equivalent) m.status = MutantStatus::Survived, m.why.clear();
     if (rep.bundled && opt.bundled_claims) apply_bundled_claims(rep);

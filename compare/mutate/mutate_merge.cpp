@@ -1,9 +1,8 @@
 // `mutate --rescore` of a sharded run's reports: the N shards of one run put back together.
 #include <algorithm>
-#include <cstdio>
-#include <set>
 
 #include "compare/mutate/mutate.h"
+#include "compare/run/plan.h"
 #include "core/check.h"
 
 namespace moe::compare {
@@ -23,10 +22,10 @@ void union_into(std::vector<std::string>& to, const std::vector<std::string>& fr
 
 Part read_part(const std::string& path) {
   Part p{path, 0, 1, read_mutate_json(path)};
-  MOE_CHECK(!p.rep.shard.empty() && std::sscanf(p.rep.shard.c_str(), "%ld/%ld", &p.index, &p.count) == 2 &&
-                p.count > 0 && p.index >= 0 && p.index < p.count,
-            "mutate --rescore: '" << path << "' is not a shard's report (its \"shard\" is \"" << p.rep.shard
-                                  << "\", expected I/N from mutate --shard)");
+  MOE_CHECK(!p.rep.shard.empty(), "mutate --rescore: '" << path << "' is not a shard's report (no \"shard\": "
+                                                         "several reports must be the N of a mutate --shard I/N run)");
+  const Shard sh = parse_shard_text(p.rep.shard, "mutate --rescore: '" + path + "': its shard");
+  p.index = sh.index, p.count = sh.count;
   return p;
 }
 
@@ -47,18 +46,16 @@ MutateReport merge_mutate_shards(const std::vector<std::string>& paths) {
     MOE_CHECK(p.rep.bundled == parts.front().rep.bundled,
               "mutate --rescore: '" << p.path << "' and '" << parts.front().path << "' mutated different kernel sets");
   }
-  // Mutant g of the run is shard g % N's (g / N)-th: take them round robin. A shard that holds
-  // more or fewer than its share is not of the same run.
+  // Mutant g of the run is shard g % N's (g / N)-th: take them round robin. Shard i of a run of
+  // `total` mutants holds exactly ceil((total - i) / N) of them.
   MutateReport out;
   size_t total = 0;
   for (const Part& p : parts) total += p.rep.mutants.size();
-  for (size_t g = 0; g < total; ++g) {
-    const Part& p = parts[g % size_t(n)];
-    MOE_CHECK(g / size_t(n) < p.rep.mutants.size(),
-              "mutate --rescore: '" << p.path << "' holds " << p.rep.mutants.size() << " mutants, fewer than shard "
-                                    << p.rep.shard << " of a run of " << total << " mutants");
-    out.mutants.push_back(p.rep.mutants[g / size_t(n)]);
-  }
+  for (size_t i = 0; i < size_t(n); ++i)
+    MOE_CHECK(parts[i].rep.mutants.size() == (total - std::min(total, i) + size_t(n) - 1) / size_t(n),
+              "mutate --rescore: '" << parts[i].path << "' holds " << parts[i].rep.mutants.size()
+                                    << " mutants, not shard " << parts[i].rep.shard << "'s share of a run of " << total);
+  for (size_t g = 0; g < total; ++g) out.mutants.push_back(parts[g % size_t(n)].rep.mutants[g / size_t(n)]);
   for (const Part& p : parts) {
     union_into(out.no_source, p.rep.no_source), union_into(out.not_found, p.rep.not_found);
     union_into(out.no_cases, p.rep.no_cases), union_into(out.baseline_fails, p.rep.baseline_fails);

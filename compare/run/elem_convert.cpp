@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/check.h"
+#include "core/half.h"
 
 namespace moe::compare {
 
@@ -28,19 +29,11 @@ std::optional<uint32_t> f16_round(double v) {
   return sign | uint32_t(e + 15) << 10 | (uint32_t(q) - 1024u);
 }
 
-double f16_value(uint32_t h) {
-  const double s = (h & 0x8000u) ? -1.0 : 1.0;
-  const int e = int(h >> 10 & 0x1Fu);
-  const uint32_t m = h & 0x3FFu;
-  if (e == 0) return s * std::ldexp(double(m), -24);
-  if (e == 31) return m ? std::numeric_limits<double>::quiet_NaN() : s * std::numeric_limits<double>::infinity();
-  return s * std::ldexp(double(m | 0x400u), e - 25);
-}
 
 // `v` as an f16 only when that is exact.
 std::optional<uint32_t> f16_exact(double v) {
   const auto h = f16_round(v);
-  if (!h || f16_value(*h) != v) return std::nullopt;
+  if (!h || f16_to_double(uint16_t(*h)) != v) return std::nullopt;
   return h;
 }
 
@@ -61,7 +54,7 @@ double unit_value(uint32_t unit, ElemType t) {
   switch (t) {
     case ElemType::F32: return double(std::bit_cast<float>(unit));
     case ElemType::BF16: return double(std::bit_cast<float>(unit << 16));
-    case ElemType::F16: return f16_value(unit);
+    case ElemType::F16: return f16_to_double(uint16_t(unit));
     case ElemType::U32: return double(unit);
     case ElemType::I32: return double(std::bit_cast<int32_t>(unit));
   }

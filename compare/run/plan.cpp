@@ -135,16 +135,20 @@ std::vector<uint32_t> plan_subgroup_sizes(const Plan& plan, const vk::DeviceInfo
   return sizes;
 }
 
-Shard parse_shard(const CompareOptions& opt) {
+Shard parse_shard_text(const std::string& text, const std::string& what) {
   Shard sh;
-  std::string text = opt.shard;
-  if (text.empty() && std::getenv("GTEST_TOTAL_SHARDS") && std::getenv("GTEST_SHARD_INDEX"))
-    text = std::string(std::getenv("GTEST_SHARD_INDEX")) + "/" + std::getenv("GTEST_TOTAL_SHARDS");
   if (!text.empty())
     MOE_CHECK(std::sscanf(text.c_str(), "%ld/%ld", &sh.index, &sh.count) == 2 && sh.count > 0 && sh.index >= 0 &&
                   sh.index < sh.count,
-              "compare: --shard '" << text << "', expected I/N with 0 <= I < N");
+              what << " '" << text << "', expected I/N with 0 <= I < N");
   return sh;
+}
+
+Shard parse_shard(const CompareOptions& opt) {
+  std::string text = opt.shard;
+  if (text.empty() && std::getenv("GTEST_TOTAL_SHARDS") && std::getenv("GTEST_SHARD_INDEX"))
+    text = std::string(std::getenv("GTEST_SHARD_INDEX")) + "/" + std::getenv("GTEST_TOTAL_SHARDS");
+  return parse_shard_text(text, "compare: --shard");
 }
 
 void run_op_cases(vk::Context& ctx, const Manifest& m, const std::string& op, const std::vector<PlanRun>& plans,

@@ -126,6 +126,8 @@ struct Shard {
   int64_t index = 0, count = 1;
 };
 Shard parse_shard(const CompareOptions& opt);  // --shard or GTEST_SHARD_INDEX/TOTAL_SHARDS
+// "I/N" (0 <= I < N) as a Shard, "" as 0/1; `what` names the text in the error ("mutate: --shard").
+Shard parse_shard_text(const std::string& text, const std::string& what);
 
 // Callbacks of run_op_cases: before each (case, plan, subgroup size) unit (optional), and its result.
 struct UnitHooks {

@@ -46,5 +46,8 @@ expect_refused() {  # files... ; message
 expect_refused "$out/s0.json" "$out/s1.json" "2 reports given"
 expect_refused "$out/s0.json" "$out/s1.json" "$out/s1.json" "shard 2/3 is missing"
 expect_refused "$out/s0.json" "$out/whole.json" "$out/s1.json" "is not a shard's report"
+python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); r["mutants"].pop(); json.dump(r, open(sys.argv[2], "w"))' \
+  "$out/s1.json" "$out/s1_short.json"
+expect_refused "$out/s0.json" "$out/s1_short.json" "$out/s2.json" "not shard 1/3's share"
 [ "$fail" = 0 ] && echo "mutate_shard: 3 shards merged equal the whole run ($(tail -1 "$out/whole.txt"))"
 exit $fail
