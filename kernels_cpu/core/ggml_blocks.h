@@ -26,6 +26,21 @@
 
 namespace moe {
 
+// A format this file decodes: its ggml type id, its name as ggml spells it, values and bytes per
+// block, and where its f16 scale fields sit (f16_fields of them from byte f16_offset on, 2 bytes
+// each: d, then dmin or m where the format has one).
+struct GgmlBlockFormat {
+  uint32_t type;
+  const char* name;
+  int64_t block;
+  size_t block_bytes;
+  int f16_offset;
+  int f16_fields;
+};
+
+// The format of ggml type `type`, or nullptr when it is not decoded here.
+const GgmlBlockFormat* ggml_block_format(uint32_t type);
+
 // Whether ggml_dequant_f64 decodes ggml type `type` (f32, f16, bf16, f64 and the formats above).
 bool ggml_dequant_supported(uint32_t type);
 
@@ -34,5 +49,16 @@ bool ggml_dequant_supported(uint32_t type);
 // scales of one block never do in a real model).
 // Throws moe::Error for an unsupported type, a partial block or too few bytes.
 void ggml_dequant_f64(uint32_t type, std::span<const uint8_t> bytes, int64_t n, double* out);
+
+// The same values each rounded once to f32 (nearest, ties to even): ggml's own to_float, which
+// rounds at most once per value (above). Same errors as ggml_dequant_f64.
+void ggml_dequant_f32(uint32_t type, std::span<const uint8_t> bytes, int64_t n, float* out);
+
+// The same values split as W = a + b: `a` the code times its scales (d q, d sc q, d sc grid[q]),
+// `b` what does not depend on the code (q4_0 -8 d, q5_0 -16 d, q4_1 / q5_1 m, the k-quants'
+// -dmin m, q6_K -32 d sc, q3_K -4 d sc; 0 for the others). Both are exact. A kernel may round a
+// and b apart (d (sum q x) + m (sum x)), so the magnitude its roundings scale with is
+// (|a| + |b|) |x|, not |W x| (kernels_cpu/spec/matvec_ggml_spec.h).
+void ggml_dequant_parts(uint32_t type, std::span<const uint8_t> bytes, int64_t n, double* a, double* b);
 
 }  // namespace moe
