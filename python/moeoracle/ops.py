@@ -157,6 +157,33 @@ def matvec_bf16(W: np.ndarray, x: np.ndarray, *, tier: str = "ref64", out=None) 
     return y
 
 
+def matvec_ggml(W, X: np.ndarray, *, type: str | None = None, tier: str = "ref64", out=None) -> np.ndarray:
+    """Y [..., rows] = X W^T, X [..., cols] (leading dimensions = tokens; one token is a matvec).
+    W is a ggml block-quantized [rows, cols] tensor: a ``moeoracle.GgufTensor`` (read_gguf), or
+    its raw bytes as a uint8 array [rows, row_bytes] with ``type`` its ggml name ("q4_K")."""
+    if hasattr(W, "raw") and hasattr(W, "ne"):
+        if type is not None and type != W.type:
+            raise ValueError(f"matvec_ggml: type={type!r} given for a {W.type} tensor")
+        if len(W.ne) != 2:
+            raise ValueError(f"matvec_ggml: W has ne {W.ne}, expected two dimensions [cols, rows]")
+        type, (cols, rows), raw = W.type, W.ne, W.raw
+    else:
+        if type is None:
+            raise ValueError("matvec_ggml: W is raw bytes: give its ggml type, e.g. type='q4_K'")
+        raw = _arr(W, "matvec_ggml", "W")
+        if raw.ndim != 2:
+            raise ValueError(f"matvec_ggml: W has shape {raw.shape}, expected uint8 [rows, row_bytes]")
+        rows, cols = int(raw.shape[0]), None
+    tokens, (xcols,) = _split(X, "matvec_ggml", "X", ["cols"])
+    cols = xcols if cols is None else cols
+    if cols != xcols:
+        raise ValueError(f"matvec_ggml: X rows have {xcols} values, W has {cols} columns")
+    Y = _out(out, X.shape[:-1] + (rows,), np.float32, "matvec_ggml", "Y")
+    _core.matvec_ggml(tier, dict(type=_core.ggml_type_id(type), rows=rows, cols=cols, tokens=tokens),
+                      np.ascontiguousarray(raw).reshape(-1), X, Y)
+    return Y
+
+
 def embedding(table: QuantizedMatrix, ids: np.ndarray, *, tier: str = "ref64", out=None) -> np.ndarray:
     """y [..., dim] = dequantised rows ids (int32, any shape) of the table [vocab, dim]."""
     table = _quant(table, "embedding", "table")

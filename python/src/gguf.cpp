@@ -76,6 +76,11 @@ void bind_gguf(py::module_& m) {
     const GgmlType* t = ggml_type_named(type);
     return t && ggml_dequant_supported(t->id);
   }, py::arg("type"));
+  m.def("ggml_type_id", [](const std::string& type) {
+    const GgmlType* t = ggml_type_named(type);
+    MOE_CHECK(t, "unknown ggml type '" << type << "'");
+    return int64_t(t->id);
+  }, py::arg("type"));
 }
 
 }  // namespace moe::python

@@ -1,8 +1,10 @@
-// Bindings of the quantized-weight ops: dequant, matvec_q, matmul_q, matvec_bf16, embedding, argmax.
+// Bindings of the quantized-weight ops: dequant, matvec_q, matmul_q, matvec_bf16, matvec_ggml, embedding,
+// argmax.
 // Each is _core.<op>(tier, params, arrays...): params is a dict of the op's params struct, the
 // arrays are viewed in place, outputs are written into the arrays given (python/moeoracle/ops.py
 // allocates them and infers the params from the shapes). bind_op (common.h) does the conversions.
 #include "common.h"
+#include "core/ggml_blocks.h"
 #include "ops_all.h"
 
 namespace moe::python {
@@ -39,6 +41,20 @@ void bind_matvec_bf16(py::module_& m) {
         MOE_PY_CALL_TIER(t, matvec_bf16, p, w, x, y);
       },
       "y [rows] = W x, W bf16 patterns (uint16) [rows, cols]");
+}
+
+void bind_matvec_ggml(py::module_& m) {
+  bind_op(
+      m, "matvec_ggml", {"W", "X", "Y"},
+      [](Tier t, const MatvecGgmlParams& p, In<uint8_t> w, In<float> x, Out<float> y) {
+        const BlockMatrix W{uint32_t(p.type), w.data(), p.rows, p.cols};
+        MOE_CHECK(p.type >= 0 && ggml_block_format(uint32_t(p.type)),
+                  "matvec_ggml: type " << p.type << " is not a ggml format moeoracle decodes");
+        MOE_CHECK(w.size() == W.bytes(), "matvec_ggml: W has " << w.size() << " bytes, type " << p.type << " ["
+                                                               << p.rows << ", " << p.cols << "] needs " << W.bytes());
+        MOE_PY_CALL_TIER(t, matvec_ggml, p, W, x, y);
+      },
+      "Y [tokens, rows] = X W^T, W the bytes of a ggml block-quantized [rows, cols] tensor (uint8)");
 }
 
 void bind_embedding(py::module_& m) {

@@ -53,3 +53,22 @@ def test_bad_file_is_named(tmp_path, gguf_path):
     bad.write_bytes(b"GGML" + data[4:])
     with pytest.raises(moeoracle.Error, match="not a GGUF file"):
         moeoracle.read_gguf(bad)
+
+
+def test_matvec_ggml_on_a_gguf_tensor(gguf_path):
+    # The independent writer's q8_0 tensor times x, in every tier, against numpy on its values
+    # (small integers times 1 and 0.5: every tier is exact here).
+    q = moeoracle.read_gguf(gguf_path)["blk.0.attn_q.weight"]
+    x = np.linspace(-1, 1, 32, dtype=np.float32)
+    want = q.values() @ x.astype(np.float64)
+    for tier in ("ref64", "ref32", "fast"):
+        y = moeoracle.ops.matvec_ggml(q, x, tier=tier)
+        assert y.shape == (2,) and y.dtype == np.float32
+        np.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-6)
+    Y = moeoracle.ops.matvec_ggml(q.raw.reshape(2, 34), np.stack([x, 2 * x]), type="q8_0")
+    assert Y.shape == (2, 2)
+    np.testing.assert_allclose(Y[1], 2 * want, rtol=1e-6, atol=1e-6)
+    with pytest.raises(ValueError, match="give its ggml type"):
+        moeoracle.ops.matvec_ggml(q.raw.reshape(2, 34), x)
+    with pytest.raises(moeoracle.Error, match="W has 67 bytes"):
+        moeoracle.ops.matvec_ggml(q.raw[:67].reshape(1, 67), np.zeros(64, np.float32), type="q8_0")

@@ -63,11 +63,20 @@ def case_moe_permute_fuse(rng, tier):
     return ops.moe_permute_fuse(ops.expert_buckets(idx, w, 8), experts, x, tier=tier)
 
 
+def q8_0_rows(r, rows, cols):
+    """ggml q8_0 bytes [rows, cols / 32 * 34]: per block an f16 scale, then 32 int8 codes."""
+    blocks = np.zeros((rows, cols // 32, 34), np.uint8)
+    blocks[:, :, :2] = np.float16(0.01).reshape(1).view(np.uint8)
+    blocks[:, :, 2:] = r.integers(-127, 128, (rows, cols // 32, 32)).astype(np.int8).view(np.uint8)
+    return blocks.reshape(rows, -1)
+
+
 CASES = {
     "dequant": lambda r, t: ops.dequant(qmat(r, 8, 128), tier=t),
     "matvec_q": lambda r, t: ops.matvec_q(qmat(r, 33, 128), normal(r, 128), tier=t),
     "matmul_q": lambda r, t: ops.matmul_q(qmat(r, 16, 128, 8), normal(r, (3, 128)), tier=t),
     "matvec_bf16": lambda r, t: ops.matvec_bf16(moeoracle.f32_to_bf16(normal(r, (17, 64), 0.1)), normal(r, 64), tier=t),
+    "matvec_ggml": lambda r, t: ops.matvec_ggml(q8_0_rows(r, 9, 128), normal(r, (2, 128)), type="q8_0", tier=t),
     "embedding": lambda r, t: ops.embedding(qmat(r, 50, 64), r.integers(0, 50, 5).astype(np.int32), tier=t),
     "argmax": lambda r, t: ops.argmax(normal(r, (4, 100)), tier=t),
     "rmsnorm": lambda r, t: ops.rmsnorm(normal(r, (3, 67)), normal(r, 67, 0.2) + 1, tier=t),
