@@ -240,6 +240,7 @@ std::vector<CaseResult> merge_results(std::vector<CaseResult> rs, const std::vec
           merged.skip_reason += " " + rs[k].skip_reason + ";";
         }
       merged.skip_reason.pop_back();
+      if (seen.size() > 3) merged.kernel = std::to_string(seen.size()) + " kernels";  // each reason names its kernel
       out.push_back(std::move(merged));
     }
     i = j;
