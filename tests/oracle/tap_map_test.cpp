@@ -82,3 +82,25 @@ TEST(tap_map, BadFilesAreRejected) {
 
 }  // namespace
 }  // namespace moe
+
+namespace moe {
+namespace {
+
+// The shipped llama.cpp maps (engines/llama-cpp/) load and send llama.cpp's graph names to our taps.
+TEST(tap_map, ShippedLlamaCppMaps) {
+  const std::string dir = std::string(MOE_SOURCE_DIR) + "/engines/llama-cpp/";
+  const TapMap q3 = TapMap::load(dir + "qwen3moe.map.json");
+  ASSERT_TRUE(q3.map("l_out-47"));
+  EXPECT_EQ(q3.map("l_out-47")->tap, "model.layers.47.out");
+  EXPECT_EQ(q3.map("ffn_moe_out-0")->tap, "model.layers.0.mlp.out");
+  EXPECT_EQ(q3.map("attn_norm-3")->tap, "model.layers.3.input_layernorm.out");
+  EXPECT_EQ(q3.map("result_output")->tap, "logits");
+  EXPECT_FALSE(q3.map("Qcur-0"));
+  const TapMap q35 = TapMap::load(dir + "qwen35moe.map.json");
+  EXPECT_EQ(q35.map("ffn_out-12")->tap, "model.layers.12.mlp.out");
+  EXPECT_FALSE(q35.map("ffn_moe_out-12"));  // the routed sum alone: not our mlp.out
+  EXPECT_EQ(q35.map("result_norm")->tap, "model.norm.out");
+}
+
+}  // namespace
+}  // namespace moe
