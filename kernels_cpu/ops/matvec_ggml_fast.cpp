@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "core/ggml_blocks.h"
-#include "core/half.h"
 #include "ops/matvec_ggml.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -25,39 +24,74 @@
 #else
 #define MOE_CLONES
 #endif
+// The helpers are inlined into each clone, so they are compiled for its target too.
+#define MOE_INLINE inline __attribute__((always_inline))
 
 namespace moe {
 namespace {
 
 constexpr int kParts = 16;
 
-inline float f16f(const uint8_t* p) {
+// f16 -> f32 exactly without a libm call: the 15 low bits shifted into an f32's exponent and
+// fraction read as a number 2^-112 times the f16's (subnormals included), so one multiplication by
+// 2^112 (exact: a power of two, no overflow) gives the value; Inf and NaN keep an all-ones exponent.
+MOE_INLINE float f16f(const uint8_t* p) {
   uint16_t h;
   std::memcpy(&h, p, 2);
-  return float(f16_to_double(h));  // exact
+  const uint32_t em = uint32_t(h & 0x7FFF) << 13, sign = uint32_t(h & 0x8000) << 16;
+  float v;
+  if (em >= (0x7C00u << 13)) {
+    const uint32_t bits = em | 0x7F800000u | sign;
+    std::memcpy(&v, &bits, 4);
+    return v;
+  }
+  std::memcpy(&v, &em, 4);
+  v *= 0x1.0p112f;
+  return sign ? -v : v;
 }
 
+// 16 lanes of bytes and of floats (GCC / Clang vector extensions): each clone lowers them to its
+// widest vectors (one zmm under AVX-512, two ymm under AVX2, four xmm in the baseline). Byte
+// lanes convert to float exactly.
+typedef uint8_t u8x16 __attribute__((vector_size(16)));
+typedef int8_t i8x16 __attribute__((vector_size(16)));
+typedef int32_t i32x16 __attribute__((vector_size(64)));
+typedef float f32x16 __attribute__((vector_size(64)));
+
+MOE_INLINE u8x16 load16(const uint8_t* p) {
+  u8x16 v;
+  std::memcpy(&v, p, 16);
+  return v;
+}
+MOE_INLINE void store16(float* p, f32x16 v) { std::memcpy(p, &v, 64); }
+// Through int32 (a zero extension, then int -> float): GCC 12 lowers a direct u8 -> float
+// conversion element by element.
+MOE_INLINE f32x16 to_f32(u8x16 v) { return __builtin_convertvector(__builtin_convertvector(v, i32x16), f32x16); }
+
 // w = d (q - 8): |q - 8| <= 8 times an 11-bit d: exact.
-inline void q4_0_row(const uint8_t* b, int64_t blocks, float* w) {
+MOE_INLINE void q4_0_row(const uint8_t* __restrict b, int64_t blocks, float* __restrict w) {
   for (int64_t k = 0; k < blocks; ++k, b += 18, w += 32) {
     const float d = f16f(b);
-    for (int j = 0; j < 16; ++j) {
-      w[j] = d * float(int(b[2 + j] & 0xF) - 8);
-      w[j + 16] = d * float(int(b[2 + j] >> 4) - 8);
-    }
+    const u8x16 q = load16(b + 2);
+    store16(w, (to_f32(q & 0xF) - 8.0f) * d);
+    store16(w + 16, (to_f32(q >> 4) - 8.0f) * d);
   }
 }
 
 // w = d q, q int8: exact.
-inline void q8_0_row(const uint8_t* b, int64_t blocks, float* w) {
+MOE_INLINE void q8_0_row(const uint8_t* __restrict b, int64_t blocks, float* __restrict w) {
   for (int64_t k = 0; k < blocks; ++k, b += 34, w += 32) {
     const float d = f16f(b);
-    for (int j = 0; j < 32; ++j) w[j] = d * float(int8_t(b[2 + j]));
+    for (int h = 0; h < 2; ++h) {
+      i8x16 q;
+      std::memcpy(&q, b + 2 + 16 * h, 16);
+      store16(w + 16 * h, __builtin_convertvector(__builtin_convertvector(q, i32x16), f32x16) * d);
+    }
   }
 }
 
 // w = (d sc) q - (dmin m): d sc, (d sc) q and dmin m exact (<= 22 bits); the difference rounds once.
-inline void q4_k_row(const uint8_t* b, int64_t blocks, float* w) {
+MOE_INLINE void q4_k_row(const uint8_t* __restrict b, int64_t blocks, float* __restrict w) {
   for (int64_t k = 0; k < blocks; ++k, b += 144) {
     const float d = f16f(b), dmin = f16f(b + 2);
     const uint8_t* s = b + 4;
@@ -70,29 +104,31 @@ inline void q4_k_row(const uint8_t* b, int64_t blocks, float* w) {
         const int m = j < 4 ? s[j + 4] & 63 : (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
         dsc[h] = d * float(sc), dm[h] = dmin * float(m);
       }
-      for (int l = 0; l < 32; ++l) {
-        w[l] = dsc[0] * float(q[l] & 0xF) - dm[0];
-        w[l + 32] = dsc[1] * float(q[l] >> 4) - dm[1];
+      for (int half = 0; half < 2; ++half) {
+        const u8x16 v = load16(q + 16 * half);
+        store16(w + 16 * half, to_f32(v & 0xF) * dsc[0] - dm[0]);
+        store16(w + 32 + 16 * half, to_f32(v >> 4) * dsc[1] - dm[1]);
       }
     }
   }
 }
 
-// w = (d sc) (q - 32): d sc exact (19 bits); the product rounds once.
-inline void q6_k_row(const uint8_t* b, int64_t blocks, float* w) {
+// w = (d sc) (q - 32): d sc exact (19 bits); the product rounds once. Per 128 values: four runs
+// of 32 (low nibbles of ql[0..31] with bits 0-1 of qh, of ql[32..63] with bits 2-3, their high
+// nibbles with bits 4-5 and 6-7), each with two scales of 16.
+MOE_INLINE void q6_k_row(const uint8_t* __restrict b, int64_t blocks, float* __restrict w) {
   for (int64_t k = 0; k < blocks; ++k, b += 210) {
     const float d = f16f(b + 208);
     const uint8_t* ql = b;
     const uint8_t* qh = b + 128;
     const int8_t* sc = reinterpret_cast<const int8_t*>(b + 192);
     for (int half = 0; half < 2; ++half, ql += 64, qh += 32, sc += 8, w += 128)
-      for (int l = 0; l < 32; ++l) {
-        const int is = l / 16;
-        w[l] = d * float(sc[is]) * float((int(ql[l] & 0xF) | ((qh[l] >> 0) & 3) << 4) - 32);
-        w[l + 32] = d * float(sc[is + 2]) * float((int(ql[l + 32] & 0xF) | ((qh[l] >> 2) & 3) << 4) - 32);
-        w[l + 64] = d * float(sc[is + 4]) * float((int(ql[l] >> 4) | ((qh[l] >> 4) & 3) << 4) - 32);
-        w[l + 96] = d * float(sc[is + 6]) * float((int(ql[l + 32] >> 4) | ((qh[l] >> 6) & 3) << 4) - 32);
-      }
+      for (int run = 0; run < 4; ++run)
+        for (int part = 0; part < 2; ++part) {
+          const u8x16 lo = load16(ql + 32 * (run & 1) + 16 * part), hi = load16(qh + 16 * part);
+          const u8x16 q = ((lo >> (4 * (run >> 1))) & 0xF) | (((hi >> (2 * run)) & 3) << 4);
+          store16(w + 32 * run + 16 * part, (to_f32(q) - 32.0f) * (d * float(sc[2 * run + part])));
+        }
   }
 }
 
