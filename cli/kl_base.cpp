@@ -33,9 +33,7 @@ int run_kl_base(const KlBaseOptions& opt) {
   if (opt.threads > 0) omp_set_num_threads(opt.threads);
   auto model = Model::load(opt.model);
   const ModelConfig& c = model->config();
-  for (size_t t = 0; t < tokens.size(); ++t)
-    MOE_CHECK(tokens[t] < c.vocab, "kl-base: token id " << tokens[t] << " at position " << t << " out of range [0, "
-                                                        << c.vocab << ")");
+  check_token_range(tokens, c.vocab, "kl-base");
   MOE_CHECK(opt.bos < c.vocab, "kl-base: --bos " << opt.bos << " out of range [0, " << c.vocab << ")");
   auto backend = make_cpu_backend(opt.backend);
   Forward fwd(*model, *backend);

@@ -69,9 +69,7 @@ int run_model(const RunOptions& opt) {
   if (opt.threads > 0) omp_set_num_threads(opt.threads);
   auto model = Model::load(opt.model);
   const ModelConfig& c = model->config();
-  for (size_t t = 0; t < tokens.size(); ++t)
-    MOE_CHECK(tokens[t] < c.vocab, "run: token id " << tokens[t] << " at position " << t << " out of range [0, "
-                                                    << c.vocab << ")");
+  check_token_range(tokens, c.vocab, "run");
   auto backend = make_cpu_backend(opt.backend);
   ForwardOptions fo;
   fo.experts_per_tok = opt.experts_per_token;

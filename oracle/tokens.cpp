@@ -56,4 +56,10 @@ std::vector<int32_t> read_tokens(const std::string& tokens, const std::string& t
   return parse_tokens(ss.str(), tokens_file);
 }
 
+void check_token_range(const std::vector<int32_t>& tokens, int64_t vocab, const char* command) {
+  for (size_t t = 0; t < tokens.size(); ++t)
+    MOE_CHECK(tokens[t] < vocab, command << ": token id " << tokens[t] << " at position " << t << " out of range [0, "
+                                         << vocab << ")");
+}
+
 }  // namespace moe

@@ -13,4 +13,7 @@ std::vector<int32_t> parse_tokens(const std::string& text, const std::string& so
 // the subcommand in the usage error.
 std::vector<int32_t> read_tokens(const std::string& tokens, const std::string& tokens_file, const char* command);
 
+// Every id below `vocab`; otherwise an error naming `command`, the id and its position.
+void check_token_range(const std::vector<int32_t>& tokens, int64_t vocab, const char* command);
+
 }  // namespace moe

@@ -248,24 +248,28 @@ void ggml_dequant_parts(uint32_t type, std::span<const uint8_t> bytes, int64_t n
     f.decode(bytes.data() + k * int64_t(f.info.block_bytes), a + k * f.info.block, b + k * f.info.block);
 }
 
-void ggml_dequant_f64(uint32_t type, std::span<const uint8_t> bytes, int64_t n, double* out) {
+namespace {
+
+// Each value a + b (exact in f64), stored as T: the exact value, or it rounded once to f32.
+template <class T>
+void dequant_sum(uint32_t type, std::span<const uint8_t> bytes, int64_t n, T* out) {
   const Format& f = checked_format(type, bytes, n);
   double a[256], b[256];
   const int64_t blocks = n / f.info.block;
   for (int64_t k = 0; k < blocks; ++k) {
     f.decode(bytes.data() + k * int64_t(f.info.block_bytes), a, b);
-    for (int64_t j = 0; j < f.info.block; ++j) out[k * f.info.block + j] = a[j] + b[j];
+    for (int64_t j = 0; j < f.info.block; ++j) out[k * f.info.block + j] = T(a[j] + b[j]);
   }
 }
 
+}  // namespace
+
+void ggml_dequant_f64(uint32_t type, std::span<const uint8_t> bytes, int64_t n, double* out) {
+  dequant_sum(type, bytes, n, out);
+}
+
 void ggml_dequant_f32(uint32_t type, std::span<const uint8_t> bytes, int64_t n, float* out) {
-  const Format& f = checked_format(type, bytes, n);
-  double a[256], b[256];
-  const int64_t blocks = n / f.info.block;
-  for (int64_t k = 0; k < blocks; ++k) {
-    f.decode(bytes.data() + k * int64_t(f.info.block_bytes), a, b);
-    for (int64_t j = 0; j < f.info.block; ++j) out[k * f.info.block + j] = float(a[j] + b[j]);
-  }
+  dequant_sum(type, bytes, n, out);
 }
 
 }  // namespace moe
