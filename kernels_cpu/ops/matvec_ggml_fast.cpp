@@ -9,22 +9,20 @@
 // The formats of real checkpoints (q4_0, q8_0, q4_K, q6_K) are decoded here in f32 arithmetic
 // with one rounding per value at most, so each equals the exact value rounded once (the f16 scale
 // times a code of <= 6 bits and a sub-block scale of <= 8 bits has <= 25 significant bits: only
-// the last product may round); the other formats take ggml_dequant_f32. x86-64 builds clone the
-// row loop for AVX-512, AVX2 + FMA and the baseline (chosen at load by the CPU), so a portable
-// binary still runs the wide vectors; the clones compute the same values.
+// the last product may round); the other formats take ggml_dequant_f32. x86-64 builds compile the
+// row loop for AVX-512, AVX2 + FMA and the baseline and run the one matching the fast tier's SIMD
+// target (core/simd.h: the CPU's best, or the one pinned with MOE_SIMD / simd_pin), so a portable
+// binary still runs the wide vectors and every variant can be tested on one machine; they compute
+// the same values.
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "core/ggml_blocks.h"
+#include "core/simd.h"
 #include "ops/matvec_ggml.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define MOE_CLONES __attribute__((target_clones("avx512f", "avx2,fma", "default")))
-#else
-#define MOE_CLONES
-#endif
-// The helpers are inlined into each clone, so they are compiled for its target too.
+// The helpers are inlined into each variant of the row loop, so they are compiled for its target too.
 #define MOE_INLINE inline __attribute__((always_inline))
 
 namespace moe {
@@ -133,7 +131,7 @@ MOE_INLINE void q6_k_row(const uint8_t* __restrict b, int64_t blocks, float* __r
 }
 
 // One row: decoded into w, then dotted with each token's x into Y[t * rows].
-MOE_CLONES void row(uint32_t type, const uint8_t* bytes, size_t row_bytes, int64_t cols, const float* X,
+MOE_INLINE void row(uint32_t type, const uint8_t* bytes, size_t row_bytes, int64_t cols, const float* X,
                     int64_t tokens, int64_t rows, float* Y, float* w) {
   switch (type) {
     case 2: q4_0_row(bytes, cols / 32, w); break;
@@ -155,12 +153,42 @@ MOE_CLONES void row(uint32_t type, const uint8_t* bytes, size_t row_bytes, int64
   }
 }
 
+using RowFn = void (*)(uint32_t, const uint8_t*, size_t, int64_t, const float*, int64_t, int64_t, float*, float*);
+
+void row_baseline(uint32_t type, const uint8_t* b, size_t rb, int64_t cols, const float* X, int64_t tokens,
+                  int64_t rows, float* Y, float* w) {
+  row(type, b, rb, cols, X, tokens, rows, Y, w);
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx2,fma"))) void row_avx2(uint32_t type, const uint8_t* b, size_t rb, int64_t cols,
+                                                   const float* X, int64_t tokens, int64_t rows, float* Y, float* w) {
+  row(type, b, rb, cols, X, tokens, rows, Y, w);
+}
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void row_avx512(
+    uint32_t type, const uint8_t* b, size_t rb, int64_t cols, const float* X, int64_t tokens, int64_t rows, float* Y,
+    float* w) {
+  row(type, b, rb, cols, X, tokens, rows, Y, w);
+}
+#endif
+
+// The row loop for the fast tier's SIMD target: Highway's AVX3* targets are AVX-512.
+RowFn row_for_target() {
+#if defined(__x86_64__)
+  const std::string t = simd_target();
+  if (t.rfind("AVX3", 0) == 0) return row_avx512;
+  if (t == "AVX2") return row_avx2;
+#endif
+  return row_baseline;
+}
+
 }  // namespace
 
 void matvec_ggml_fast(const MatvecGgmlParams& p, const BlockMatrix& W, std::span<const float> X, std::span<float> Y) {
   matvec_ggml_validate(p, W, X, Y);
   if (p.rows == 0 || p.tokens == 0) return;
   const size_t rb = W.row_bytes();
+  const RowFn row_fn = row_for_target();
   constexpr int64_t kRowsPerTask = 16;
   const int64_t tasks = (p.rows + kRowsPerTask - 1) / kRowsPerTask;
 #pragma omp parallel
@@ -169,7 +197,7 @@ void matvec_ggml_fast(const MatvecGgmlParams& p, const BlockMatrix& W, std::span
 #pragma omp for schedule(dynamic, 4)
     for (int64_t task = 0; task < tasks; ++task)
       for (int64_t r = task * kRowsPerTask; r < std::min(p.rows, (task + 1) * kRowsPerTask); ++r)
-        row(W.type, W.data + size_t(r) * rb, rb, p.cols, X.data(), p.tokens, p.rows, Y.data() + r, w.data());
+        row_fn(W.type, W.data + size_t(r) * rb, rb, p.cols, X.data(), p.tokens, p.rows, Y.data() + r, w.data());
   }
 }
 

@@ -179,8 +179,7 @@ def matvec_ggml(W, X: np.ndarray, *, type: str | None = None, tier: str = "ref64
     if cols != xcols:
         raise ValueError(f"matvec_ggml: X rows have {xcols} values, W has {cols} columns")
     Y = _out(out, X.shape[:-1] + (rows,), np.float32, "matvec_ggml", "Y")
-    _core.matvec_ggml(tier, dict(type=_core.ggml_type_id(type), rows=rows, cols=cols, tokens=tokens),
-                      np.ascontiguousarray(raw).reshape(-1), X, Y)
+    _core.matvec_ggml(tier, dict(type=_core.ggml_type_id(type), rows=rows, cols=cols, tokens=tokens), raw, X, Y)
     return Y
 
 

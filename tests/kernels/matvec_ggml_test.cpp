@@ -108,20 +108,27 @@ TEST(matvec_ggml, F32TierIsTheFusedChainOverRoundedWeights) {
 
 TEST(matvec_ggml, FastTierDecodesEachWeightAsTheF32Tier) {
   // x one-hot at column c: every tier returns W[r][c] exactly (products with 0, sums with 0), so
-  // the fast tier's own decoders (q4_0, q8_0, q4_K, q6_K) must give ggml's f32 value of each weight.
-  for (uint32_t type : matvec_ggml_types()) {
-    const MatvecGgmlParams p{type, 3, 512, 1};
-    const MatvecGgmlInputs in = matvec_ggml_inputs(p, 9, false);
-    std::vector<float> w(3 * 512), y(3), x(512);
-    ggml_dequant_f32(type, in.W, 3 * 512, w.data());
-    for (int64_t c = 0; c < 512; ++c) {
-      std::fill(x.begin(), x.end(), 0.0f);
-      x[size_t(c)] = 1.0f;
-      matvec_ggml_fast(p, in.view(p), x, y);
-      for (int64_t r = 0; r < 3; ++r)
-        ASSERT_EQ(y[size_t(r)], w[size_t(r * 512 + c)]) << ggml_block_format(type)->name << " r " << r << " c " << c;
+  // the fast tier's own decoders (q4_0, q8_0, q4_K, q6_K) must give ggml's f32 value of each weight,
+  // in every SIMD variant of its row loop (AVX-512, AVX2, baseline: each pinned in turn).
+  test::each_simd_target([] {
+    for (uint32_t type : matvec_ggml_types()) {
+      const MatvecGgmlParams p{type, 3, 512, 1};
+      const MatvecGgmlInputs in = matvec_ggml_inputs(p, 9, false);
+      std::vector<float> w(3 * 512), y(3), x(512);
+      ggml_dequant_f32(type, in.W, 3 * 512, w.data());
+      for (int64_t c = 0; c < 512; ++c) {
+        std::fill(x.begin(), x.end(), 0.0f);
+        x[size_t(c)] = 1.0f;
+        matvec_ggml_fast(p, in.view(p), x, y);
+        for (int64_t r = 0; r < 3; ++r)
+          ASSERT_EQ(y[size_t(r)], w[size_t(r * 512 + c)]) << ggml_block_format(type)->name << " r " << r << " c " << c;
+      }
     }
-  }
+  });
+}
+
+TEST(matvec_ggml, FastTierPassesTheCheckOnEverySimdTarget) {
+  test::each_simd_target([] { test::expect_all_pass(matvec_ggml_check(3, CheckScope::Remainders)); });
 }
 
 TEST(matvec_ggml, NanPropagation) {
