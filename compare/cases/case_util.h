@@ -45,6 +45,17 @@ inline HostTensor u32_tensor(std::span<const uint32_t> v) {
   return t;
 }
 
+// The bytes of a ggml block-format tensor (GGUF), packed little-endian into u32 words (the last
+// word zero-padded): a kernel binds them as its own block structs.
+inline HostTensor block_tensor(std::span<const uint8_t> bytes) {
+  HostTensor t;
+  t.type = ElemType::U32;
+  t.words.assign((bytes.size() + 3) / 4, 0u);
+  std::copy(bytes.begin(), bytes.end(), reinterpret_cast<uint8_t*>(t.words.data()));
+  t.elems = int64_t(t.words.size());
+  return t;
+}
+
 inline HostTensor output_f32(int64_t n) { return f32_tensor(std::vector<float>(size_t(n), 0.0f), true); }
 
 // An i32 output (routing indices), poisoned before every step.

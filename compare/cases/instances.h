@@ -17,7 +17,9 @@
 #include "ops/conv1d_step.h"
 #include "ops/decay_beta.h"
 #include "ops/delta_net.h"
+#include "ops/dequant_ggml.h"
 #include "ops/embedding.h"
+#include "ops/glu.h"
 #include "ops/matmul_q.h"
 #include "ops/moe_combine.h"
 #include "ops/qk_norm.h"
@@ -25,6 +27,7 @@
 #include "ops/rmsnorm.h"
 #include "ops/rmsnorm_gated.h"
 #include "ops/matvec_bf16.h"
+#include "ops/matvec_ggml.h"
 #include "ops/mla_attention.h"
 #include "ops/rope.h"
 #include "ops/rope_yarn.h"
@@ -49,6 +52,13 @@ OpCase rope_yarn_instance(const std::string& label, uint64_t seed, const RopeYar
                           std::span<const int64_t> positions, std::span<const float> x);
 OpCase matvec_bf16_instance(const std::string& label, uint64_t seed, const MatvecBf16Params& p,
                             std::span<const bf16> W, std::span<const float> x);
+// GGUF models' ops; `exact`: the matvec_ggml spec's exact inputs (bound 0).
+OpCase matvec_ggml_instance(const std::string& label, uint64_t seed, const MatvecGgmlParams& p, const BlockMatrix& W,
+                            std::span<const float> x, bool exact = false);
+OpCase dequant_ggml_instance(const std::string& label, uint64_t seed, const DequantGgmlParams& p,
+                             const BlockMatrix& W);
+OpCase glu_instance(const std::string& label, uint64_t seed, const GluParams& p, std::span<const float> gate,
+                    std::span<const float> up);
 OpCase router_noaux_instance(const std::string& label, uint64_t seed, const RouterNoauxParams& p,
                              std::span<const float> logits, std::span<const float> bias);
 OpCase mla_attention_instance(const std::string& label, uint64_t seed, const MlaAttentionParams& p,

@@ -157,23 +157,29 @@ def matvec_bf16(W: np.ndarray, x: np.ndarray, *, tier: str = "ref64", out=None) 
     return y
 
 
+def _ggml_matrix(W, type, op):
+    """(type, rows, cols or None, raw uint8 bytes) of a ggml block-quantized [rows, cols] tensor:
+    a ``moeoracle.GgufTensor`` (read_gguf), or raw bytes [rows, row_bytes] with ``type``."""
+    if hasattr(W, "raw") and hasattr(W, "ne"):
+        if type is not None and type != W.type:
+            raise ValueError(f"{op}: type={type!r} given for a {W.type} tensor")
+        if len(W.ne) != 2:
+            raise ValueError(f"{op}: W has ne {W.ne}, expected two dimensions [cols, rows]")
+        (cols, rows) = W.ne
+        return W.type, rows, cols, W.raw
+    if type is None:
+        raise ValueError(f"{op}: W is raw bytes: give its ggml type, e.g. type='q4_K'")
+    raw = _arr(W, op, "W")
+    if raw.ndim != 2:
+        raise ValueError(f"{op}: W has shape {raw.shape}, expected uint8 [rows, row_bytes]")
+    return type, int(raw.shape[0]), None, raw
+
+
 def matvec_ggml(W, X: np.ndarray, *, type: str | None = None, tier: str = "ref64", out=None) -> np.ndarray:
     """Y [..., rows] = X W^T, X [..., cols] (leading dimensions = tokens; one token is a matvec).
     W is a ggml block-quantized [rows, cols] tensor: a ``moeoracle.GgufTensor`` (read_gguf), or
     its raw bytes as a uint8 array [rows, row_bytes] with ``type`` its ggml name ("q4_K")."""
-    if hasattr(W, "raw") and hasattr(W, "ne"):
-        if type is not None and type != W.type:
-            raise ValueError(f"matvec_ggml: type={type!r} given for a {W.type} tensor")
-        if len(W.ne) != 2:
-            raise ValueError(f"matvec_ggml: W has ne {W.ne}, expected two dimensions [cols, rows]")
-        type, (cols, rows), raw = W.type, W.ne, W.raw
-    else:
-        if type is None:
-            raise ValueError("matvec_ggml: W is raw bytes: give its ggml type, e.g. type='q4_K'")
-        raw = _arr(W, "matvec_ggml", "W")
-        if raw.ndim != 2:
-            raise ValueError(f"matvec_ggml: W has shape {raw.shape}, expected uint8 [rows, row_bytes]")
-        rows, cols = int(raw.shape[0]), None
+    type, rows, cols, raw = _ggml_matrix(W, type, "matvec_ggml")
     tokens, (xcols,) = _split(X, "matvec_ggml", "X", ["cols"])
     cols = xcols if cols is None else cols
     if cols != xcols:
@@ -181,6 +187,23 @@ def matvec_ggml(W, X: np.ndarray, *, type: str | None = None, tier: str = "ref64
     Y = _out(out, X.shape[:-1] + (rows,), np.float32, "matvec_ggml", "Y")
     _core.matvec_ggml(tier, dict(type=_core.ggml_type_id(type), rows=rows, cols=cols, tokens=tokens), raw, X, Y)
     return Y
+
+
+def dequant_ggml(W, *, type: str | None = None, cols: int | None = None, tier: str = "ref64",
+                 out=None) -> np.ndarray:
+    """y [rows, cols] float32: the values of a ggml block-quantized [rows, cols] tensor, each
+    rounded once (bit-exact in every tier). W as for matvec_ggml; raw bytes need ``type`` and
+    ``cols``."""
+    type, rows, wcols, raw = _ggml_matrix(W, type, "dequant_ggml")
+    if wcols is None:
+        if cols is None:
+            raise ValueError("dequant_ggml: W is raw bytes: give cols, the values per row")
+        wcols = cols
+    elif cols is not None and cols != wcols:
+        raise ValueError(f"dequant_ggml: cols={cols} given for a tensor of {wcols} columns")
+    y = _out(out, (rows, wcols), np.float32, "dequant_ggml", "y")
+    _core.dequant_ggml(tier, dict(type=_core.ggml_type_id(type), rows=rows, cols=wcols), raw, y)
+    return y
 
 
 def embedding(table: QuantizedMatrix, ids: np.ndarray, *, tier: str = "ref64", out=None) -> np.ndarray:

@@ -1,4 +1,4 @@
-// Bindings of the quantized-weight ops: dequant, matvec_q, matmul_q, matvec_bf16, matvec_ggml, embedding,
+// Bindings of the quantized-weight ops: dequant, matvec_q, matmul_q, matvec_bf16, matvec_ggml, dequant_ggml, embedding,
 // argmax.
 // Each is _core.<op>(tier, params, arrays...): params is a dict of the op's params struct, the
 // arrays are viewed in place, outputs are written into the arrays given (python/moeoracle/ops.py
@@ -55,6 +55,20 @@ void bind_matvec_ggml(py::module_& m) {
         MOE_PY_CALL_TIER(t, matvec_ggml, p, W, x, y);
       },
       "Y [tokens, rows] = X W^T, W the bytes of a ggml block-quantized [rows, cols] tensor (uint8)");
+}
+
+void bind_dequant_ggml(py::module_& m) {
+  bind_op(
+      m, "dequant_ggml", {"W", "y"},
+      [](Tier t, const DequantGgmlParams& p, In<uint8_t> w, Out<float> y) {
+        const BlockMatrix W{uint32_t(p.type), w.data(), p.rows, p.cols};
+        MOE_CHECK(p.type >= 0 && ggml_block_format(uint32_t(p.type)),
+                  "dequant_ggml: type " << p.type << " is not a ggml format moeoracle decodes");
+        MOE_CHECK(w.size() == W.bytes(), "dequant_ggml: W has " << w.size() << " bytes, type " << p.type << " ["
+                                                                << p.rows << ", " << p.cols << "] needs " << W.bytes());
+        MOE_PY_CALL_TIER(t, dequant_ggml, p, W, y);
+      },
+      "y [rows, cols] f32 = the values of a ggml block-quantized [rows, cols] tensor (uint8 bytes)");
 }
 
 void bind_embedding(py::module_& m) {

@@ -72,3 +72,17 @@ def test_matvec_ggml_on_a_gguf_tensor(gguf_path):
         moeoracle.ops.matvec_ggml(q.raw.reshape(2, 34), x)
     with pytest.raises(moeoracle.Error, match="W has 67 bytes"):
         moeoracle.ops.matvec_ggml(q.raw[:67].reshape(1, 67), np.zeros(64, np.float32), type="q8_0")
+
+
+def test_dequant_ggml_on_a_gguf_tensor(gguf_path):
+    # The independent writer's q8_0 values, bit for bit in every tier, from the tensor or its bytes.
+    q = moeoracle.read_gguf(gguf_path)["blk.0.attn_q.weight"]
+    for tier in ("ref64", "ref32", "fast"):
+        y = moeoracle.ops.dequant_ggml(q, tier=tier)
+        assert y.shape == (2, 32) and y.dtype == np.float32
+        np.testing.assert_array_equal(y, q.values())
+    np.testing.assert_array_equal(moeoracle.ops.dequant_ggml(q.raw.reshape(2, 34), type="q8_0", cols=32), q.values())
+    with pytest.raises(ValueError, match="give cols"):
+        moeoracle.ops.dequant_ggml(q.raw.reshape(2, 34), type="q8_0")
+    with pytest.raises(ValueError, match="cols=64 given"):
+        moeoracle.ops.dequant_ggml(q, cols=64)

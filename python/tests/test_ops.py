@@ -77,6 +77,7 @@ CASES = {
     "matmul_q": lambda r, t: ops.matmul_q(qmat(r, 16, 128, 8), normal(r, (3, 128)), tier=t),
     "matvec_bf16": lambda r, t: ops.matvec_bf16(moeoracle.f32_to_bf16(normal(r, (17, 64), 0.1)), normal(r, 64), tier=t),
     "matvec_ggml": lambda r, t: ops.matvec_ggml(q8_0_rows(r, 9, 128), normal(r, (2, 128)), type="q8_0", tier=t),
+    "dequant_ggml": lambda r, t: ops.dequant_ggml(q8_0_rows(r, 5, 96), type="q8_0", cols=96, tier=t),
     "embedding": lambda r, t: ops.embedding(qmat(r, 50, 64), r.integers(0, 50, 5).astype(np.int32), tier=t),
     "argmax": lambda r, t: ops.argmax(normal(r, (4, 100)), tier=t),
     "rmsnorm": lambda r, t: ops.rmsnorm(normal(r, (3, 67)), normal(r, 67, 0.2) + 1, tier=t),
