@@ -58,10 +58,12 @@ class LayerClock final : public moe::TapSink {
 
 struct BytesOf {
   int64_t operator()(const moe::QuantMatrix& m) const { return m.bytes(); }
+  int64_t operator()(const moe::Weight& w) const { return w.ggml ? int64_t(w.g.bytes()) : w.q.bytes(); }
   int64_t operator()(std::span<const moe::bf16> w) const { return int64_t(w.size()) * 2; }
 } bytes_of;
 struct WeightsOf {
   int64_t operator()(const moe::QuantMatrix& m) const { return m.rows * m.cols; }
+  int64_t operator()(const moe::Weight& w) const { return w.rows() * w.cols(); }
   int64_t operator()(std::span<const moe::bf16> w) const { return int64_t(w.size()); }
 } weights_of;
 
@@ -136,7 +138,7 @@ int main(int argc, char** argv) {
     const int64_t K = fwd.experts_per_tok();
 
     // Bytes a token must read.
-    const int64_t bytes = sum_per_token(*model, K, bytes_of) + model->embed().bytes() / c.vocab;
+    const int64_t bytes = sum_per_token(*model, K, bytes_of) + bytes_of(model->embed()) / c.vocab;
 
     moe::ModelState st = moe::ModelState::make(c, tokens + 1);
     LayerClock clock(c.layers);

@@ -44,12 +44,6 @@ void print_stats(const std::string& name, const std::string& type, const std::st
               lo, hi, mean, sd, (long long)nan, (long long)inf);
 }
 
-bool is_gguf(const std::string& path) {
-  char magic[4] = {};
-  std::ifstream(path, std::ios::binary).read(magic, 4);
-  return std::memcmp(magic, "GGUF", 4) == 0;
-}
-
 // A GGUF file: its header, metadata and tensors (ggml's dimension order, ne[0] first); the values
 // of every type core/ggml_blocks.h decodes (exactly) summarised, other types listed with their
 // size and offset.
@@ -76,7 +70,7 @@ int inspect_gguf(const std::string& path) {
 }
 
 int inspect_dump(const InspectOptions& opt) {
-  if (is_gguf(opt.file)) return inspect_gguf(opt.file);
+  if (is_gguf_file(opt.file)) return inspect_gguf(opt.file);
   SafetensorsFile f(opt.file);
   for (const auto& [k, v] : f.metadata()) std::printf("# %s: %s\n", k.c_str(), v.c_str());
   std::printf("%-56s %-5s %-14s %12s %12s %12s %12s %6s %6s\n", "tensor", "dtype", "shape", "min", "max", "mean",

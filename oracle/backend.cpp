@@ -26,6 +26,16 @@ class CpuBackend final : public OpBackend {
   void matmul_q(const MatmulQParams& p, const QuantMatrix& w, std::span<const float> x, std::span<float> y) override {
     MOE_TIER_CALL(matmul_q, p, w, x, y);
   }
+  void matvec_ggml(const MatvecGgmlParams& p, const BlockMatrix& w, std::span<const float> x,
+                   std::span<float> y) override {
+    MOE_TIER_CALL(matvec_ggml, p, w, x, y);
+  }
+  void dequant_ggml(const DequantGgmlParams& p, const BlockMatrix& w, std::span<float> y) override {
+    MOE_TIER_CALL(dequant_ggml, p, w, y);
+  }
+  void glu(const GluParams& p, std::span<const float> gate, std::span<const float> up, std::span<float> y) override {
+    MOE_TIER_CALL(glu, p, gate, up, y);
+  }
   void rmsnorm(const RmsNormParams& p, std::span<const float> x, std::span<const float> w,
                std::span<float> y) override {
     MOE_TIER_CALL(rmsnorm, p, x, w, y);

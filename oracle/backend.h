@@ -22,6 +22,10 @@ class OpBackend {
   }
   virtual void embedding(const EmbeddingParams&, const QuantMatrix&, std::span<const int32_t>, std::span<float>) = 0;
   virtual void matmul_q(const MatmulQParams&, const QuantMatrix&, std::span<const float>, std::span<float>) = 0;
+  // GGUF models: projections, embedding rows and the SwiGLU activation of ggml block-format weights.
+  virtual void matvec_ggml(const MatvecGgmlParams&, const BlockMatrix&, std::span<const float>, std::span<float>) = 0;
+  virtual void dequant_ggml(const DequantGgmlParams&, const BlockMatrix&, std::span<float>) = 0;
+  virtual void glu(const GluParams&, std::span<const float>, std::span<const float>, std::span<float>) = 0;
   virtual void rmsnorm(const RmsNormParams&, std::span<const float>, std::span<const float>, std::span<float>) = 0;
   virtual void qk_norm(const QkNormParams&, std::span<const float>, std::span<const float>, std::span<float>,
                        std::span<float>) = 0;

@@ -24,10 +24,48 @@ void Forward::tap(const std::string& name, std::span<const float> data, int64_t 
 
 void Forward::locate(const std::string& where) { be_.locate(where); }
 
-void Forward::matmul(const std::string& where, const QuantMatrix& w, std::span<const float> x, int64_t T,
+void Forward::matmul(const std::string& where, const Weight& w, std::span<const float> x, int64_t T,
                      std::span<float> y) {
   locate(where);
-  be_.matmul_q(MatmulQParams{quant_params(w), T}, w, x, y);
+  std::vector<float> xp;
+  if (!w.x_perm.empty()) {  // x in the matrix's column order
+    const int64_t n = w.cols();
+    xp.resize(x.size());
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t c = 0; c < n; ++c) xp[size_t(t * n + c)] = x[size_t(t * n + w.x_perm[size_t(c)])];
+    x = xp;
+  }
+  if (w.ggml) return be_.matvec_ggml(MatvecGgmlParams{w.g.type, w.g.rows, w.g.cols, T}, w.g, x, y);
+  be_.matmul_q(MatmulQParams{quant_params(w.q), T}, w.q, x, y);
+}
+
+void Forward::expert_ggml(const GgmlExpert& e, std::span<const float> x, int64_t T, std::span<float> y) {
+  const int64_t I = e.gate.rows;
+  std::vector<float> g(size_t(T * I)), u(g.size());
+  be_.matvec_ggml(MatvecGgmlParams{e.gate.type, I, e.gate.cols, T}, e.gate, x, g);
+  be_.matvec_ggml(MatvecGgmlParams{e.up.type, I, e.up.cols, T}, e.up, x, u);
+  be_.glu(GluParams{T, I, int64_t(GluAct::Silu)}, g, u, g);
+  be_.matvec_ggml(MatvecGgmlParams{e.down.type, e.down.rows, I, T}, e.down, g, y);
+}
+
+// x [T, d] = the embedding rows of the tokens: the embedding op (MLX tables) or one dequant_ggml
+// row per token (GGUF tables, as llama.cpp's get_rows).
+void Forward::embed(std::span<const int32_t> tokens, std::span<float> x) {
+  const ModelConfig& c = model_.config();
+  const int64_t T = int64_t(tokens.size()), d = c.hidden;
+  const Weight& w = model_.embed();
+  locate("model.embed_tokens");
+  if (!w.ggml) {
+    EmbeddingParams p;
+    p.tokens = T, p.vocab = c.vocab, p.dim = d, p.bits = w.q.bits, p.group_size = w.q.group_size;
+    return be_.embedding(p, w.q, tokens, x);
+  }
+  for (int64_t t = 0; t < T; ++t) {
+    const int32_t id = tokens[size_t(t)];
+    MOE_CHECK(id >= 0 && id < c.vocab,
+              "forward: token id " << id << " at position " << t << " out of range [0, " << c.vocab << ")");
+    be_.dequant_ggml(DequantGgmlParams{w.g.type, 1, d}, w.g.row_block(id, 1), x.subspan(size_t(t * d), size_t(d)));
+  }
 }
 
 std::vector<float> Forward::run(std::span<const int32_t> tokens, ModelState& state, TapSink* taps) {
@@ -38,14 +76,9 @@ std::vector<float> Forward::run(std::span<const int32_t> tokens, ModelState& sta
                                                                             << " layers, the model " << c.layers);
   taps_ = taps;
   std::vector<float> x(size_t(T * d)), xn(x.size()), mix(x.size()), h(x.size());
-  {
-    EmbeddingParams p;
-    p.tokens = T, p.vocab = c.vocab, p.dim = d, p.bits = model_.embed().bits, p.group_size = model_.embed().group_size;
-    locate("model.embed_tokens");
-    be_.embedding(p, model_.embed(), tokens, x);
-    if (taps_ && taps_->wants("tokens")) taps_->put_i32("tokens", tokens, T, 1);
-    tap("model.embed_tokens.out", x, T);
-  }
+  embed(tokens, x);
+  if (taps_ && taps_->wants("tokens")) taps_->put_i32("tokens", tokens, T, 1);
+  tap("model.embed_tokens.out", x, T);
   RmsNormParams norm;
   norm.rows = T, norm.dim = d, norm.eps = c.eps, norm.add_one = false;
   ResidualAddParams add;
@@ -204,10 +237,12 @@ void Forward::mlp(int64_t i, std::span<const float> h, std::span<const float> hn
   std::vector<float> sh(size_t(T * d));
   SwigluExpertParams sp;
   sp.tokens = T, sp.hidden = d, sp.bits = lw.mlp.shared.gate.bits;
+  const bool ggml = model_.is_gguf();
   if (!lw.moe) {  // Qwen3-Next dense MLP layer: x = h + MLP(h_norm)
     sp.inter = c.dense_inter;
     locate(L(i, "mlp.dense"));
-    be_.swiglu_expert(sp, lw.mlp.shared, hn, sh);
+    if (ggml) expert_ggml(lw.mlp.shared_ggml, hn, T, sh);
+    else be_.swiglu_expert(sp, lw.mlp.shared, hn, sh);
     tap(L(i, "mlp.out"), sh, T);
     ResidualAddParams add;
     add.n = T * d;
@@ -231,7 +266,8 @@ void Forward::mlp(int64_t i, std::span<const float> h, std::span<const float> hn
 
   sp.inter = c.shared_inter;
   locate(L(i, "mlp.shared_expert"));
-  be_.swiglu_expert(sp, lw.mlp.shared, hn, sh);
+  if (ggml) expert_ggml(lw.mlp.shared_ggml, hn, T, sh);
+  else be_.swiglu_expert(sp, lw.mlp.shared, hn, sh);
   tap(L(i, "mlp.shared_expert.out"), sh, T);
   std::vector<float> gamma(static_cast<size_t>(T));
   matmul(L(i, "mlp.shared_expert_gate"), lw.mlp.shared_expert_gate, hn, T, gamma);
@@ -271,6 +307,12 @@ void Forward::routed_experts(int64_t i, std::span<const float> hn, int64_t T, st
   ep.tokens = 1, ep.hidden = d, ep.inter = c.moe_inter;
   for (int64_t t = 0; t < T; ++t)
     for (int64_t s = 0; s < K; ++s) {
+      if (model_.is_gguf()) {
+        be_.locate(L(i, "mlp.experts.slot") + std::to_string(s), t);
+        expert_ggml(model_.expert_ggml(i, idx[size_t(t * K + s)]), hn.subspan(size_t(t * d), size_t(d)), 1,
+                    e.subspan(size_t((t * K + s) * d), size_t(d)));
+        continue;
+      }
       const ExpertWeights ew = model_.expert(i, idx[size_t(t * K + s)]);
       ep.bits = ew.gate.bits;
       be_.locate(L(i, "mlp.experts.slot") + std::to_string(s), t);

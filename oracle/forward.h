@@ -66,8 +66,11 @@ class Forward {
                        std::span<const float> gamma, bool routed_tap, std::span<float> out);
   void mlp(int64_t layer, std::span<const float> h, std::span<const float> hn, int64_t T, std::span<float> out);
   // The projection `where` (a module name, for the backend's locate): y [T, w.rows] = x w^T.
-  void matmul(const std::string& where, const QuantMatrix& w, std::span<const float> x, int64_t T,
-              std::span<float> y);
+  void matmul(const std::string& where, const Weight& w, std::span<const float> x, int64_t T, std::span<float> y);
+  // A SwiGLU MLP (shared expert, dense MLP, one routed expert) whose weights are in ggml block
+  // formats, as ggml computes it: gate and up (matvec_ggml), glu (SiLU), down.
+  void expert_ggml(const GgmlExpert& e, std::span<const float> x, int64_t T, std::span<float> y);
+  void embed(std::span<const int32_t> tokens, std::span<float> x);
   void tap(const std::string& name, std::span<const float> data, int64_t T);
   void locate(const std::string& where);
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <fstream>
 #include <type_traits>
 #include <sstream>
 
@@ -262,6 +263,12 @@ const std::string& GgufFile::get_string(const std::string& key) const {
   MOE_CHECK(v->type == GgufType::STRING,
             "gguf: " << path() << ": metadata '" << key << "': expected a string, found " << v->summary());
   return v->s;
+}
+
+bool is_gguf_file(const std::string& path) {
+  char magic[4] = {};
+  std::ifstream in(path, std::ios::binary);
+  return in.read(magic, 4) && std::memcmp(magic, "GGUF", 4) == 0;
 }
 
 }  // namespace moe

@@ -109,6 +109,9 @@ class GgufFile {
   std::map<std::string, size_t> tensor_index_;
 };
 
+// Whether the file at `path` starts with GGUF's magic (false when unreadable).
+bool is_gguf_file(const std::string& path);
+
 // A tensor to write: `bytes` must be the exact size its type and shape take.
 struct GgufTensorOut {
   std::string name;

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/check.h"
+#include "oracle/gguf.h"
 #include "oracle/json_read.h"
 
 namespace moe {
@@ -49,6 +50,10 @@ void expect_tensor(const TensorInfo& info, DType dt, const std::vector<int64_t>&
 
 std::unique_ptr<Model> Model::load(const std::string& dir) {
   std::unique_ptr<Model> m(new Model());
+  if (fs::is_regular_file(dir) && is_gguf_file(dir)) {
+    m->load_gguf(dir);
+    return m;
+  }
   m->table_ = open_checkpoint(dir);
   m->cfg_ = parse_model_config(m->table_.config, m->table_.config_source);
   m->resolve();

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/check.h"
+#include "oracle/gguf_convert.h"
 #include "core/mlx_quantize.h"
 #include "core/rng.h"
 #include "oracle/atomic_file.h"
@@ -340,8 +341,19 @@ void write_synthetic_mlx(const ModelConfig& c, uint64_t seed, const std::string&
 }
 
 void write_synthetic(const ModelConfig& c, uint64_t seed, const std::string& dir, const std::string& format) {
-  MOE_CHECK(format == "mlx" || format == "moeflux", "fixture: format '" << format << "', expected mlx or moeflux");
+  MOE_CHECK(format == "mlx" || format == "moeflux" || format == "gguf",
+            "fixture: format '" << format << "', expected mlx, moeflux or gguf");
   if (format == "mlx") return write_synthetic_mlx(c, seed, dir);
+  if (format == "gguf") {
+    // Through an MLX model in a sibling directory (removed after), converted without loss.
+    const std::string mlx = dir + ".mlx-intermediate";
+    write_synthetic_mlx(c, seed, mlx);
+    write_gguf_model(*Model::load(mlx), dir);
+    std::error_code ec;
+    fs::remove_all(mlx, ec);
+    MOE_CHECK(!ec, mlx << ": cannot remove the intermediate MLX fixture: " << ec.message());
+    return;
+  }
   // moeflux: the export's staging directory also holds the intermediate MLX model, removed before
   // publishing, so a kill leaves one temporary tree. The export records a fixed source (not the
   // intermediate's random name): the same seed gives the same bytes.

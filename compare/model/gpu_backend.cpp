@@ -206,6 +206,23 @@ void GpuBackend::matmul_q(const MatmulQParams& p, const QuantMatrix& w, std::spa
       [&] { cpu_->matmul_q(p, w, x, y); });
 }
 
+void GpuBackend::matvec_ggml(const MatvecGgmlParams& p, const BlockMatrix& w, std::span<const float> x,
+                             std::span<float> y) {
+  run("matvec_ggml", [&] { return matvec_ggml_instance(where_, 0, p, w, x); }, {{"y", y, {}}},
+      [&] { cpu_->matvec_ggml(p, w, x, y); });
+}
+
+void GpuBackend::dequant_ggml(const DequantGgmlParams& p, const BlockMatrix& w, std::span<float> y) {
+  run("dequant_ggml", [&] { return dequant_ggml_instance(where_, 0, p, w); }, {{"y", y, {}}},
+      [&] { cpu_->dequant_ggml(p, w, y); });
+}
+
+void GpuBackend::glu(const GluParams& p, std::span<const float> gate, std::span<const float> up, std::span<float> y) {
+  // y may be gate or up (the forward writes the activation over gate): the instance copies its inputs.
+  run("glu", [&] { return glu_instance(where_, 0, p, gate, up); }, {{"y", y, {}}},
+      [&] { cpu_->glu(p, gate, up, y); });
+}
+
 void GpuBackend::swiglu_expert(const SwigluExpertParams& p, const ExpertWeights& e, std::span<const float> x,
                                std::span<float> y) {
   run("swiglu_expert", [&] { return swiglu_expert_instance(where_, 0, p, e, x); }, {{"y", y, {}}},

@@ -45,6 +45,9 @@ class GpuBackend final : public OpBackend {
 
   void embedding(const EmbeddingParams&, const QuantMatrix&, std::span<const int32_t>, std::span<float>) override;
   void matmul_q(const MatmulQParams&, const QuantMatrix&, std::span<const float>, std::span<float>) override;
+  void matvec_ggml(const MatvecGgmlParams&, const BlockMatrix&, std::span<const float>, std::span<float>) override;
+  void dequant_ggml(const DequantGgmlParams&, const BlockMatrix&, std::span<float>) override;
+  void glu(const GluParams&, std::span<const float>, std::span<const float>, std::span<float>) override;
   void rmsnorm(const RmsNormParams&, std::span<const float>, std::span<const float>, std::span<float>) override;
   void qk_norm(const QkNormParams&, std::span<const float>, std::span<const float>, std::span<float>,
                std::span<float>) override;

@@ -74,7 +74,7 @@ class Model:
         self._m = _core.Model(self.path)
 
     config = _core_attr("_m", "config", "The model's shape and conventions (oracle/config.h), layer kinds included.")
-    format = _core_attr("_m", "format", '"mlx" or "moeflux".')
+    format = _core_attr("_m", "format", '"mlx", "moeflux" or "gguf".')
 
     def session(self, backend: str = "fast", *, experts_per_token: int = 0, qk_norm_eps: str = "hf",
                 capacity: int = 0, seed: int = 0) -> "Session":
@@ -178,7 +178,8 @@ def run(model: Model | str | os.PathLike, tokens, *, backend: str = "fast", taps
 
 def fixture(preset: str = "tiny", out: str | os.PathLike = "", *, format: str = "mlx", seed: int = 1) -> str:
     """`moeoracle fixture`: a deterministic synthetic model (same seed, same bytes) written to
-    the directory `out` in MLX or moeflux format. Presets: tiny (4 layers, hidden 256, 8
+    `out` in MLX or moeflux format (a directory) or GGUF (one file, llama.cpp's qwen35moe /
+    qwen3next layout, the MLX weights without loss: docs/gguf.md). Presets: tiny (4 layers, hidden 256, 8
     experts), a3b-2layers, a17b-2layers (Qwen real shapes), ds3-tiny (DeepSeek-V3, the golden
     model's shapes), cogito-2layers (Cogito-V2's real shapes, 7.5 GB). Returns out."""
     out = os.fspath(out)

@@ -113,6 +113,14 @@ class Session {
   ModelState state_;
 };
 
+// The MLX-affine views (embed, lm_head, expert) of a model that has them; a GGUF model's tensors
+// are read with read_gguf.
+const QuantMatrix& mlx_only(const Model& md, const QuantMatrix& m) {
+  MOE_CHECK(!md.is_gguf(), md.dir() << ": a GGUF model holds ggml block formats, not MLX affine matrices: read its "
+                                    << "tensors with moeoracle.read_gguf");
+  return m;
+}
+
 // `moeoracle fixture` (cli/fixture.cpp): MLX directly, moeflux by exporting a temporary MLX one.
 void fixture(const std::string& preset, const std::string& out, const std::string& format, uint64_t seed) {
   const ModelConfig cfg = synthetic_preset(preset);
@@ -131,10 +139,12 @@ void bind_model(py::module_& m) {
            py::arg("dir"))
       .def_property_readonly("config", [](const Model& md) { return config_dict(md.config()); })
       .def_property_readonly("format",
-                             [](const Model& md) { return md.format() == SourceFormat::Mlx ? "mlx" : "moeflux"; })
+                             [](const Model& md) {
+                               return md.is_gguf() ? "gguf" : md.format() == SourceFormat::Mlx ? "mlx" : "moeflux";
+                             })
       .def_property_readonly("dir", &Model::dir)
-      .def("embed", [](const std::shared_ptr<Model>& md) { return quant_views(md, md->embed()); })
-      .def("lm_head", [](const std::shared_ptr<Model>& md) { return quant_views(md, md->lm_head()); })
+      .def("embed", [](const std::shared_ptr<Model>& md) { return quant_views(md, mlx_only(*md, md->embed().q)); })
+      .def("lm_head", [](const std::shared_ptr<Model>& md) { return quant_views(md, mlx_only(*md, md->lm_head().q)); })
       .def(
           "expert",
           [](const std::shared_ptr<Model>& md, int64_t layer, int64_t e) {
@@ -142,6 +152,7 @@ void bind_model(py::module_& m) {
                       "expert: layer " << layer << " expert " << e << ", expected layer in [0, " << md->config().layers
                                        << ") and expert in [0, " << md->config().experts << ")");
             MOE_CHECK(md->layer(layer).moe, "expert: layer " << layer << " is a dense MLP layer, it has no experts");
+            mlx_only(*md, QuantMatrix{});
             const ExpertWeights w = md->expert(layer, e);
             return py::make_tuple(quant_views(md, w.gate), quant_views(md, w.up), quant_views(md, w.down));
           },

@@ -111,5 +111,24 @@ def test_model_errors(tiny_mlx, tmp_path):
         moeoracle.run(tiny_mlx, [-1], backend="ref64")
     with pytest.raises(moeoracle.Error, match="ref65"):
         moeoracle.run(tiny_mlx, [1], backend="ref65")
-    with pytest.raises(moeoracle.Error, match="format 'gguf', expected mlx or moeflux"):
-        moeoracle.fixture("tiny", tmp_path / "x", format="gguf")
+    with pytest.raises(moeoracle.Error, match="format 'onnx', expected mlx, moeflux or gguf"):
+        moeoracle.fixture("tiny", tmp_path / "x", format="onnx")
+
+
+def test_gguf_model_runs_like_its_mlx_source(tiny_mlx, tmp_path):
+    """The tiny fixture as GGUF (q4_1 for its 4-bit matrices: the same exact weights): the truth's
+    taps equal the MLX model's bit for bit up to layer 2, where two A_log values do not survive
+    llama.cpp's ssm_a = -exp(A_log) in f32 (one f32 rounding of A_log), and within 1e-5 after."""
+    gguf = moeoracle.fixture("tiny", tmp_path / "tiny.gguf", format="gguf", seed=3)
+    m = moeoracle.Model(gguf)
+    assert m.format == "gguf" and m.config == moeoracle.Model(tiny_mlx).config
+    a = moeoracle.run(tiny_mlx, TOKENS, backend="ref64", taps="*")
+    b = moeoracle.run(gguf, TOKENS, backend="ref64", taps="*")
+    assert list(a.taps) == list(b.taps)
+    for name in a.taps:
+        if name.startswith(("tokens", "model.embed_tokens", "model.layers.0.", "model.layers.1.")):
+            np.testing.assert_array_equal(a.taps[name], b.taps[name], err_msg=name)
+        else:
+            assert np.abs(a.taps[name] - b.taps[name]).max() <= 1e-5 * np.abs(a.taps[name]).max(), name
+    with pytest.raises(moeoracle.Error, match="read its tensors with moeoracle.read_gguf"):
+        m.embed()

@@ -26,6 +26,17 @@ expect_text inspect_gguf "blk.0.attn_q.weight                                   
 head -c 300 "$dir/m.gguf" > "$dir/cut.gguf"
 check inspect_gguf_cut 2 "$bin" inspect "$dir/cut.gguf"
 expect_text inspect_gguf_cut "cut.gguf"
+# A GGUF model: the same fixture written as GGUF (q4_1 holds its 4-bit weights exactly) runs to
+# the MLX model's truth dump within 1e-5 (bit for bit until two of layer 2's A_log values take
+# llama.cpp's lossy ssm_a = -exp(A_log) form); inspect lists its llama.cpp tensors.
+check fixture_gguf 0 "$bin" fixture --preset tiny --format gguf --seed 3 --out "$dir/m.tiny.gguf"
+check fixture_mlx 0 "$bin" fixture --preset tiny --format mlx --seed 3 --out "$dir/mlx3"
+check inspect_gguf_model 0 "$bin" inspect "$dir/m.tiny.gguf"
+expect_text inspect_gguf_model 'general.architecture: string "qwen35moe"'
+expect_text inspect_gguf_model "blk.0.ffn_gate_exps.weight"
+check run_gguf 0 "$bin" run --model "$dir/m.tiny.gguf" --tokens $toks --backend ref64 --dump "$dir/gguf.st"
+check run_mlx3 0 "$bin" run --model "$dir/mlx3" --tokens $toks --backend ref64 --dump "$dir/mlx3.st"
+check diff_gguf 0 "$bin" diff "$dir/mlx3.st" "$dir/gguf.st" --threshold 1e-5
 # Drift of the fast tier's next-token distributions from the truth's (tokens from the dump's metadata).
 check drift_ok 0 "$bin" drift "$dir/ref.st" "$dir/fast.st" --max-kld 1e-6
 expect_text drift_ok "Same top p: 100.0000"

@@ -131,7 +131,7 @@ TEST(deepseek_v3_loader, LoadsTheTinyFixture) {
   EXPECT_EQ(l1.mlp.shared.gate.rows, 64); EXPECT_EQ(l1.mlp.shared.down.cols, 64);
   const ExpertWeights e = m->expert(2, 15);
   EXPECT_EQ(e.gate.rows, 64); EXPECT_EQ(e.down.rows, 256);
-  EXPECT_NE(m->lm_head().w, m->embed().w);  // untied
+  EXPECT_NE(m->lm_head().q.w, m->embed().q.w);  // untied
 }
 
 TEST(deepseek_v3_loader, MissingOrMisShapedTensorIsNamed) {

@@ -10,6 +10,7 @@
 
 #include "oracle/dump.h"
 #include "oracle/forward.h"
+#include "oracle/gguf_convert.h"
 #include "oracle/safetensors.h"
 #include "test_util.h"
 
@@ -49,10 +50,11 @@ struct GoldenRun {
   std::unique_ptr<DumpSink> dump;
 };
 
+// `model`: the checkpoint to run ("": the golden's own MLX directory).
 GoldenRun run_golden(const std::string& name, const std::string& golden, const std::string& backend, bool decode,
-                     QkNormEps eps) {
+                     QkNormEps eps, const std::string& model) {
   GoldenRun r;
-  r.model = Model::load(kGolden + name);
+  r.model = Model::load(model.empty() ? kGolden + name : model);
   r.golden = std::make_unique<SafetensorsFile>(kGolden + name + "/" + golden);
   const TensorInfo& tok = *r.golden->find("tokens");
   r.tokens.resize(size_t(tok.numel()));
@@ -74,8 +76,8 @@ GoldenRun run_golden(const std::string& name, const std::string& golden, const s
 // Every golden tap within `rel` (max |ours - HF| / max |HF| per tap), expert sets equal per token
 // except on near-ties (the golden's k-th vs (k+1)-th probability gap below `tie`).
 void expect_matches_golden(const std::string& name, const std::string& golden, const std::string& backend, bool decode,
-                           double rel, QkNormEps eps = QkNormEps::Hf) {
-  GoldenRun r = run_golden(name, golden, backend, decode, eps);
+                           double rel, QkNormEps eps = QkNormEps::Hf, const std::string& model = "") {
+  GoldenRun r = run_golden(name, golden, backend, decode, eps, model);
   // One file per process: ctest runs this file's tests in parallel processes, and two of them
   // dump the same model and backend (a shared name raced: one's rename took the other's file).
   const std::string path = "/tmp/moeoracle_golden_" + name + "_" + backend + "_" + std::to_string(::getpid()) +
@@ -130,8 +132,8 @@ void expect_matches_golden(const std::string& name, const std::string& golden, c
       if (m >= tie) EXPECT_EQ(want, got) << name << " " << backend << " layer " << i << " token " << t;
     }
   }
-  std::printf("%s vs %s, %s %s: %d taps, worst %.3g at %s\n", name.c_str(), golden.c_str(), backend.c_str(),
-              decode ? "decode" : "prefill", compared, worst, worst_tap.c_str());
+  std::printf("%s%s vs %s, %s %s: %d taps, worst %.3g at %s\n", name.c_str(), model.empty() ? "" : " (GGUF)",
+              golden.c_str(), backend.c_str(), decode ? "decode" : "prefill", compared, worst, worst_tap.c_str());
 }
 
 // The truth tier (f64) against HF, both families, prefill and decode: within 1e-5 of max|tap|
@@ -161,6 +163,23 @@ TEST(golden, F32TiersMatchHf) {
       expect_matches_golden(m, "golden_f64.safetensors", b, false, 3e-5);
       expect_matches_golden(m, "golden_f64.safetensors", b, true, 3e-5);
     }
+}
+
+// The same models converted to GGUF (oracle/gguf_convert.h: q4_1 for the 4-bit matrices, f32 for
+// the 8-bit router and gates, value heads tiled and ssm_a = -exp(A_log) as llama.cpp writes them)
+// and run from the GGUF: held to the same bounds as from MLX, every tier.
+TEST(golden, GgufConversionMatchesHf) {
+  test::Scratch dir("golden_gguf");
+  std::filesystem::create_directories(dir.dir);
+  for (const char* m : {"qwen3_5_moe_tiny", "qwen3_next_tiny"}) {
+    const std::string gguf = (dir.dir / (std::string(m) + ".gguf")).string();
+    write_gguf_model(*Model::load(kGolden + m), gguf);
+    for (bool decode : {false, true}) {
+      expect_matches_golden(m, "golden.safetensors", "ref64", decode, 1e-5, QkNormEps::Hf, gguf);
+      expect_matches_golden(m, "golden_f64.safetensors", "ref64", decode, 1e-5, QkNormEps::Hf, gguf);
+      for (const char* b : {"ref32", "fast"}) expect_matches_golden(m, "golden_f64.safetensors", b, decode, 3e-5, QkNormEps::Hf, gguf);
+    }
+  }
 }
 
 }  // namespace
