@@ -15,8 +15,10 @@
 #include "oracle/dump.h"
 #include "oracle/forward.h"
 #include "oracle/gguf.h"
+#include "oracle/gguf_convert.h"
 #include "oracle/safetensors.h"
 #include "oracle/snapshot.h"
+#include "oracle/synth.h"
 
 namespace moe::fuzz {
 namespace {
@@ -279,6 +281,23 @@ void gguf_seeds() {
   fs::remove(p);
 }
 
+// GGUF models: the small model (qwen35moe, value heads tiled) and its Qwen3-Next twin (qwen3next:
+// ssm_ba), as write_gguf_model writes them.
+void gguf_model_seeds() {
+  const Fixtures& fx = fixtures();
+  const fs::path p = scratch() / "seed_model.gguf";
+  write_gguf_model(*fx.model, p.string());
+  seed("gguf_model", "small_qwen35moe.gguf", read_file(p));
+  ModelConfig next = small_config();
+  next.family = Family::Qwen3Next;
+  const fs::path dir = scratch() / "seed_next_mlx";
+  write_synthetic_mlx(next, 2, dir.string());
+  write_gguf_model(*Model::load(dir.string()), p.string());
+  seed("gguf_model", "small_qwen3next.gguf", read_file(p));
+  fs::remove_all(dir);
+  fs::remove(p);
+}
+
 void text_seeds() {
   const std::string map = read_file(fs::path(MOE_SOURCE_DIR) / "tests/tap_writer/engine_map.json");
   seed("tap_map", "engine_map.json", map);
@@ -305,6 +324,7 @@ int main(int argc, char** argv) {
     g_out = argv[1];
     safetensors_seeds();
     gguf_seeds();
+    gguf_model_seeds();
     dump_seeds();
     model_seeds();
     snapshot_seeds();

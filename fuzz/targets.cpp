@@ -18,7 +18,7 @@ std::span<const TargetInfo> targets() {
       {"manifest", manifest, prepare_manifests}, {"expr", expr, nullptr},
       {"case_file", case_file, nullptr},        {"tap_map", tap_map, nullptr},
       {"dump_diff", dump_diff, nullptr},        {"tokens", tokens, nullptr},
-      {"gguf", gguf, nullptr},
+      {"gguf", gguf, nullptr},                  {"gguf_model", gguf_model, prepare_models},
   };
 #endif
   return all;

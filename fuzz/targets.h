@@ -30,6 +30,8 @@ void safetensors(const uint8_t* data, size_t size);
 // A GGUF file (oracle/gguf.h): every metadata value summarised, every tensor's bytes read and the
 // values of the types core/ggml_blocks.h decodes.
 void gguf(const uint8_t* data, size_t size);
+// A GGUF model file (oracle/model_gguf.cpp): loads it, views every routed expert, runs one token.
+void gguf_model(const uint8_t* data, size_t size);
 // An MLX checkpoint directory: config.json [@@ model.safetensors.index.json], over fixed valid
 // shards (support.h); loaded, every expert viewed, one token run.
 void mlx_model(const uint8_t* data, size_t size);

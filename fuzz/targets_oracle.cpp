@@ -20,7 +20,7 @@ void load_and_run(const fs::path& dir) {
   const ModelConfig& c = m->config();
   for (int64_t l = 0; l < c.layers; ++l)
     if (m->layer(l).moe)
-      for (int64_t e = 0; e < c.experts; ++e) m->expert(l, e);
+      for (int64_t e = 0; e < c.experts; ++e) m->is_gguf() ? (void)m->expert_ggml(l, e) : (void)m->expert(l, e);
   ModelState st = ModelState::make(c, 1);
   forward_one(*m, st);
 }
@@ -43,6 +43,12 @@ void mlx_model(const uint8_t* data, size_t size) {
   if (parts.size() > 1) write_file(dir / "model.safetensors.index.json", parts[1]);
   else fs::remove(dir / "model.safetensors.index.json");
   load_and_run(dir);
+}
+
+void gguf_model(const uint8_t* data, size_t size) {
+  const fs::path p = scratch() / "input_model.gguf";
+  write_file(p, as_text(data, size));
+  load_and_run(p);
 }
 
 void moeflux(const uint8_t* data, size_t size) {

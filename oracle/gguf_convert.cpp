@@ -100,20 +100,20 @@ void append(QuantStorage& dst, const QuantStorage& src) {
   dst.rows += src.rows;
 }
 
-// m with its columns moved in blocks of `span` (a multiple of the group size): block k of the
-// result is block src[k] of m.
-QuantStorage move_column_blocks(const QuantMatrix& m, int64_t span, const std::vector<int64_t>& src) {
-  MOE_CHECK(span % m.group_size == 0, "gguf write: value heads of " << span << " columns are not whole MLX groups of "
-                                                                     << m.group_size << ": cannot reorder out_proj");
-  QuantStorage s = take_rows(m, all_rows(m.rows));
-  const int64_t wpb = span * m.bits / 32, gpb = span / m.group_size, wpr = m.words_per_row(), gpr = m.groups_per_row();
-  for (int64_t r = 0; r < m.rows; ++r)
-    for (size_t k = 0; k < src.size(); ++k) {
-      std::memcpy(&s.w[size_t(r * wpr + int64_t(k) * wpb)], m.w + r * wpr + src[k] * wpb, size_t(wpb) * 4);
-      std::memcpy(&s.scales[size_t(r * gpr + int64_t(k) * gpb)], m.scales + r * gpr + src[k] * gpb, size_t(gpb) * 2);
-      std::memcpy(&s.biases[size_t(r * gpr + int64_t(k) * gpb)], m.biases + r * gpr + src[k] * gpb, size_t(gpb) * 2);
-    }
-  return s;
+// Columns of a converted [rows, cols] matrix moved in spans of `span` columns: span k of each row
+// becomes span src[k]. Whole q4_1 blocks move, so span must be a multiple of 32 there.
+void move_column_spans(uint32_t type, std::vector<uint8_t>& bytes, int64_t rows, int64_t cols, int64_t span,
+                       const std::vector<int64_t>& src, const std::string& name) {
+  const int64_t per = type == kQ4_1 ? 32 : 1, unit = type == kQ4_1 ? 20 : 4;
+  MOE_CHECK(span % per == 0, "gguf write: '" << name << "': value heads of " << span
+                                             << " columns are not whole q4_1 blocks of 32: cannot reorder them");
+  const size_t row_bytes = size_t(cols / per * unit), span_bytes = size_t(span / per * unit);
+  std::vector<uint8_t> row(row_bytes);
+  for (int64_t r = 0; r < rows; ++r) {
+    uint8_t* p = bytes.data() + size_t(r) * row_bytes;
+    for (size_t k = 0; k < src.size(); ++k) std::memcpy(row.data() + k * span_bytes, p + size_t(src[k]) * span_bytes, span_bytes);
+    std::memcpy(p, row.data(), row_bytes);
+  }
 }
 
 std::string blk(int64_t i, const char* what) { return "blk." + std::to_string(i) + "." + what; }
@@ -123,9 +123,12 @@ struct Writer {
   const ModelConfig& c;
   Tensors t;
 
-  void mat(const std::string& name, const Weight& w, bool force_f32 = false) {
+  // `spans`: reorder the columns in spans of `span` (value heads) as move_column_spans.
+  void mat(const std::string& name, const Weight& w, bool force_f32 = false, int64_t span = 0,
+           const std::vector<int64_t>& spans = {}) {
     MOE_CHECK(!w.ggml && w.x_perm.empty(), "gguf write: '" << name << "' is not an MLX matrix");
     auto [type, bytes] = to_ggml(w.q, name, force_f32);
+    if (!spans.empty()) move_column_spans(type, bytes, w.q.rows, w.q.cols, span, spans, name);
     t.add(name, type, {w.q.cols, w.q.rows}, std::move(bytes));
   }
   // Expert stacks: [cols, rows, E], each expert converted alike (a format per tensor: q4_1 only
@@ -186,7 +189,7 @@ void Writer::linear(int64_t i) {
     mat(blk(i, "attn_gate.weight"), take_rows(w.z.q, z_rows).view());
     mat(blk(i, "ssm_beta.weight"), take_rows(w.b.q, head_rows).view());
     mat(blk(i, "ssm_alpha.weight"), take_rows(w.a.q, head_rows).view());
-    mat(blk(i, "ssm_out.weight"), move_column_blocks(w.out.q, Dv, head_rows).view());
+    mat(blk(i, "ssm_out.weight"), w.out, false, Dv, head_rows);
   }
   t.add_f32(blk(i, "ssm_conv1d.weight"), {K, C}, conv);
   t.add_f32(blk(i, "ssm_dt.bias"), {Hv}, dt);

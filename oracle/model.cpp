@@ -367,6 +367,7 @@ void Model::resolve_mlp_noaux(int64_t i) {
 
 ExpertWeights Model::expert(int64_t layer, int64_t e) const {
   const ModelConfig& c = cfg_;
+  MOE_CHECK(!is_gguf(), "expert: " << table_.dir << " is a GGUF model: its experts are ggml block matrices (expert_ggml)");
   MOE_CHECK(layer >= 0 && layer < c.layers && layers_[size_t(layer)].moe,
             "expert: layer " << layer << " is not an MoE layer of this " << c.layers << "-layer model");
   MOE_CHECK(e >= 0 && e < c.experts, "expert: expert id " << e << " out of range [0, " << c.experts << ")");
