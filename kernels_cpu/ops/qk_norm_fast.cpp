@@ -13,7 +13,9 @@ void qk_norm_fast(const QkNormParams& p, std::span<const float> q, std::span<con
                   std::span<float> k_out) {
   qk_norm_validate(p, q, k, q_out, k_out);
   const int64_t dk = p.head_dim, rows = p.tokens * p.heads;
-  const auto [q_scale, k_scale] = qk_norm_factors<float>(p);
+  // Plain variables, not a structured binding: clang 14 cannot capture one into the OpenMP region.
+  const std::pair<float, float> factors = qk_norm_factors<float>(p);
+  const float q_scale = factors.first, k_scale = factors.second;
   using In = Eigen::Map<const Eigen::ArrayXf>;
   using Out = Eigen::Map<Eigen::ArrayXf>;
 #pragma omp parallel for schedule(static) if (rows * dk >= (1 << 18))
