@@ -10,7 +10,8 @@
 // Every tier gives the same bits: the truth rounds the exact f64 value to f32, the f32 tier and the
 // fast tier decode in f32 where every product of an f16 scale with the format's small integer
 // codes is exact and only the last operation (the add of a min or offset) may round, which is then
-// the correctly rounded exact value. So is every correct kernel's: bound 0 (spec/dequant_ggml_spec.h).
+// the correctly rounded exact value. So is every correct kernel's, up to the sign of a zero (ggml's
+// products give -0 for d (q - 32) = 0 with d < 0): bound 0 on the value (spec/dequant_ggml_spec.h).
 // NaN / Inf scales reach exactly the values of their block.
 #pragma once
 #include <cstdint>

@@ -23,6 +23,9 @@ std::vector<uint8_t> dequant_ggml_inputs(const DequantGgmlParams& p, uint64_t se
 // Bound 0 for every judge: each output is one weight, whose exact value is a product of an f16
 // scale and integers of at most 14 significant bits (exact in f32) or a sum of two such products;
 // fused or not, a correct kernel forms the exact value and rounds it at most once (Vulkan's +, *
-// and fma are correctly rounded), which is the truth's f64 value rounded to f32.
+// and fma are correctly rounded), which is the truth's f64 value rounded to f32. The sign of a
+// zero is not the op's: a kernel computing d sc (q - 32) with d sc < 0 gives -0 where the truth's
+// a + b gives +0 (ggml's get_rows for q6_K / iq4_xs does), the same weight, so the GPU judge
+// compares values (|y - truth| <= 0), not bits.
 
 }  // namespace moe

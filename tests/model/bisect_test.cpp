@@ -3,6 +3,7 @@
 // mode; a deliberately wrong kernel planted in one op is named by bisect with its exact layer,
 // its case file reproduces the failure alone, and the same case passes on the bundled kernels.
 #include <filesystem>
+#include <set>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -89,6 +90,26 @@ TEST(bisect, BundledKernelsPassIsolatedAndFree) {
         }
       EXPECT_TRUE(logits);
     }
+  }
+}
+
+// The same model as a GGUF file (ggml block formats): the forward's matvec_ggml / dequant_ggml
+// calls have no bundled kernel and run on the truth (uncovered, named), every other op runs on
+// the device and passes, in both modes.
+TEST(bisect, GgufModelOnBundledKernels) {
+  if (!have_device()) GTEST_SKIP() << "no Vulkan device";
+  const fs::path gguf = work() / "tiny.gguf";
+  if (!fs::exists(gguf)) write_synthetic(synthetic_preset("tiny"), 7, gguf.string(), "gguf");
+  for (const char* mode : {"isolated", "free"}) {
+    ModelCompareOptions o = options(mode);
+    o.model = gguf.string();
+    const ModelCompareResult r = run_model_compare(o);
+    EXPECT_EQ(r.failed, 0) << mode;
+    EXPECT_GT(r.passed, 50) << mode;
+    std::set<std::string> uncovered, covered;
+    for (const OpRecord& rec : r.records) (rec.covered ? covered : uncovered).insert(rec.op);
+    EXPECT_EQ(uncovered, (std::set<std::string>{"dequant_ggml", "matvec_ggml"})) << mode;
+    EXPECT_TRUE(covered.count("glu")) << mode;
   }
 }
 
