@@ -42,7 +42,9 @@ template <class P>
 P with_conventions(P p, const Conventions& conv) {
   ExprVars vars;
   p.visit([&](const char* name, const auto& value) { vars[name] = double(value); });
-  for (const auto& [name, expr] : conv) {
+  for (const auto& entry : conv) {  // not a structured binding: clang 14 cannot capture one in a lambda
+    const std::string& name = entry.first;
+    const std::string& expr = entry.second;
     const double v = eval_expr(expr, vars);
     bool found = false;
     P::visit_conventions(p, [&](const char* field, auto& value) {

@@ -27,6 +27,7 @@ void remainders(std::vector<DequantGgmlShape>& out) {
     add(3, 3 * B);
     add(33, (B == 256 ? 9 : 37) * B);
     add(2, 4096 + B);
+    add(65537, B);  // past one dispatch dimension: GPU kernels that clamp it loop over rows
     if (B != ggml_block_format(type)->block) add(3, 37);  // a float row no block divides
   }
 }

@@ -12,8 +12,9 @@ namespace moe {
 using DequantGgmlShape = SpecShape<DequantGgmlParams>;
 
 // Remainders, per format of matvec_ggml_types(): one block, a few rows of a few blocks, 33 rows of
-// an odd block count, one row past 4096 columns. Real: rows of the families' embedding tables and
-// expert matrices in the types llama.cpp's Q4_K_M / Q6_K / Q8_0 / F16 files store them.
+// an odd block count, one row past 4096 columns, 65537 rows of one block (past the 65535
+// workgroups a dispatch dimension holds). Real: rows of the families' embedding tables and expert
+// matrices in the types llama.cpp's Q4_K_M / Q6_K / Q8_0 / F16 files store them.
 std::vector<DequantGgmlShape> dequant_ggml_shapes(bool remainders, bool real);
 
 // W: the blocks matvec_ggml_inputs draws (random codes and sub-block scales, f16 scales of real
