@@ -229,7 +229,8 @@ std::vector<std::pair<std::string, GgufValue>> Writer::metadata() const {
   auto u = [](int64_t v) { return GgufValue::of_u32(uint32_t(v)); };
   std::vector<std::pair<std::string, GgufValue>> kv = {
       {"general.architecture", GgufValue::of_string(arch)},
-      {"general.name", GgufValue::of_string("moeoracle conversion of " + m.dir())},
+      // Not the source's path: the same model written from anywhere gives the same bytes.
+      {"general.name", GgufValue::of_string(std::string("moeoracle conversion, ") + family_name(c.family))},
       {"general.alignment", u(32)},
       {a + "block_count", u(c.layers)},
       {a + "context_length", u(262144)},

@@ -31,6 +31,9 @@ expect_text inspect_gguf_cut "cut.gguf"
 # llama.cpp's lossy ssm_a = -exp(A_log) form); inspect lists its llama.cpp tensors.
 check fixture_gguf 0 "$bin" fixture --preset tiny --format gguf --seed 3 --out "$dir/m.tiny.gguf"
 check fixture_mlx 0 "$bin" fixture --preset tiny --format mlx --seed 3 --out "$dir/mlx3"
+mkdir -p "$dir/again"
+check fixture_gguf_again 0 "$bin" fixture --preset tiny --format gguf --seed 3 --out "$dir/again/other.gguf"
+check fixture_gguf_same_bytes 0 cmp "$dir/m.tiny.gguf" "$dir/again/other.gguf"
 check inspect_gguf_model 0 "$bin" inspect "$dir/m.tiny.gguf"
 expect_text inspect_gguf_model 'general.architecture: string "qwen35moe"'
 expect_text inspect_gguf_model "blk.0.ffn_gate_exps.weight"
