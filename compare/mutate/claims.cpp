@@ -44,6 +44,37 @@ std::string condition_text(const json& c) {
   return t;
 }
 
+// A claim's "kernel": one unit name, or a list of them (the same mutant of a file shared by several
+// kernels: the unit is named after the file in a run of them all, after the kernel in a run of one).
+bool is_unit_names(const json& k) {
+  if (k.is_string()) return true;
+  if (!k.is_array() || k.empty()) return false;
+  return std::all_of(k.begin(), k.end(), [](const json& e) { return e.is_string(); });
+}
+
+std::vector<std::string> unit_names(const json& k) {
+  if (k.is_string()) return {k.get<std::string>()};
+  return k.get<std::vector<std::string>>();
+}
+
+// One claim about unit `kernel`'s mutant: a survivor becomes equivalent; a kill refutes the claim.
+void apply_claim(const json& c, const std::string& kernel, MutateReport& rep) {
+  const std::string id = c["mutant"], why = c["why"];
+  auto it = std::find_if(rep.mutants.begin(), rep.mutants.end(),
+                         [&](const MutantResult& r) { return r.kernel == kernel && r.mutant.id() == id; });
+  if (it == rep.mutants.end()) return;  // not generated in this run (sampled out, or another rule set)
+  if (it->status == MutantStatus::Survived) {
+    if (!claim_applies(c, *it)) return;  // a survivor here: the device lacks the condition
+    it->status = MutantStatus::Equivalent, it->why = why;
+    if (c.contains("when"))
+      it->why += " [holds at " + condition_text(c) + "; this run's cases: " + std::to_string(it->min_subgroup) +
+                 (it->max_subgroup != it->min_subgroup ? ".." + std::to_string(it->max_subgroup) : "") + "]";
+  } else if ((it->status == MutantStatus::Killed || it->status == MutantStatus::TimedOut) &&
+             claim_applies(c, *it)) {  // a conditional claim is refuted only inside its condition
+    rep.wrong_claims.push_back(kernel + " " + id + ": claimed equivalent (" + why + ") but killed by " + it->criterion);
+  }
+}
+
 }  // namespace
 
 void apply_claims_text(const std::string& path, const std::string& text, MutateReport& rep) {
@@ -57,26 +88,13 @@ void apply_claims_text(const std::string& path, const std::string& text, MutateR
   // Every claim is checked before any is applied: a bad file changes nothing.
   for (const json& c : claims) {
     MOE_CHECK(c.is_object() && c.contains("kernel") && c.contains("mutant") && c.contains("why") &&
-                  c["kernel"].is_string() && c["mutant"].is_string() && c["why"].is_string(),
-              path << ": every claim needs \"kernel\", \"mutant\" and \"why\" (strings); found " << c.dump());
+                  is_unit_names(c["kernel"]) && c["mutant"].is_string() && c["why"].is_string(),
+              path << ": every claim needs \"kernel\" (a unit name or a list of them), \"mutant\" and \"why\" "
+                   << "(strings); found " << c.dump());
     check_when(path, c);  // every claim's condition, whether or not its mutant was generated
   }
-  for (const json& c : claims) {
-    const std::string kernel = c["kernel"], id = c["mutant"], why = c["why"];
-    auto it = std::find_if(rep.mutants.begin(), rep.mutants.end(),
-                           [&](const MutantResult& r) { return r.kernel == kernel && r.mutant.id() == id; });
-    if (it == rep.mutants.end()) continue;  // not generated in this run (sampled out, or another rule set)
-    if (it->status == MutantStatus::Survived) {
-      if (!claim_applies(c, *it)) continue;  // a survivor here: the device lacks the condition
-      it->status = MutantStatus::Equivalent, it->why = why;
-      if (c.contains("when"))
-        it->why += " [holds at " + condition_text(c) + "; this run's cases: " + std::to_string(it->min_subgroup) +
-                   (it->max_subgroup != it->min_subgroup ? ".." + std::to_string(it->max_subgroup) : "") + "]";
-    } else if ((it->status == MutantStatus::Killed || it->status == MutantStatus::TimedOut) &&
-               claim_applies(c, *it)) {  // a conditional claim is refuted only inside its condition
-      rep.wrong_claims.push_back(kernel + " " + id + ": claimed equivalent (" + why + ") but killed by " + it->criterion);
-    }
-  }
+  for (const json& c : claims)
+    for (const std::string& kernel : unit_names(c["kernel"])) apply_claim(c, kernel, rep);
 }
 
 }  // namespace moe::compare

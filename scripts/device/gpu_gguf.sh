@@ -2,7 +2,9 @@
 # GGUF on the GPU machine (issue 36): PART 1 judges ggml's get_rows (op dequant_ggml) at every
 # shape, bisects the tiny fixture written as GGUF on ggml's kernels (isolated and free), and runs
 # the full mutation of the q4_0 matvec and half of the q4_K one; PART 2 the other half of q4_K and
-# the get_rows / q8_0 / q6_K mutations. ggml's shaders from devbin/ggml. Every output is tarred
+# the get_rows / q8_0 / q6_K mutations; PART 3 the rest of those and the iq4_xs pipelines without
+# access checks (DIAG: a manifest of such entries). ggml's shaders from devbin/ggml. Shards count
+# from 0. Every output is tarred
 # into $OUT/gguf-part$PART.tar.xz (a call returns few files).
 set -u
 . "$(dirname "$0")/unpack.sh"
@@ -16,7 +18,15 @@ mutate() {  # kernel, shard ("" for all), time limit
     --timeout-ms 10000 --json $w/mutate-$tag.json > $w/mutate-$tag.txt 2>&1
   echo "mutate $tag: rc $? in $(( $(date +%s) - s )) s: $(tail -1 $w/mutate-$tag.txt)"
 }
-if [ "${PART:-1}" = 1 ]; then
+if [ "${PART:-1}" = 3 ]; then
+  if [ -n "${DIAG:-}" ]; then
+    moeoracle compare --kernels $DIAG --kernels-root $r --ops matvec_ggml,dequant_ggml --shapes remainders --jobs 8 > $w/iq4xs-nochecks.txt 2>&1
+    echo "iq4_xs without access checks: rc $? $(tail -1 $w/iq4xs-nochecks.txt)"
+  fi
+  mutate mul_mat_vec_q4_k_f32_f32_subgroup 0/2 160
+  mutate mul_mat_vec_q6_k_f32_f32_subgroup 0/2 80
+  mutate mul_mat_vec_q8_0_f32_f32_subgroup "" 260
+elif [ "${PART:-1}" = 1 ]; then
   s=$(date +%s)
   moeoracle compare --kernels $m --kernels-root $r --ops dequant_ggml --shapes all --jobs 8 > $w/getrows.txt 2>&1
   echo "get_rows: rc $? in $(( $(date +%s) - s )) s: $(tail -1 $w/getrows.txt)"
@@ -30,7 +40,7 @@ if [ "${PART:-1}" = 1 ]; then
   mutate mul_mat_vec_q4_0_f32_f32_subgroup "" 250
   mutate mul_mat_vec_q4_k_f32_f32_subgroup 1/2 200
 else
-  mutate mul_mat_vec_q4_k_f32_f32_subgroup 2/2 200
+  mutate mul_mat_vec_q4_k_f32_f32_subgroup 0/2 200
   mutate get_rows_q4_k_f32 "" 100
   mutate mul_mat_vec_q8_0_f32_f32_subgroup "" 120
   mutate mul_mat_vec_q6_k_f32_f32_subgroup 1/2 120

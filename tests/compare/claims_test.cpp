@@ -33,6 +33,18 @@ TEST(Claims, PlainClaimMakesTheSurvivorEquivalent) {
   EXPECT_TRUE(rep.wrong_claims.empty());
 }
 
+// A claim may name several units (a shared file's mutant, run as one kernel or as the file).
+TEST(Claims, ClaimOfSeveralUnitsAppliesToEach) {
+  MutateReport rep = one(MutantStatus::Survived, 8, 8);
+  apply_claims_text("c.json", R"([{"kernel": ["f.comp", "k"], "mutant": "3:7 add_to_sub '+' -> '-'", "why": "adds zero"}])",
+                    rep);
+  EXPECT_EQ(rep.mutants[0].status, MutantStatus::Equivalent);
+  MutateReport killed = one(MutantStatus::Killed, 8, 8);
+  apply_claims_text("c.json", R"([{"kernel": ["f.comp", "k"], "mutant": "3:7 add_to_sub '+' -> '-'", "why": "w"}])",
+                    killed);
+  EXPECT_EQ(killed.wrong_claims.size(), 1u);
+}
+
 TEST(Claims, KillRefutesAPlainClaim) {
   MutateReport rep = one(MutantStatus::Killed, 8, 8);
   apply_claims_text("c.json", kPlain, rep);
@@ -102,7 +114,10 @@ TEST(Claims, MalformedClaimsNameTheFileAndWhatIsWrong) {
   EXPECT_NE(message(R"([{"kernel": "k", "mutant": "m", "why": "w", "when": {"min_subgroup_size": -1}}])")
                 .find("unsigned"),
             std::string::npos);
-  EXPECT_NE(message(R"([{"kernel": 7, "mutant": "m", "why": "w"}])").find("(strings)"), std::string::npos);
+  EXPECT_NE(message(R"([{"kernel": 7, "mutant": "m", "why": "w"}])").find("a unit name or a list"), std::string::npos);
+  EXPECT_NE(message(R"([{"kernel": [], "mutant": "m", "why": "w"}])").find("a unit name or a list"), std::string::npos);
+  EXPECT_NE(message(R"([{"kernel": ["k", 7], "mutant": "m", "why": "w"}])").find("a unit name or a list"),
+            std::string::npos);
   // A good claim before a bad one is not applied either: a failed file changes nothing.
   message(R"([{"kernel": "k", "mutant": "3:7 add_to_sub '+' -> '-'", "why": "w"},
              {"kernel": "k", "mutant": "m", "why": "w", "when": {"max_subgroup_size": "32"}}])");
