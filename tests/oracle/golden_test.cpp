@@ -129,7 +129,9 @@ void expect_matches_golden(const std::string& name, const std::string& golden, c
       }
       float m;
       std::memcpy(&m, margin.data + 4 * t, 4);
-      if (m >= tie) EXPECT_EQ(want, got) << name << " " << backend << " layer " << i << " token " << t;
+      if (m >= tie) {
+        EXPECT_EQ(want, got) << name << " " << backend << " layer " << i << " token " << t;
+      }
     }
   }
   std::printf("%s%s vs %s, %s %s: %d taps, worst %.3g at %s\n", name.c_str(), model.empty() ? "" : " (GGUF)",
