@@ -111,6 +111,7 @@ class Model {
   void load_gguf(const std::string& path); // a GGUF file's config and tensors (model_gguf.cpp)
   void resolve_gguf();
   void resolve_gguf_layer(int64_t layer);
+  void resolve_gguf_linear(int64_t layer);
   int bits_of(const std::string& module) const;  // the manifest's bits (moeflux) or the config's
 
   TensorTable table_;

@@ -158,14 +158,6 @@ void Model::resolve_gguf_layer(int64_t i) {
   lw.input_norm = vector_of(f, blk(i, "attn_norm.weight"), d);
   lw.post_norm = vector_of(f, blk(i, "post_attention_norm.weight"), d);
   auto mat = [&](const char* what, int64_t rows, int64_t cols) { return Weight(block_matrix(f, blk(i, what), rows, cols)); };
-  // Rows of `src` in the order `rows` (whole rows: exact for every format), owned by the model.
-  auto gather = [&](const BlockMatrix& src, const std::vector<int64_t>& rows) {
-    const size_t rb = src.row_bytes();
-    auto bytes = std::make_unique<std::vector<uint8_t>>(rows.size() * rb);
-    for (size_t k = 0; k < rows.size(); ++k) std::memcpy(bytes->data() + k * rb, src.data + size_t(rows[k]) * rb, rb);
-    owned_bytes_.push_back(std::move(bytes));
-    return Weight(BlockMatrix{src.type, owned_bytes_.back()->data(), int64_t(rows.size()), src.cols});
-  };
   if (lw.kind == LayerKind::Full) {
     const int64_t H = c.attn_heads, Hkv = c.kv_heads, D = c.head_dim;
     lw.full.q = mat("attn_q.weight", 2 * H * D, d);
@@ -175,61 +167,7 @@ void Model::resolve_gguf_layer(int64_t i) {
     lw.full.q_norm = vector_of(f, blk(i, "attn_q_norm.weight"), D);
     lw.full.k_norm = vector_of(f, blk(i, "attn_k_norm.weight"), D);
   } else {
-    const int64_t Kt = c.lin_key_total(), Vt = c.lin_value_total(), C = c.conv_dim(), Hv = c.lin_v_heads,
-                  Hk = c.lin_k_heads, Dv = c.lin_v_dim, K = c.conv_kernel, r = Hv / Hk;
-    MOE_CHECK(!f.find_tensor(blk(i, "ssm_in.weight")),
-              "gguf: " << f.path() << ": layer " << i << " holds the legacy fused ssm_in (in_proj_qkvz as HF groups it); "
-                       << "not supported: convert the model again with a current llama.cpp (attn_qkv + attn_gate)");
-    LinearAttnWeights& w = lw.lin;
-    std::vector<float> A = vector_of(f, blk(i, "ssm_a"), Hv);
-    std::vector<float> dt = vector_of(f, blk(i, "ssm_dt.bias"), Hv);
-    std::vector<float> conv = vector_of(f, blk(i, "ssm_conv1d.weight"), C * K);
-    const BlockMatrix qkv = block_matrix(f, blk(i, "attn_qkv.weight"), C, d);
-    const BlockMatrix z = block_matrix(f, blk(i, "attn_gate.weight"), Vt, d);
-    const Weight out = mat("ssm_out.weight", d, Vt);
-    if (c.family == Family::Qwen3Next) {
-      // ssm_ba: per key head g, r rows of b then r rows of a.
-      const BlockMatrix ba = block_matrix(f, blk(i, "ssm_ba.weight"), 2 * Hv, d);
-      std::vector<int64_t> brows, arows;
-      for (int64_t g = 0; g < Hk; ++g)
-        for (int64_t j = 0; j < r; ++j) brows.push_back(g * 2 * r + j), arows.push_back(g * 2 * r + r + j);
-      w.qkv = Weight(qkv), w.z = Weight(z), w.b = gather(ba, brows), w.a = gather(ba, arows), w.out = out;
-    } else if (r == 1) {
-      w.qkv = Weight(qkv), w.z = Weight(z), w.out = out;
-      w.b = mat("ssm_beta.weight", Hv, d), w.a = mat("ssm_alpha.weight", Hv, d);
-    } else {
-      // Tiled value heads back to HF's order: rows, vectors and conv channels by head; out_proj's
-      // columns through x_perm.
-      std::vector<int64_t> qkv_rows, z_rows, head_rows;
-      for (int64_t k = 0; k < 2 * Kt; ++k) qkv_rows.push_back(k);
-      std::vector<float> A2(A.size()), dt2(dt.size()), conv2(conv);
-      Weight o = out;
-      o.x_perm.resize(size_t(Vt));
-      for (int64_t h = 0; h < Hv; ++h) {
-        const int64_t p = tiled_pos(h, r, Hk);
-        for (int64_t j = 0; j < Dv; ++j) {
-          qkv_rows.push_back(2 * Kt + p * Dv + j), z_rows.push_back(p * Dv + j);
-          o.x_perm[size_t(p * Dv + j)] = int32_t(h * Dv + j);
-          std::memcpy(&conv2[size_t((2 * Kt + h * Dv + j) * K)], &conv[size_t((2 * Kt + p * Dv + j) * K)], size_t(K) * 4);
-        }
-        head_rows.push_back(p);
-        A2[size_t(h)] = A[size_t(p)], dt2[size_t(h)] = dt[size_t(p)];
-      }
-      A.swap(A2), dt.swap(dt2), conv.swap(conv2);
-      w.qkv = gather(qkv, qkv_rows), w.z = gather(z, z_rows), w.out = std::move(o);
-      w.b = gather(block_matrix(f, blk(i, "ssm_beta.weight"), Hv, d), head_rows);
-      w.a = gather(block_matrix(f, blk(i, "ssm_alpha.weight"), Hv, d), head_rows);
-    }
-    w.A_log.resize(size_t(Hv));
-    for (int64_t h = 0; h < Hv; ++h) {
-      MOE_CHECK(A[size_t(h)] < 0 && std::isfinite(A[size_t(h)]),
-                "gguf: " << f.path() << ": tensor '" << blk(i, "ssm_a") << "' value " << h << " is " << A[size_t(h)]
-                         << ", expected a finite negative -exp(A_log)");
-      w.A_log[size_t(h)] = float(std::log(-double(A[size_t(h)])));
-    }
-    w.dt_bias = std::move(dt);
-    w.conv_w = std::move(conv);
-    w.norm = vector_of(f, blk(i, "ssm_norm.weight"), Dv);
+    resolve_gguf_linear(i);
   }
   if (!lw.moe) {
     MOE_CHECK(c.dense_inter > 0, "gguf: " << f.path() << ": layer " << i << " has no ffn_*_exps (a dense MLP layer) but "
@@ -254,6 +192,78 @@ void Model::resolve_gguf_layer(int64_t i) {
     ex.up = block_matrix(f, blk(i, "ffn_up_exps.weight"), I, d, E);
   }
   ex.down = block_matrix(f, blk(i, "ffn_down_exps.weight"), d, I, E);
+}
+
+// Linear attention of layer i: qkv, z, b, a and out, conv, A_log (from ssm_a), dt_bias, norm, with
+// Qwen3-Next's ssm_ba regrouped and Qwen3.5's tiled value heads put back in HF's order.
+void Model::resolve_gguf_linear(int64_t i) {
+  const GgufFile& f = *gguf_;
+  const ModelConfig& c = cfg_;
+  const int64_t d = c.hidden;
+  auto mat = [&](const char* what, int64_t rows, int64_t cols) { return Weight(block_matrix(f, blk(i, what), rows, cols)); };
+  // Rows of `src` in the order `rows` (whole rows: exact for every format), owned by the model.
+  auto gather = [&](const BlockMatrix& src, const std::vector<int64_t>& rows) {
+    const size_t rb = src.row_bytes();
+    auto bytes = std::make_unique<std::vector<uint8_t>>(rows.size() * rb);
+    for (size_t k = 0; k < rows.size(); ++k) std::memcpy(bytes->data() + k * rb, src.data + size_t(rows[k]) * rb, rb);
+    owned_bytes_.push_back(std::move(bytes));
+    return Weight(BlockMatrix{src.type, owned_bytes_.back()->data(), int64_t(rows.size()), src.cols});
+  };
+  const int64_t Kt = c.lin_key_total(), Vt = c.lin_value_total(), C = c.conv_dim(), Hv = c.lin_v_heads,
+                Hk = c.lin_k_heads, Dv = c.lin_v_dim, K = c.conv_kernel, r = Hv / Hk;
+  MOE_CHECK(!f.find_tensor(blk(i, "ssm_in.weight")),
+            "gguf: " << f.path() << ": layer " << i << " holds the legacy fused ssm_in (in_proj_qkvz as HF groups it); "
+                     << "not supported: convert the model again with a current llama.cpp (attn_qkv + attn_gate)");
+  LinearAttnWeights& w = layers_[size_t(i)].lin;
+  std::vector<float> A = vector_of(f, blk(i, "ssm_a"), Hv);
+  std::vector<float> dt = vector_of(f, blk(i, "ssm_dt.bias"), Hv);
+  std::vector<float> conv = vector_of(f, blk(i, "ssm_conv1d.weight"), C * K);
+  const BlockMatrix qkv = block_matrix(f, blk(i, "attn_qkv.weight"), C, d);
+  const BlockMatrix z = block_matrix(f, blk(i, "attn_gate.weight"), Vt, d);
+  const Weight out = mat("ssm_out.weight", d, Vt);
+  if (c.family == Family::Qwen3Next) {
+    // ssm_ba: per key head g, r rows of b then r rows of a.
+    const BlockMatrix ba = block_matrix(f, blk(i, "ssm_ba.weight"), 2 * Hv, d);
+    std::vector<int64_t> brows, arows;
+    for (int64_t g = 0; g < Hk; ++g)
+      for (int64_t j = 0; j < r; ++j) brows.push_back(g * 2 * r + j), arows.push_back(g * 2 * r + r + j);
+    w.qkv = Weight(qkv), w.z = Weight(z), w.b = gather(ba, brows), w.a = gather(ba, arows), w.out = out;
+  } else if (r == 1) {
+    w.qkv = Weight(qkv), w.z = Weight(z), w.out = out;
+    w.b = mat("ssm_beta.weight", Hv, d), w.a = mat("ssm_alpha.weight", Hv, d);
+  } else {
+    // Tiled value heads back to HF's order: rows, vectors and conv channels by head; out_proj's
+    // columns through x_perm.
+    std::vector<int64_t> qkv_rows, z_rows, head_rows;
+    for (int64_t k = 0; k < 2 * Kt; ++k) qkv_rows.push_back(k);
+    std::vector<float> A2(A.size()), dt2(dt.size()), conv2(conv);
+    Weight o = out;
+    o.x_perm.resize(size_t(Vt));
+    for (int64_t h = 0; h < Hv; ++h) {
+      const int64_t p = tiled_pos(h, r, Hk);
+      for (int64_t j = 0; j < Dv; ++j) {
+        qkv_rows.push_back(2 * Kt + p * Dv + j), z_rows.push_back(p * Dv + j);
+        o.x_perm[size_t(p * Dv + j)] = int32_t(h * Dv + j);
+        std::memcpy(&conv2[size_t((2 * Kt + h * Dv + j) * K)], &conv[size_t((2 * Kt + p * Dv + j) * K)], size_t(K) * 4);
+      }
+      head_rows.push_back(p);
+      A2[size_t(h)] = A[size_t(p)], dt2[size_t(h)] = dt[size_t(p)];
+    }
+    A.swap(A2), dt.swap(dt2), conv.swap(conv2);
+    w.qkv = gather(qkv, qkv_rows), w.z = gather(z, z_rows), w.out = std::move(o);
+    w.b = gather(block_matrix(f, blk(i, "ssm_beta.weight"), Hv, d), head_rows);
+    w.a = gather(block_matrix(f, blk(i, "ssm_alpha.weight"), Hv, d), head_rows);
+  }
+  w.A_log.resize(size_t(Hv));
+  for (int64_t h = 0; h < Hv; ++h) {
+    MOE_CHECK(A[size_t(h)] < 0 && std::isfinite(A[size_t(h)]),
+              "gguf: " << f.path() << ": tensor '" << blk(i, "ssm_a") << "' value " << h << " is " << A[size_t(h)]
+                       << ", expected a finite negative -exp(A_log)");
+    w.A_log[size_t(h)] = float(std::log(-double(A[size_t(h)])));
+  }
+  w.dt_bias = std::move(dt);
+  w.conv_w = std::move(conv);
+  w.norm = vector_of(f, blk(i, "ssm_norm.weight"), Dv);
 }
 
 GgmlExpert Model::expert_ggml(int64_t layer, int64_t e) const {
