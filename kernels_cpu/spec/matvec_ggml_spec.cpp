@@ -88,7 +88,12 @@ MatvecGgmlInputs matvec_ggml_inputs(const MatvecGgmlParams& p, uint64_t seed, bo
       double d = sm.d * (0.5 + scales.uniform01());
       if (sm.d_signed && scales.below(2)) d = -d;
       put_f16(fields, f16_from_double(d));
-      if (f.f16_fields == 2) put_f16(fields + 2, f16_from_double(sm.second * (0.5 + scales.uniform01())));
+      // Every fifth block has no min (m or dmin 0), as quantisers write for a block whose minimum is
+      // 0: ggml's legacy-format shaders special-case it (dm.y == 0: no add, one scale at the end).
+      if (f.f16_fields == 2) {
+        const bool no_min = (at / f.block_bytes) % 5 == 2;
+        put_f16(fields + 2, f16_from_double(no_min ? 0.0 : sm.second * (0.5 + scales.uniform01())));
+      }
     }
   }
   if (!exact) {

@@ -36,7 +36,7 @@ struct MatvecGgmlInputs {
 
 // W: every byte random (codes, sub-block scales and mins), then each block's f16 scales set to a
 // value of a magnitude real checkpoints have (|W| up to ~0.1; d's sign random where the format
-// allows it), never NaN or Inf; f32 / f16 / bf16 weights N(0, 0.05). x: activations with outlier
+// allows it; m or dmin 0 in every fifth block of the formats that have one), never NaN or Inf; f32 / f16 / bf16 weights N(0, 0.05). x: activations with outlier
 // channels (Rng::activations). Exact: every f16 scale 1 (dmin and m 0.5) and x one-hot per token:
 // every weight, product and partial sum any correct kernel forms is a small multiple of 2^-1 or a
 // product with 0, exact in f32, so the bound is 0 (f32 / f16 / bf16 weights times 1 and 0 too).
