@@ -87,12 +87,6 @@ QuantStorage take_rows(const QuantMatrix& m, const std::vector<int64_t>& rows) {
   return s;
 }
 
-std::vector<int64_t> all_rows(int64_t n) {
-  std::vector<int64_t> v(static_cast<size_t>(n));
-  for (int64_t r = 0; r < n; ++r) v[size_t(r)] = r;
-  return v;
-}
-
 void append(QuantStorage& dst, const QuantStorage& src) {
   dst.w.insert(dst.w.end(), src.w.begin(), src.w.end());
   dst.scales.insert(dst.scales.end(), src.scales.begin(), src.scales.end());
@@ -160,13 +154,14 @@ void Writer::linear(int64_t i) {
   for (int64_t h = 0; h < Hv; ++h) A[size_t(h)] = float(-std::exp(double(w.A_log[size_t(h)])));
   if (c.family == Family::Qwen3Next) {
     mat(blk(i, "attn_qkv.weight"), w.qkv), mat(blk(i, "attn_gate.weight"), w.z);
-    // ssm_ba: per key head g, its r rows of b, then its r rows of a (rows of b|a stacked).
-    QuantStorage both = take_rows(w.b.q, all_rows(Hv));
-    append(both, take_rows(w.a.q, all_rows(Hv)));
-    std::vector<int64_t> rows;
-    for (int64_t g = 0; g < Hk; ++g)
-      for (int64_t j = 0; j < 2 * r; ++j) rows.push_back(j < r ? g * r + j : Hv + g * r + j - r);
-    const QuantStorage ba = take_rows(both.view(), rows);
+    // ssm_ba: per key head g, its r rows of b, then its r rows of a.
+    QuantStorage ba = take_rows(w.b.q, {});
+    for (int64_t g = 0; g < Hk; ++g) {
+      std::vector<int64_t> rows;
+      for (int64_t j = 0; j < r; ++j) rows.push_back(g * r + j);
+      append(ba, take_rows(w.b.q, rows));
+      append(ba, take_rows(w.a.q, rows));
+    }
     mat(blk(i, "ssm_ba.weight"), ba.view());
     mat(blk(i, "ssm_out.weight"), w.out);
   } else if (r == 1) {
