@@ -5,6 +5,7 @@
 #include <hwy/highway.h>
 #include <hwy/targets.h>
 
+#include <atomic>
 #include <sstream>
 
 #include "core/check.h"
@@ -14,6 +15,9 @@ namespace moe {
 namespace {
 
 int64_t pinned = 0;  // 0: none (the best supported)
+// The target simd_target() names, 0 until first asked: Highway's answer costs a CPUID, which traps
+// to the hypervisor in a VM (tens of microseconds), and the fast kernels ask on every call.
+std::atomic<int64_t> current{0};
 
 std::string joined(const std::vector<std::string>& v) {
   std::ostringstream os;
@@ -24,8 +28,13 @@ std::string joined(const std::vector<std::string>& v) {
 }  // namespace
 
 std::string simd_target() {
-  const std::vector<int64_t> t = hwy::SupportedAndGeneratedTargets();  // the pinned one alone, if any
-  return t.empty() ? "none" : hwy::TargetName(t.front());
+  int64_t t = current.load(std::memory_order_relaxed);
+  if (t == 0) {
+    const std::vector<int64_t> all = hwy::SupportedAndGeneratedTargets();  // the pinned one alone, if any
+    if (all.empty()) return "none";
+    current.store(t = all.front(), std::memory_order_relaxed);
+  }
+  return hwy::TargetName(t);
 }
 
 std::vector<std::string> simd_targets() {
@@ -37,6 +46,7 @@ std::vector<std::string> simd_targets() {
 }
 
 void simd_pin(const std::string& name) {
+  current.store(0, std::memory_order_relaxed);
   if (name.empty()) {
     pinned = 0;
     hwy::SetSupportedTargetsForTest(0);

@@ -13,8 +13,11 @@
 // dequantising kernel (ggml's own f32 mul_mat_vec shaders, llama.cpp's dequantise-then-dot paths):
 // each weight rounded once to f32 (= ggml's to_float), acc = fma(w, x, acc) in column order. ggml's
 // CPU backend instead quantises x to 8 bits first (q8_0 / q8_K dot products): a different, lossy
-// computation that this op does not reproduce. Fast: rows over threads, each row decoded to f32
-// (the same rounded weights) and dotted with every token in SIMD partial sums.
+// computation that this op does not reproduce. Fast: rows over threads. q4_0 and q4_K on x86
+// (AVX2, AVX-512): codes to floats in registers and one pass, each block's codes summed before
+// its scale, the min term apart (d (sum q x) + m (sum x): ops/matvec_ggml_fast_x86.cpp), x kept
+// f32; the other formats and targets: each row decoded to f32 (the reference's rounded weights)
+// and dotted with every token in SIMD partial sums.
 // tokens = 0 is allowed (nothing to do).
 #pragma once
 #include <cstdint>

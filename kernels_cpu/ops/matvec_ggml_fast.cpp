@@ -1,6 +1,8 @@
 // matvec_ggml_fast: Y = X W^T for W in a ggml block format (shape contract in ops/matvec_ggml.h).
 //
-// Every term is the reference f32 tier's: the weight rounded once to f32 (core/ggml_blocks.h
+// q4_0 and q4_K on an AVX2 or AVX-512 target take the fused loops of ops/matvec_ggml_fast_x86.cpp
+// (x rearranged once per call; their factored sums and bound are described there). Otherwise,
+// below: every term is the reference f32 tier's: the weight rounded once to f32 (core/ggml_blocks.h
 // ggml_dequant_f32) times x; only the order of the sum differs (16 partial sums, added pairwise),
 // so the error is that of a dot product of `cols` terms in another order, and NaN/Inf reach Y as
 // in the reference. Threads split the rows; each thread decodes a row into a buffer and dots it
@@ -21,6 +23,7 @@
 #include "core/ggml_blocks.h"
 #include "core/simd.h"
 #include "ops/matvec_ggml.h"
+#include "ops/matvec_ggml_fast_x86.h"
 
 // The helpers are inlined into each variant of the row loop, so they are compiled for its target too.
 #define MOE_INLINE inline __attribute__((always_inline))
@@ -182,15 +185,41 @@ RowFn row_for_target() {
   return row_baseline;
 }
 
+// The fused loops' lane count for this type on the fast tier's target (16 AVX-512, 8 AVX2), or 0.
+int fused_lanes(uint32_t type) {
+#if defined(__x86_64__)
+  if (!ggml_fused::takes(type)) return 0;
+  const std::string t = simd_target();
+  if (t.rfind("AVX3", 0) == 0) return 16;
+  if (t == "AVX2") return 8;
+#endif
+  (void)type;
+  return 0;
+}
+
 }  // namespace
 
 void matvec_ggml_fast(const MatvecGgmlParams& p, const BlockMatrix& W, std::span<const float> X, std::span<float> Y) {
   matvec_ggml_validate(p, W, X, Y);
   if (p.rows == 0 || p.tokens == 0) return;
   const size_t rb = W.row_bytes();
-  const RowFn row_fn = row_for_target();
   constexpr int64_t kRowsPerTask = 16;
   const int64_t tasks = (p.rows + kRowsPerTask - 1) / kRowsPerTask;
+#if defined(__x86_64__)
+  const int lanes = fused_lanes(W.type);
+  if (lanes != 0) {
+    const ggml_fused::PreparedX px = ggml_fused::prepare(W.type, lanes, X.data(), p.cols, p.tokens);
+    if (px.usable) {
+      const auto rows = lanes == 16 ? ggml_fused::rows_avx512 : ggml_fused::rows_avx2;
+#pragma omp parallel for schedule(dynamic, 4)
+      for (int64_t task = 0; task < tasks; ++task)
+        rows(W.type, W.data, rb, px, X.data(), p.rows, task * kRowsPerTask,
+             std::min(p.rows, (task + 1) * kRowsPerTask), Y.data());
+      return;
+    }
+  }
+#endif
+  const RowFn row_fn = row_for_target();
 #pragma omp parallel
   {
     std::vector<float> w(static_cast<size_t>(p.cols));

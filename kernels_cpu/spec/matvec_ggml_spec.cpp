@@ -106,6 +106,12 @@ MatvecGgmlInputs matvec_ggml_inputs(const MatvecGgmlParams& p, uint64_t seed, bo
   return in;
 }
 
+PrecisionModel matvec_ggml_fast_model(uint32_t type) {
+  PrecisionModel m = cpu_f32_model();
+  m.quant_weight_rounded_once = !(type == 2 || type == 12);
+  return m;
+}
+
 std::vector<double> matvec_ggml_bound(const MatvecGgmlParams& p, const BlockMatrix& W, std::span<const float> x,
                                       std::span<const float> truth, const PrecisionModel& m) {
   const double g = m.sum(double(p.cols + 8)) + gamma_n(double(p.cols + 1), 0x1.0p-53);

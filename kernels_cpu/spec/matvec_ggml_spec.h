@@ -53,6 +53,12 @@ MatvecGgmlInputs matvec_ggml_inputs(const MatvecGgmlParams& p, uint64_t seed, bo
 // every cols >= 32, so |Y - sum W x| <= m.sum(cols + 8) mag. The truth adds its f64 sum's
 // gamma_{cols+1}(2^-53) mag and its own rounding u |Y|; floor (cols + 2) 2^-126 for subnormals a
 // GPU may flush.
+// The CPU fast tier's model for type `type`: cpu_f32_model(), except that q4_0 and q4_K may be
+// summed factored (d (sum q x) + m (sum x), ops/matvec_ggml_fast_x86.cpp), so their terms' roundings
+// scale with (|a| + |b|) |x| (quant_weight_rounded_once false); the other formats round each
+// weight once.
+PrecisionModel matvec_ggml_fast_model(uint32_t type);
+
 std::vector<double> matvec_ggml_bound(const MatvecGgmlParams& p, const BlockMatrix& W, std::span<const float> x,
                                       std::span<const float> truth, const PrecisionModel& m);
 

@@ -131,6 +131,53 @@ TEST(matvec_ggml, FastTierPassesTheCheckOnEverySimdTarget) {
   test::each_simd_target([] { test::expect_all_pass(matvec_ggml_check(3, CheckScope::Remainders)); });
 }
 
+// The fused 4-bit loops prescale x by up to 2^86 and take products near 2^-125 (ops/matvec_ggml_
+// fast_x86.cpp): x at the edges of the range they accept and past it (where the decode-then-dot
+// path takes over), sprinkled among ordinary activations or as the whole vector, stays within
+// the fast tier's bound on every SIMD target. Past the edges the fused arithmetic would overflow
+// (x >= 2^42: Inf) or go subnormal (all x near 2^-100: absolute errors far above the bound).
+TEST(matvec_ggml, FastTierAtTheEdgesOfTheFusedRange) {
+  test::each_simd_target([] {
+    for (uint32_t type : {kQ4_0, kQ4_K})
+      for (float edge : {0x1.0p-62f, 0x1.0p-100f, 0x1.fffffep40f, 0x1.8p42f})
+        for (bool whole : {false, true}) {
+          const MatvecGgmlParams p{type, 5, 2048 + 256 + 32 * (type == kQ4_0), 2};
+          MatvecGgmlInputs in = matvec_ggml_inputs(p, 21, false);
+          for (size_t i = 0; i < in.x.size(); ++i)
+            if (whole) in.x[i] = edge * (1.0f + float(i % 97) / 97.0f) * (i % 2 ? -1.0f : 1.0f);
+            else if (i % 7 == 0) in.x[i] = i % 2 ? -edge : edge;
+          std::vector<float> truth(size_t(p.rows * p.tokens)), y(truth.size());
+          matvec_ggml_ref<double>(p, in.view(p), in.x, truth);
+          matvec_ggml_fast(p, in.view(p), in.x, y);
+          const std::vector<double> bound =
+              matvec_ggml_bound(p, in.view(p), in.x, truth, matvec_ggml_fast_model(type));
+          for (size_t j = 0; j < y.size(); ++j)
+            ASSERT_LE(std::fabs(double(y[j]) - double(truth[j])), bound[j])
+                << ggml_block_format(type)->name << " edge " << edge << (whole ? " whole" : " sprinkled") << " y["
+                << j << "]";
+        }
+  });
+}
+
+// An infinite x: every tier's y is infinite or NaN where the reference's is (the fused loops
+// hand it to the decode-then-dot path: their 0 x Inf would be NaN where -8 d x is infinite).
+TEST(matvec_ggml, InfiniteXAsInTheReference) {
+  test::each_simd_target([] {
+    for (uint32_t type : {kQ4_0, kQ4_K}) {
+      const MatvecGgmlParams p{type, 6, 512, 1};
+      MatvecGgmlInputs in = matvec_ggml_inputs(p, 4, false);
+      in.x[77] = std::numeric_limits<float>::infinity();
+      std::vector<float> r32(6), fast(6);
+      matvec_ggml_ref<float>(p, in.view(p), in.x, r32);
+      matvec_ggml_fast(p, in.view(p), in.x, fast);
+      for (int r = 0; r < 6; ++r) {
+        EXPECT_EQ(std::isnan(fast[size_t(r)]), std::isnan(r32[size_t(r)])) << r;
+        if (std::isinf(r32[size_t(r)])) EXPECT_EQ(fast[size_t(r)], r32[size_t(r)]) << r;
+      }
+    }
+  });
+}
+
 TEST(matvec_ggml, NanPropagation) {
   const MatvecGgmlParams p{kQ4_0, 4, 64, 1};
   MatvecGgmlInputs in = matvec_ggml_inputs(p, 2, false);
