@@ -1,9 +1,11 @@
 #include "compare/run/layout.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <sstream>
 
+#include "compare/decide/metrics.h"
 #include "compare/run/elem_convert.h"
 #include "core/check.h"
 
@@ -73,7 +75,10 @@ ElemType view_type(const ViewSpec& spec, const HostTensor& t, const std::string&
   if (!spec.type_declared || spec.type == t.type) return t.type;
   const std::string both = what + " declares type " + elem_type_name(spec.type) + ", op '" + c.op + "' tensor '" + name +
                            "' is " + elem_type_name(t.type);
-  MOE_CHECK(convertible(t.type, spec.type), both << " (exact conversions: bf16 -> f32 | f16, f32 -> f16, i32 <-> u32)");
+  if (t.output && access == Access::Out && t.type == ElemType::F32 && spec.type == ElemType::F16)
+    return spec.type;  // the kernel stores its f32 result as f16 (narrowed)
+  MOE_CHECK(convertible(t.type, spec.type), both << " (exact conversions: bf16 -> f32 | f16, f32 -> f16, i32 <-> u32; an "
+                                                      << "f32 output may be stored as f16 through an \"out\" binding)");
   MOE_CHECK(access == Access::In && !t.output && !compared(c, name),
             both << ": only an op input read through an \"in\" binding may be converted; an output or in/out tensor "
                  << "keeps the op's type (the kernel would round what it writes)");
@@ -134,6 +139,7 @@ PlacedView place_tensor_view(const ViewSpec& spec, const std::function<std::stri
                                         << "; op '" << c.op << "' has: " << tensor_list(c));
   const HostTensor& t = it->second;
   v.type = view_type(spec, t, v.tensor, access, c, what);
+  v.narrowed = t.output && v.type != t.type;
   v.tensor_type = t.type;
   v.from = eval_count(spec.from, vars, what + " from");
   MOE_CHECK(v.from <= t.elems, what << " from = " << v.from << " lies past the end of '" << v.tensor << "' ("
@@ -287,6 +293,10 @@ void write_view(const PlacedView& v, const std::vector<uint32_t>* words, std::ve
     v.for_each([&](int64_t t, int64_t e) { set_unit(image, e, bytes, get_unit(*words, t, bytes)); });
     return;
   }
+  if (v.narrowed) {  // an output's place: f16 poison (a quiet NaN), whatever the words
+    v.for_each([&](int64_t, int64_t e) { set_unit(image, e, bytes, kPoisonF16Pair & 0xffffu); });
+    return;
+  }
   check_conversion(v, *words, "");
   const int tbytes = elem_bytes(v.tensor_type);
   v.for_each([&](int64_t t, int64_t e) {
@@ -307,7 +317,15 @@ void check_conversion(const PlacedView& v, const std::vector<uint32_t>& words, c
 }
 
 void read_view(const PlacedView& v, const std::vector<uint32_t>& image, std::vector<uint32_t>& words) {
-  // view_type converts only inputs of "in" bindings, which are never read back.
+  if (v.narrowed) {  // f16 widened to f32 exactly; an element still holding the f16 poison reads as unwritten
+    v.for_each([&](int64_t t, int64_t e) {
+      const uint32_t half = get_unit(image, e, 2);
+      const float f = float(unit_value(half, ElemType::F16));
+      set_unit(words, t, 4, half == (kPoisonF16Pair & 0xffffu) ? kPoison : std::bit_cast<uint32_t>(f));
+    });
+    return;
+  }
+  // view_type converts only inputs of "in" bindings and narrowed outputs (above).
   MOE_CHECK(v.type == v.tensor_type, v.what << ": tensor '" << v.tensor << "' read back through a converted view");
   const int bytes = elem_bytes(v.type);
   v.for_each([&](int64_t t, int64_t e) { set_unit(words, t, bytes, get_unit(image, e, bytes)); });

@@ -22,6 +22,9 @@ struct PlacedView {
   uint32_t value_bits = 0;  // a value part's 32 bits
   ElemType type = ElemType::F32;         // in the buffer
   ElemType tensor_type = ElemType::F32;  // of the op tensor; != type: converted exactly on upload
+  // An f32 output the kernel stores as f16 (docs/manifests.md "f16 outputs"): never uploaded (f16
+  // poison instead), read back widened exactly, and decided with the f16 rounding in the bound.
+  bool narrowed = false;
   std::string what;                      // "<where> '<kernel>': binding 1", for messages
   // Generated parts: the expression, and per step of the case its values packed like a
   // HostTensor's words (row-major over the shape); step 0 from place_binding, the others added

@@ -454,6 +454,37 @@ std::vector<uint32_t> gather(const CaseBuffers& cb, const OpCase& c, const std::
   return words;
 }
 
+// Whether some buffer holds output `name` as f16 (a narrowed view).
+bool stored_as_f16(const CaseBuffers& cb, const std::string& name) {
+  for (const auto& [bi, v] : cb.produced.at(name))
+    if (!cb.layouts[bi].plain && cb.layouts[bi].views[v].narrowed) return true;
+  return false;
+}
+
+// The bound of an f32 output the kernel stores as f16: its f32 result v, within `bound` of the
+// truth t, is then rounded to f16, and Vulkan leaves that conversion's rounding to the
+// implementation (nearest or toward zero) unless the shader decorates it, so the stored value is
+// one of v's two f16 neighbours: within one f16 spacing at |t| + bound (2^-24 below 2^-14,
+// 2^(e - 10) in [2^e, 2^(e+1))). A truth beyond f16's largest value, 65504, cannot be held.
+OutputSpec with_f16_rounding(OutputSpec spec, const std::vector<double>& truth, const std::string& op) {
+  MOE_CHECK(spec.kind == Kind::Reduction, "op '" << op << "': output '" << spec.name
+                                                 << "' is stored as f16, which only an output decided with an "
+                                                    "error bound can be (this one is decided as "
+                                                 << (spec.kind == Kind::Elementwise ? "ULPs" : "exact bits") << ")");
+  std::vector<double> bound(truth.size());
+  for (size_t i = 0; i < truth.size(); ++i) {
+    const double b = spec.bound.size() == 1 ? spec.bound[0] : spec.bound[i];
+    const double a = std::fabs(truth[i]) + b;
+    if (std::isnan(truth[i])) continue;
+    MOE_CHECK(a <= 65504.0, "op '" << op << "': output '" << spec.name << "' is stored as f16, but element " << i
+                                   << " of its truth is " << truth[i] << " (with its bound " << b
+                                   << "): f16 holds at most 65504");
+    bound[i] = b + (a < 0x1.0p-14 ? 0x1.0p-24 : std::ldexp(1.0, std::ilogb(a) - 10));
+  }
+  spec.bound = std::move(bound);
+  return spec;
+}
+
 // The step's outputs decided against its truth (routing weights also paired with their experts).
 void decide_step(CaseResult& r, const CaseBuffers& cb, const OpCase& c, size_t s) {
   const CaseStep* step = c.steps.empty() ? nullptr : &c.steps[s];
@@ -466,7 +497,10 @@ void decide_step(CaseResult& r, const CaseBuffers& cb, const OpCase& c, size_t s
     r.bytes += double(found[name].size() * 4);
   }
   for (const auto& [name, spec] : outputs) {
-    Verdict v = decide_output(spec, c.tensors.at(name), truth.at(name), found.at(name));
+    Verdict v = stored_as_f16(cb, name)
+                    ? decide_output(with_f16_rounding(spec, truth.at(name), c.op), c.tensors.at(name), truth.at(name),
+                                    found.at(name))
+                    : decide_output(spec, c.tensors.at(name), truth.at(name), found.at(name));
     if (!spec.paired_with.empty()) {
       MOE_CHECK(outputs.count(spec.paired_with), "op '" << c.op << "': output '" << name << "' is paired with '"
                                                         << spec.paired_with << "', which is not compared");
