@@ -194,6 +194,13 @@ std::string pipeline_key(const Dispatch& d, std::vector<std::pair<uint32_t, bool
 
 }  // namespace
 
+void throw_pipeline_build_error(int result, const std::string& what, const std::string& label, bool access_checked) {
+  if (result == VK_ERROR_DEVICE_LOST) MOE_FAIL("vulkan: building " << label << ": " << what);
+  throw PlanError("vulkan: the driver could not build the pipeline of " + label +
+                  (access_checked ? " with moeoracle's access checks instrumented in" : "") + ": " + what +
+                  (access_checked ? " (the kernel as written may build: the checks add code to every access)" : ""));
+}
+
 Pipeline& Context::Impl::pipeline_for(const Dispatch& d) {
   const DeviceInfo& info = core->probe.info;
   const std::string& label = d.label;
@@ -229,6 +236,19 @@ Pipeline& Context::Impl::pipeline_for(const Dispatch& d) {
       slots.emplace_back(ac.binding, false);
     }
   }
+  try {
+    build_pipeline(*p, d, words, slots);
+  } catch (const ::vk::SystemError& e) {
+    throw_pipeline_build_error(e.code().value(), e.what(), label, p->checked());
+  }
+  return *pipelines.emplace(std::move(key), std::move(p)).first->second;
+}
+
+// The module, layouts and pipeline of `p` for dispatch `d` from the (instrumented) SPIR-V `words`.
+void Context::Impl::build_pipeline(Pipeline& pl, const Dispatch& d, const std::vector<uint32_t>& words,
+                                   const std::vector<std::pair<uint32_t, bool>>& slots) {
+  const ::vk::raii::Device& dev = core->device;
+  Pipeline* p = &pl;
   p->module = ::vk::raii::ShaderModule(
       dev, ::vk::ShaderModuleCreateInfo{.codeSize = words.size() * 4, .pCode = words.data()});
   std::vector<::vk::DescriptorSetLayoutBinding> lb;
@@ -267,7 +287,6 @@ Pipeline& Context::Impl::pipeline_for(const Dispatch& d) {
                                                   .pSpecializationInfo = map.empty() ? nullptr : &spec};
   p->pipeline =
       ::vk::raii::Pipeline(dev, nullptr, ::vk::ComputePipelineCreateInfo{.stage = stage, .layout = *p->layout});
-  return *pipelines.emplace(std::move(key), std::move(p)).first->second;
 }
 
 void Context::Impl::retire_abandoned(uint64_t timeout_ms) {

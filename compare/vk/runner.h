@@ -164,6 +164,14 @@ struct PlanError : Error {
   using Error::Error;
 };
 
+// Throws what a failed vkCreateShaderModule / vkCreateComputePipelines (VkResult `result`, the
+// driver's message `what`) for kernel `label` is: a lost device (VK_ERROR_DEVICE_LOST) stays a
+// device fault (Error); any other result (a driver that cannot compile this SPIR-V, memory
+// exhausted while compiling) is a PlanError naming the kernel and whether our access checks were
+// instrumented in, so the case fails with that reason and an isolated worker is not restarted.
+[[noreturn]] void throw_pipeline_build_error(int result, const std::string& what, const std::string& label,
+                                             bool access_checked);
+
 struct RunResult {
   // Per dispatch, between timestamps written at the bottom of the pipe before and after it
   // (empty if the queue has no timestamps, and with a Repeat).

@@ -146,6 +146,8 @@ struct Context::Impl {
   std::optional<Buffer> flush;
 
   detail::Pipeline& pipeline_for(const Dispatch& d);
+  void build_pipeline(detail::Pipeline& p, const Dispatch& d, const std::vector<uint32_t>& words,
+                      const std::vector<std::pair<uint32_t, bool>>& slots);
   void retire_abandoned(uint64_t timeout_ms);
   // run()'s steps.
   struct Bound {

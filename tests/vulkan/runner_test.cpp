@@ -27,6 +27,30 @@ namespace {
 
 using test::glsl;
 
+// A pipeline the driver does not build is the case's fault, not the device's (seen: NVIDIA's
+// ErrorUnknown on an access-checked iq4_xs shader, which an isolated run took for a dying worker
+// three times and then stopped running the kernel's cases); a lost device stays a device fault.
+TEST(runner, PipelineBuildFailuresArePlanErrors) {
+  try {
+    throw_pipeline_build_error(VK_ERROR_UNKNOWN, "vkCreateComputePipelines: ErrorUnknown", "mul_mat_vec_iq4_xs", true);
+    FAIL() << "nothing thrown";
+  } catch (const PlanError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("could not build the pipeline of mul_mat_vec_iq4_xs with moeoracle's access checks"),
+              std::string::npos) << m;
+    EXPECT_NE(m.find("ErrorUnknown"), std::string::npos) << m;
+  }
+  EXPECT_THROW(throw_pipeline_build_error(VK_ERROR_OUT_OF_DEVICE_MEMORY, "out of memory", "k", false), PlanError);
+  try {
+    throw_pipeline_build_error(VK_ERROR_DEVICE_LOST, "device lost", "k", false);
+    FAIL() << "nothing thrown";
+  } catch (const PlanError&) {
+    FAIL() << "a lost device taken for a plan error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("device lost"), std::string::npos);
+  }
+}
+
 // add.comp
 std::span<const uint32_t> add_spv() {
   static const std::vector<uint32_t> words = glsl("add.comp", R"(#version 450
