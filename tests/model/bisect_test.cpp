@@ -171,7 +171,9 @@ TEST_P(PlantedBug, BisectNamesTheOpAndTheCaseReplays) {
   EXPECT_EQ(f.token, 0);  // the first call (the prefill) already shows it
   // Every failing op is the planted one: isolated mode does not propagate the error.
   for (const OpRecord& rec : r.records) {
-    if (rec.covered && rec.result.status() == CaseResult::Status::Fail) EXPECT_EQ(rec.op, p.op) << rec.where;
+    if (rec.covered && rec.result.status() == CaseResult::Status::Fail) {
+      EXPECT_EQ(rec.op, p.op) << rec.where;
+    }
   }
   ASSERT_EQ(r.case_file, o.case_out);
 

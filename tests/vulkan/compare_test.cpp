@@ -75,7 +75,9 @@ TEST(compare, PlantedBugsAreCaught) {
       EXPECT_EQ(r->status(), CaseResult::Status::Pass) << case_line(*r) << " (subgroup " << sg << ")";
     }
   }
-  if (vk::Context("").info().min_subgroup_size < 32) EXPECT_GT(wrong_here, 0);
+  if (vk::Context("").info().min_subgroup_size < 32) {
+    EXPECT_GT(wrong_here, 0);
+  }
   // A 0.1 % scale error: within no element's bound at real sizes (the norm ratio fails too).
   EXPECT_GT(failed(of_kernel(b, "rmsnorm_scaled")), 0);
   // The last group's bias dropped: every row is off by b * sum(x of that group) — except in the

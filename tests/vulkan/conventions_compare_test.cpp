@@ -80,7 +80,9 @@ TEST(conventions_compare, RouterNoauxSlotOrderKeepsThePairs) {
       for (size_t j = 0; j < K; ++j) pa[ia[r0 + j]] = wa[r0 + j], pb[ib[r0 + j]] = wb[r0 + j];
       EXPECT_EQ(pa.size(), pb.size()) << b.shape;
       for (const auto& [e, w] : pa)
-        if (!std::isnan(w)) EXPECT_EQ(pb.count(e) ? pb[e] : -1.0, w) << b.shape << " row " << r0 / K;
+        if (!std::isnan(w)) {
+          EXPECT_EQ(pb.count(e) ? pb[e] : -1.0, w) << b.shape << " row " << r0 / K;
+        }
       bool same = true;
       for (size_t j = 0; j < K; ++j) same &= ia[r0 + j] == ib[r0 + j];
       reordered += !same;
