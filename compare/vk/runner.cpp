@@ -215,7 +215,6 @@ Pipeline& Context::Impl::pipeline_for(const Dispatch& d) {
   if (auto it = pipelines.find(key); it != pipelines.end()) return *it->second;
 
   auto p = std::make_unique<Pipeline>();
-  const ::vk::raii::Device& dev = core->device;
   std::vector<uint32_t> words = d.poison_locals ? detail::poison_locals(d.spirv, label, d.spec_constants)
                                                : std::vector<uint32_t>(d.spirv.begin(), d.spirv.end());
   if (d.check_access && d.bindings.size() < core->probe.max_storage_buffers_per_stage) {
@@ -245,11 +244,10 @@ Pipeline& Context::Impl::pipeline_for(const Dispatch& d) {
 }
 
 // The module, layouts and pipeline of `p` for dispatch `d` from the (instrumented) SPIR-V `words`.
-void Context::Impl::build_pipeline(Pipeline& pl, const Dispatch& d, const std::vector<uint32_t>& words,
+void Context::Impl::build_pipeline(Pipeline& p, const Dispatch& d, const std::vector<uint32_t>& words,
                                    const std::vector<std::pair<uint32_t, bool>>& slots) {
   const ::vk::raii::Device& dev = core->device;
-  Pipeline* p = &pl;
-  p->module = ::vk::raii::ShaderModule(
+  p.module = ::vk::raii::ShaderModule(
       dev, ::vk::ShaderModuleCreateInfo{.codeSize = words.size() * 4, .pCode = words.data()});
   std::vector<::vk::DescriptorSetLayoutBinding> lb;
   for (auto [s, uniform] : slots)
@@ -257,14 +255,14 @@ void Context::Impl::build_pipeline(Pipeline& pl, const Dispatch& d, const std::v
                   .descriptorType = uniform ? ::vk::DescriptorType::eUniformBuffer : ::vk::DescriptorType::eStorageBuffer,
                   .descriptorCount = 1,
                   .stageFlags = ::vk::ShaderStageFlagBits::eCompute});
-  p->set_layout = ::vk::raii::DescriptorSetLayout(
+  p.set_layout = ::vk::raii::DescriptorSetLayout(
       dev,
       ::vk::DescriptorSetLayoutCreateInfo{.bindingCount = static_cast<uint32_t>(lb.size()), .pBindings = lb.data()});
   const ::vk::PushConstantRange pcr{.stageFlags = ::vk::ShaderStageFlagBits::eCompute,
                                     .offset = 0,
                                     .size = static_cast<uint32_t>(d.push_constants.size())};
-  const ::vk::DescriptorSetLayout set_layout = *p->set_layout;
-  p->layout = ::vk::raii::PipelineLayout(
+  const ::vk::DescriptorSetLayout set_layout = *p.set_layout;
+  p.layout = ::vk::raii::PipelineLayout(
       dev, ::vk::PipelineLayoutCreateInfo{.setLayoutCount = 1,
                                           .pSetLayouts = &set_layout,
                                           .pushConstantRangeCount = d.push_constants.empty() ? 0u : 1u,
@@ -282,11 +280,11 @@ void Context::Impl::build_pipeline(Pipeline& pl, const Dispatch& d, const std::v
   ::vk::PipelineShaderStageRequiredSubgroupSizeCreateInfo required{.requiredSubgroupSize = d.required_subgroup_size};
   const ::vk::PipelineShaderStageCreateInfo stage{.pNext = d.required_subgroup_size ? &required : nullptr,
                                                   .stage = ::vk::ShaderStageFlagBits::eCompute,
-                                                  .module = *p->module,
+                                                  .module = *p.module,
                                                   .pName = d.entry.c_str(),
                                                   .pSpecializationInfo = map.empty() ? nullptr : &spec};
-  p->pipeline =
-      ::vk::raii::Pipeline(dev, nullptr, ::vk::ComputePipelineCreateInfo{.stage = stage, .layout = *p->layout});
+  p.pipeline =
+      ::vk::raii::Pipeline(dev, nullptr, ::vk::ComputePipelineCreateInfo{.stage = stage, .layout = *p.layout});
 }
 
 void Context::Impl::retire_abandoned(uint64_t timeout_ms) {

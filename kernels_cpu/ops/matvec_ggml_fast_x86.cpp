@@ -16,8 +16,8 @@
 // matvec_ggml_fast_model: magnitude (|a| + |b|) |x| with W = a + b, ggml_dequant_parts):
 //   q4_0  y = sum_blocks d (sum q x) - 8 sum_blocks d (sum x)
 //   q4_K  y = sum_sub (d sc) (sum q x) - sum_sub (dmin m) (sum x)
-// d sc and dmin m are exact (<= 17 bits). The sums of x over each 32 columns are formed once per
-// call and shared by every row. A scale's NaN or Inf reaches y through its block's term; a NaN or
+// d sc and dmin m are exact (<= 17 bits). The sums of x (q4_0: per lane, the 8 columns it reads;
+// q4_K: per 32 columns) are formed once per call and shared by every row. A scale's NaN or Inf reaches y through its block's term; a NaN or
 // Inf x goes to the decode-then-dot path (with q = 0 the scaled product would be 0 x Inf = NaN
 // where the reference's -8 d x is infinite).
 #include "ops/matvec_ggml_fast_x86.h"
@@ -50,7 +50,7 @@ constexpr uint32_t kQ4_0 = 2, kQ4_K = 12;
 // Nibble k's bit position (in units of 4) in the lane it is read from.
 constexpr int pos(int k) { return k < 5 ? k : k - 3; }
 
-// Column (within a lane group) of lane L's nibble k, and the lanes' group width in columns.
+// q4_0: the column (within a group of lanes / 4 blocks) of lane L's nibble k.
 int64_t q4_0_col(int k, int L) { return 32 * (L / 4) + 4 * (L % 4) + k / 2 + 16 * (k % 2); }
 // q4_K: vector h of a 256-column super-block; lane L reads bytes of pair p (32 bytes: the low
 // nibbles sub-block 2p, the high ones 2p + 1).
@@ -65,7 +65,7 @@ void tail_terms(uint32_t type, const uint8_t* row, int64_t c0, int64_t cols, con
                 float* y) {
   if (c0 == cols) return;
   const GgmlBlockFormat* f = ggml_block_format(type);
-  float w[256];
+  float w[96];
   for (int64_t c = c0; c < cols; c += 96) {
     const int64_t n = std::min<int64_t>(96, cols - c);
     ggml_dequant_f32(type, {row + c / f->block * f->block_bytes, size_t(n / f->block * f->block_bytes)}, n, w);
@@ -89,7 +89,7 @@ bool takes(uint32_t type) { return type == kQ4_0 || type == kQ4_K; }
 
 PreparedX prepare(uint32_t type, int lanes, const float* X, int64_t cols, int64_t tokens) {
   PreparedX px;
-  px.lanes = lanes, px.cols = cols, px.tokens = tokens;
+  px.cols = cols, px.tokens = tokens;
   for (int64_t i = 0; i < cols * tokens; ++i) {
     const float a = std::fabs(X[i]);
     if (!(a == 0 || (a >= 0x1.0p-62f && a < 0x1.0p41f))) return px;  // NaN and Inf too

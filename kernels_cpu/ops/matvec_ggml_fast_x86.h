@@ -18,7 +18,6 @@ bool takes(uint32_t type);
 // caller takes the decode-then-dot path.
 struct PreparedX {
   bool usable = false;
-  int lanes = 0;
   int64_t cols = 0, tokens = 0;
   int64_t fused_cols = 0;    // columns the fused loop covers (whole lane groups); the rest: scalar
   std::vector<float> buf;    // xs and lane sums, with room to start them on a cache line
