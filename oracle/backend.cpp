@@ -92,7 +92,7 @@ class CpuBackend final : public OpBackend {
     MOE_TIER_CALL(rope_yarn, p, pos, x, y);
   }
   void mla_attention(const MlaAttentionParams& p, std::span<const float> q, std::span<const float> latent,
-                     std::span<const float> k_pe, const QuantMatrix& kv_b, std::span<float> latent_cache,
+                     std::span<const float> k_pe, const MlaKvB& kv_b, std::span<float> latent_cache,
                      std::span<float> kpe_cache, std::span<float> o) override {
     MOE_TIER_CALL(mla_attention, p, q, latent, k_pe, kv_b, latent_cache, kpe_cache, o);
   }

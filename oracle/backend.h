@@ -53,7 +53,7 @@ class OpBackend {
   // call), noaux_tc routing.
   virtual void rope_yarn(const RopeYarnParams&, std::span<const int64_t>, std::span<const float>, std::span<float>) = 0;
   virtual void mla_attention(const MlaAttentionParams&, std::span<const float>, std::span<const float>,
-                             std::span<const float>, const QuantMatrix&, std::span<float>, std::span<float>,
+                             std::span<const float>, const MlaKvB&, std::span<float>, std::span<float>,
                              std::span<float>) = 0;
   virtual void matvec_bf16(const MatvecBf16Params&, std::span<const bf16>, std::span<const float>, std::span<float>) = 0;
   virtual void router_noaux(const RouterNoauxParams&, std::span<const float>, std::span<const float>,

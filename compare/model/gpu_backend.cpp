@@ -250,10 +250,14 @@ void GpuBackend::router_noaux(const RouterNoauxParams& p, std::span<const float>
 }
 
 void GpuBackend::mla_attention(const MlaAttentionParams& p, std::span<const float> q, std::span<const float> latent,
-                               std::span<const float> k_pe, const QuantMatrix& kv_b, std::span<float> latent_cache,
+                               std::span<const float> k_pe, const MlaKvB& kv_b, std::span<float> latent_cache,
                                std::span<float> kpe_cache, std::span<float> o) {
   // The instance reads the caches before the call; the device's caches after it come back into them.
-  run("mla_attention", [&] { return mla_attention_instance(where_, 0, p, q, latent, k_pe, kv_b, latent_cache, kpe_cache); },
+  // No bundled kernel reads llama.cpp's k_b / v_b: such a call is recorded as not covered.
+  run("mla_attention", [&] {
+        MOE_CHECK(!kv_b.ggml, "llama.cpp's k_b / v_b (a GGUF deepseek2 model): no GPU kernel reads them");
+        return mla_attention_instance(where_, 0, p, q, latent, k_pe, kv_b.mlx, latent_cache, kpe_cache);
+      },
       {{"o", o, {}}, {"latent_cache", latent_cache, {}}, {"kpe_cache", kpe_cache, {}}},
       [&] { cpu_->mla_attention(p, q, latent, k_pe, kv_b, latent_cache, kpe_cache, o); });
 }

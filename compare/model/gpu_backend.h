@@ -72,7 +72,7 @@ class GpuBackend final : public OpBackend {
   // DeepSeek-V3's ops.
   void rope_yarn(const RopeYarnParams&, std::span<const int64_t>, std::span<const float>, std::span<float>) override;
   void mla_attention(const MlaAttentionParams&, std::span<const float>, std::span<const float>, std::span<const float>,
-                     const QuantMatrix&, std::span<float>, std::span<float>, std::span<float>) override;
+                     const MlaKvB&, std::span<float>, std::span<float>, std::span<float>) override;
   void matvec_bf16(const MatvecBf16Params&, std::span<const bf16>, std::span<const float>, std::span<float>) override;
   void router_noaux(const RouterNoauxParams&, std::span<const float>, std::span<const float>, std::span<int32_t>,
                     std::span<float>) override;

@@ -16,10 +16,15 @@ namespace {
 struct HeadWindow {
   MlaAttentionParams p;
   std::vector<float> q;
-  QuantMatrix kv_b;
+  MlaKvB kv_b;
 };
 HeadWindow head_window(const MlaAttentionParams& p, const MlaAttentionInputs& in, int64_t h0, int64_t n) {
-  HeadWindow w{p, {}, in.kv_b.view().row_block(h0 * (p.nope_dim + p.v_dim), n * (p.nope_dim + p.v_dim))};
+  const MlaKvB all = in.view(p);
+  HeadWindow w{p, {}, all};
+  if (all.ggml)
+    w.kv_b = {all.k_b.row_block(h0 * p.kv_lora, n * p.kv_lora), all.v_b.row_block(h0 * p.v_dim, n * p.v_dim)};
+  else
+    w.kv_b = all.mlx.row_block(h0 * (p.nope_dim + p.v_dim), n * (p.nope_dim + p.v_dim));
   w.p.heads = n;
   const int64_t Dq = p.nope_dim + p.rope_dim;
   for (int64_t t = 0; t < p.tokens; ++t)
@@ -30,7 +35,7 @@ HeadWindow head_window(const MlaAttentionParams& p, const MlaAttentionInputs& in
 CheckResult check_one(const std::string& label, const MlaAttentionParams& p, uint64_t seed, int head_windows,
                       double q_gain) {
   const MlaAttentionInputs in = mla_attention_inputs(p, seed, q_gain);
-  const QuantMatrix kv_b = in.kv_b.view();
+  const MlaKvB kv_b = in.view(p);
   // The caches after the append: rows [past, past + T) replaced, the rest untouched.
   std::vector<float> lc_want, kc_want;
   mla_attention_append(p, in, lc_want, kc_want);

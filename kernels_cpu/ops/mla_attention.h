@@ -8,9 +8,14 @@
 //   q             [T, H, Dn + Dr]   per head q_nope (Dn) then q_pe (Dr, already YaRN-RoPE'd)
 //   latent        [T, L]            the new tokens' kv latent (post kv_a_layernorm)
 //   k_pe          [T, Dr]           the new tokens' rope key (post RoPE): ONE head shared by all H
-//   kv_b          QuantMatrix [H (Dn + Dv), L], bits/group_size as the params say (HF kv_b_proj
-//                                   layout): head h's rows [h (Dn+Dv), h (Dn+Dv) + Dn) are W_kb,h,
-//                                   the next Dv rows W_vb,h
+//   kv_b          W_kb,h [Dn, L] and W_vb,h [Dv, L] of every head h, in one of two forms (MlaKvB):
+//                 MLX / moeflux: QuantMatrix [H (Dn + Dv), L], bits/group_size as the params say
+//                   (HF kv_b_proj layout): head h's rows [h (Dn+Dv), h (Dn+Dv) + Dn) are W_kb,h,
+//                   the next Dv rows W_vb,h; params.kv_ggml_type = -1;
+//                 GGUF (llama.cpp's deepseek2 converter splits kv_b_proj): k_b [H L, Dn], head h's
+//                   rows [h L, h L + L) W_kb,h transposed (row c holds column c), and v_b [H Dv, L],
+//                   head h's rows W_vb,h as is; each in a ggml format (core/ggml_blocks.h; the
+//                   block runs along Dn for k_b, along L for v_b); params.kv_ggml_type = k_b's type
 //   latent_cache  [capacity, L]     in/out: rows [0, past) hold earlier tokens; the op writes rows
 //   kpe_cache     [capacity, Dr]    [past, past + T) (exact copies of latent, k_pe) and no others:
 //                                   what engines cache and MFLX v2 snapshots store
@@ -30,8 +35,8 @@
 // T tokens equals T one-token calls bit for bit in each tier.
 //
 // Tiers.
-//   truth (Acc = double): HF's naive form in f64. kv_b dequantised exactly (q s + b is exact in
-//   double: q s has at most 16 significant bits, b is a bf16), k_nope and v expanded for every
+//   truth (Acc = double): HF's naive form in f64. kv_b dequantised exactly (MLX: q s + b is exact in
+//   double, q s has at most 16 significant bits and b is a bf16; ggml: ggml_dequant_f64), k_nope and v expanded for every
 //   cache row [0, past + T) with f64 dots over c ascending, scores, softmax with f64 exp (same
 //   conventions as the f32 tier below), o summed over p ascending, rounded to f32 once at the end.
 //   f32 (Acc = float): MFR's absorbed ("folded") order (docs/ops/mla.md "Absorbed form"), one rounding per operation,
@@ -65,8 +70,20 @@
 
 #include "core/check_util.h"
 #include "core/quant.h"
+#include "ops/matvec_ggml.h"
 
 namespace moe {
+
+// kv_b in the form the model file holds it (shape contract above): an MLX matrix, or llama.cpp's
+// k_b / v_b pair in ggml formats.
+struct MlaKvB {
+  QuantMatrix mlx;
+  BlockMatrix k_b, v_b;
+  bool ggml = false;
+  MlaKvB() = default;
+  MlaKvB(const QuantMatrix& m) : mlx(m) {}  // NOLINT: an MLX kv_b is the common case
+  MlaKvB(const BlockMatrix& k, const BlockMatrix& v) : k_b(k), v_b(v), ggml(true) {}
+};
 
 struct MlaAttentionParams {
   int64_t tokens = 1;    // T new tokens
@@ -77,14 +94,15 @@ struct MlaAttentionParams {
   int64_t kv_lora = 0;   // L = kv_lora_rank (512)
   int64_t past = 0;      // rows already in the caches
   int64_t capacity = 0;  // rows the caches hold
-  int bits = 4;          // kv_b's bits (2, 4, 8)
-  int group_size = 64;   // kv_b's group size (divides L)
+  int bits = 4;          // an MLX kv_b's bits (2, 4, 8)
+  int group_size = 64;   // an MLX kv_b's group size (divides L)
   float scale = 0.0f;    // softmax scale; 0 = 1/sqrt(Dn + Dr)
+  int64_t kv_ggml_type = -1;  // -1: kv_b is MLX (bits, group_size); else k_b's ggml type (v_b any)
   template <class F>
   void visit(F&& f) const {
     f("tokens", tokens), f("heads", heads), f("nope_dim", nope_dim), f("rope_dim", rope_dim), f("v_dim", v_dim),
         f("kv_lora", kv_lora), f("past", past), f("capacity", capacity), f("bits", bits),
-        f("group_size", group_size), f("scale", scale);
+        f("group_size", group_size), f("scale", scale), f("kv_ggml_type", kv_ggml_type);
   }
 };
 
@@ -94,10 +112,10 @@ inline constexpr int64_t kMlaFastChunk = 512;
 
 template <class Acc>
 void mla_attention_ref(const MlaAttentionParams& p, std::span<const float> q, std::span<const float> latent,
-                       std::span<const float> k_pe, const QuantMatrix& kv_b, std::span<float> latent_cache,
+                       std::span<const float> k_pe, const MlaKvB& kv_b, std::span<float> latent_cache,
                        std::span<float> kpe_cache, std::span<float> o);
 void mla_attention_fast(const MlaAttentionParams& p, std::span<const float> q, std::span<const float> latent,
-                        std::span<const float> k_pe, const QuantMatrix& kv_b, std::span<float> latent_cache,
+                        std::span<const float> k_pe, const MlaKvB& kv_b, std::span<float> latent_cache,
                         std::span<float> kpe_cache, std::span<float> o);
 // One case of mla_attention_check (seeded inputs, three tiers, bounds) for tests. `head_windows`
 // > 0 runs the scalar tiers on that many windows of 4 heads only (start, middle, end; the op is
@@ -109,12 +127,17 @@ CheckResult mla_attention_check_one(const char* label, const MlaAttentionParams&
 // new rows [past, past + T); mla_attention_ref<double> rounds it to f32. For tests that compare
 // another f64 evaluation (the absorbed form) with it beyond f32 precision.
 std::vector<double> mla_attention_naive_f64(const MlaAttentionParams& p, std::span<const float> q,
-                                            const QuantMatrix& kv_b, std::span<const float> latent_cache,
+                                            const MlaKvB& kv_b, std::span<const float> latent_cache,
                                             std::span<const float> kpe_cache);
+
+// Head h's W_kb,h [Dn, L] and W_vb,h [Dv, L] (row-major) dequantised: exact in double, the f32
+// tiers' weight in float (the contract's "w"). Shared by every tier and the spec.
+template <class Acc>
+void mla_kv_b_head(const MlaAttentionParams& p, const MlaKvB& kv_b, int64_t h, Acc* wk, Acc* wv);
 
 // Shared by every tier: argument validation with messages naming the op.
 void mla_attention_validate(const MlaAttentionParams& p, std::span<const float> q, std::span<const float> latent,
-                            std::span<const float> k_pe, const QuantMatrix& kv_b, std::span<const float> latent_cache,
+                            std::span<const float> k_pe, const MlaKvB& kv_b, std::span<const float> latent_cache,
                             std::span<const float> kpe_cache, std::span<const float> o);
 
 }  // namespace moe

@@ -80,7 +80,7 @@ void head_token(const MlaAttentionParams& p, float scale, int64_t t, int64_t h, 
 }  // namespace
 
 void mla_attention_fast(const MlaAttentionParams& p, std::span<const float> q, std::span<const float> latent,
-                        std::span<const float> k_pe, const QuantMatrix& kv_b, std::span<float> latent_cache,
+                        std::span<const float> k_pe, const MlaKvB& kv_b, std::span<float> latent_cache,
                         std::span<float> kpe_cache, std::span<float> o) {
   mla_attention_validate(p, q, latent, k_pe, kv_b, latent_cache, kpe_cache, o);
   std::copy(latent.begin(), latent.end(), latent_cache.begin() + p.past * p.kv_lora);
@@ -99,8 +99,12 @@ void mla_attention_fast(const MlaAttentionParams& p, std::span<const float> q, s
     w.qp.resize(L), w.qpe.resize(p.rope_dim), w.s.resize(kMlaFastChunk), w.vc.resize(L);
 #pragma omp for schedule(dynamic)
     for (int64_t h = 0; h < H; ++h) {
-      dequant_rows(kv_b, h * (Dn + Dv), Dn, w.wk);
-      dequant_rows(kv_b, h * (Dn + Dv) + Dn, Dv, w.wv);
+      if (kv_b.ggml) {  // ggml's f32 values, k_b's head block transposed (mla_kv_b_head)
+        mla_kv_b_head<float>(p, kv_b, h, w.wk.data(), w.wv.data());
+      } else {
+        dequant_rows(kv_b.mlx, h * (Dn + Dv), Dn, w.wk);
+        dequant_rows(kv_b.mlx, h * (Dn + Dv) + Dn, Dv, w.wv);
+      }
       for (int64_t t = 0; t < T; ++t) head_token(p, scale, t, h, q, latent_cache, kpe_cache, o, w);
     }
   }

@@ -9,6 +9,7 @@
 #include "core/rng.h"
 #include "core/test_data.h"
 #include "spec/attention_bound.h"
+#include "spec/matvec_ggml_spec.h"
 
 namespace moe {
 
@@ -28,8 +29,19 @@ MlaAttentionInputs mla_attention_inputs(const MlaAttentionParams& p, uint64_t se
   in.kpe_cache = rng.fork(7).normal_vec(p.capacity * Dr, 1.0);
   for (int64_t i = p.past * L; i < p.capacity * L; ++i) in.latent_cache[size_t(i)] = 1000.0f + float(i % 4096);
   for (int64_t i = p.past * Dr; i < p.capacity * Dr; ++i) in.kpe_cache[size_t(i)] = -7.0f;
-  in.kv_b = random_quant(rng.fork(8), H * (p.nope_dim + p.v_dim), L, p.bits, p.group_size);
+  if (p.kv_ggml_type < 0) {
+    in.kv_b = random_quant(rng.fork(8), H * (p.nope_dim + p.v_dim), L, p.bits, p.group_size);
+  } else {
+    in.k_b = matvec_ggml_inputs({p.kv_ggml_type, H * L, p.nope_dim, 1}, rng.fork(8).next_u64(), false).W;
+    in.v_b = matvec_ggml_inputs({p.kv_ggml_type, H * p.v_dim, L, 1}, rng.fork(9).next_u64(), false).W;
+  }
   return in;
+}
+
+MlaKvB MlaAttentionInputs::view(const MlaAttentionParams& p) const {
+  if (p.kv_ggml_type < 0) return kv_b.view();
+  const uint32_t type = uint32_t(p.kv_ggml_type);
+  return {BlockMatrix{type, k_b.data(), p.heads * p.kv_lora, p.nope_dim}, BlockMatrix{type, v_b.data(), p.heads * p.v_dim, p.kv_lora}};
 }
 
 void mla_attention_append(const MlaAttentionParams& p, const MlaAttentionInputs& in, std::vector<float>& lc,
@@ -80,6 +92,11 @@ std::vector<MlaAttentionShape> mla_attention_shapes(bool remainders, bool real) 
     // The fast tier's chunk boundaries (kMlaFastChunk rows): lengths across 1 -> 2 chunks, 3 chunks.
     cpu("chunk edge lens 511-514", {4, 3, 8, 4, 8, 32, kMlaFastChunk - 2, 0, 4, 32});
     cpu("three chunks lens 1024-1025", {2, 2, 8, 4, 8, 32, 2 * kMlaFastChunk - 1, 0, 4, 32});
+    // llama.cpp's k_b / v_b (GGUF deepseek2): whole blocks along Dn (k_b) and L (v_b).
+    for (int64_t type : {0, 1, 30, 2, 8})
+      cpu("remainder GGUF k_b/v_b type " + std::to_string(type) + " H3 Dn32 L64 T2 past 9",
+          {2, 3, 32, 3, 7, 64, 9, 0, 4, 64, 0.3f, type});
+    cpu("remainder GGUF q4_K v_b-width k_b H2 Dn256 L256 T1 past 3", {1, 2, 256, 5, 3, 256, 3, 0, 4, 64, 0.0f, 12});
   }
   if (real) {
     // The CPU's scalar tiers run on windows of heads (the naive f64 truth expands k and v for
@@ -91,6 +108,9 @@ std::vector<MlaAttentionShape> mla_attention_shapes(bool remainders, bool real) 
     cpu("Cogito prefill T 4 from empty", cogito(4, 0), 3);
     cpu("Cogito 8-bit kv_b decode past 200", cogito(1, 200, 8), 1);
     cpu("Cogito decode past 1100 (3 fast chunks)", cogito(1, 1100), 1);
+    MlaAttentionParams gguf = cogito(1, 300);
+    gguf.kv_ggml_type = 8;  // q8_0: what llama.cpp's DeepSeek GGUFs commonly keep k_b / v_b in
+    cpu("Cogito GGUF q8_0 k_b/v_b decode past 300", gguf, 1);
   }
   return out;
 }
@@ -99,22 +119,9 @@ namespace {
 
 using MatD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-// Rows [r0, r0 + n) of W, exactly (q s + b in f64).
-MatD dequant_exact(const QuantMatrix& W, int64_t r0, int64_t n) {
-  MatD out(n, W.cols);
-  const int64_t groups = W.groups_per_row();
-  for (int64_t r = 0; r < n; ++r)
-    for (int64_t c = 0; c < W.cols; ++c) {
-      const int64_t g = (r0 + r) * groups + c / W.group_size;
-      out(r, c) = double(quant_code(W.w + (r0 + r) * W.words_per_row(), c, W.bits)) * bf16_to_f32(W.scales[g]) +
-                  bf16_to_f32(W.biases[g]);
-    }
-  return out;
-}
-
 }  // namespace
 
-std::vector<double> mla_attention_bound(const MlaAttentionParams& p, std::span<const float> q, const QuantMatrix& kv_b,
+std::vector<double> mla_attention_bound(const MlaAttentionParams& p, std::span<const float> q, const MlaKvB& kv_b,
                                         std::span<const float> lat, std::span<const float> kpe, int64_t chunk,
                                         const PrecisionModel& m) {
   const int64_t T = p.tokens, H = p.heads, Dn = p.nope_dim, Dr = p.rope_dim, Dv = p.v_dim, L = p.kv_lora;
@@ -133,7 +140,8 @@ std::vector<double> mla_attention_bound(const MlaAttentionParams& p, std::span<c
   // Heads are independent and write disjoint parts of `bound`.
 #pragma omp parallel for schedule(dynamic) if (H > 1 && rows * L >= (1 << 14))
   for (int64_t h = 0; h < H; ++h) {
-    const MatD wk = dequant_exact(kv_b, h * (Dn + Dv), Dn), wv = dequant_exact(kv_b, h * (Dn + Dv) + Dn, Dv);
+    MatD wk(Dn, L), wv(Dv, L);  // exact (mla_kv_b_head in double)
+    mla_kv_b_head<double>(p, kv_b, h, wk.data(), wv.data());
     const MatD wvAbs = wv.cwiseAbs(), wkAbs = wk.cwiseAbs();
     for (int64_t t = 0; t < T; ++t) {
       const int64_t len = p.past + t + 1;

@@ -17,10 +17,14 @@ namespace moe {
 // a per-head gain in [0.25, 2.5] (flat to peaked attention) times q_gain; latents RMS-normalised
 // (N(0, 1)) around a shared per-channel mean, as real keys share a direction across positions;
 // k_pe ~ N(0, 1) after RoPE; kv_b an MLX-quantised Gaussian N(0, 1/L) (k_nope and v entries
-// ~N(0, 1)). Cache rows from `past` on hold junk the append must replace.
+// ~N(0, 1)), or, with kv_ggml_type >= 0, llama.cpp's k_b and v_b as random blocks of that ggml
+// type with real checkpoints' scales (matvec_ggml_inputs). Cache rows from `past` on hold junk the
+// append must replace.
 struct MlaAttentionInputs {
   std::vector<float> q, latent, k_pe, latent_cache, kpe_cache;  // caches before the append
-  QuantStorage kv_b;
+  QuantStorage kv_b;                                             // MLX
+  std::vector<uint8_t> k_b, v_b;                                 // ggml
+  MlaKvB view(const MlaAttentionParams& p) const;
 };
 MlaAttentionInputs mla_attention_inputs(const MlaAttentionParams& p, uint64_t seed, double q_gain = 1.0);
 // The caches after the append: rows [past, past + T) := latent, k_pe.
@@ -38,7 +42,8 @@ using MlaAttentionShape = SpecShape<MlaAttentionParams, MlaAttentionVariant>;
 // past 512, the default and explicit scales, rope and v widths past 64 lanes with scores spread
 // over more than the f32 exp range, the fast tier's 512-row chunk edges. Real: Cogito-V2 /
 // DeepSeek-V3 (128 heads, nope 128, rope 64, v 128, kv_lora 512, 4-bit groups of 64, HF's scale
-// 192^-1/2 mscale^2 with mscale = 0.1 ln 40 + 1), decode and prefill.
+// 192^-1/2 mscale^2 with mscale = 0.1 ln 40 + 1), decode and prefill. Both with llama.cpp's k_b /
+// v_b in ggml formats too (CPU only: no bundled GPU kernel reads them).
 std::vector<MlaAttentionShape> mla_attention_shapes(bool remainders, bool real);
 
 // Per-element bound on |o - o_truth| [T, H Dv] for an absorbed f32 evaluation (one pass, chunk 0:
@@ -69,7 +74,7 @@ std::vector<MlaAttentionShape> mla_attention_shapes(bool remainders, bool real);
 //  * exp results below the f32 normal range: each weight errs by at most 2^-126 absolute, so vc[c]
 //    by 2^-125 (1 + sum_p |lat_pc|) and o[e] by 2^-125 Y[e] (1 + g_o), Y[e] = sum_c |wv[e][c]|
 //    (1 + sum_p |lat_pc|); subnormal products of the output chain (L + 1) 2^-126.
-std::vector<double> mla_attention_bound(const MlaAttentionParams& p, std::span<const float> q, const QuantMatrix& kv_b,
+std::vector<double> mla_attention_bound(const MlaAttentionParams& p, std::span<const float> q, const MlaKvB& kv_b,
                                         std::span<const float> latent_cache, std::span<const float> kpe_cache,
                                         int64_t chunk, const PrecisionModel& m);
 

@@ -16,7 +16,7 @@ namespace moe {
 namespace {
 
 using Tier = void (*)(const MlaAttentionParams&, std::span<const float>, std::span<const float>,
-                      std::span<const float>, const QuantMatrix&, std::span<float>, std::span<float>, std::span<float>);
+                      std::span<const float>, const MlaKvB&, std::span<float>, std::span<float>, std::span<float>);
 const Tier kTiers[] = {&mla_attention_ref<double>, &mla_attention_ref<float>, &mla_attention_fast};
 
 // Inputs of one call. Cache rows at and past `past` start as NaN: a tier that read a row it has
@@ -351,6 +351,73 @@ TEST(mla_attention, BadArguments) {
     test::expect_error(run(std::span<const float>(c.q), std::span<const float>(c.latent), std::span<const float>(c.k_pe), bad, lc, kc, o),
                        "mla_attention: kv_b has group_size=6, expected a positive multiple of 8");
   }
+}
+
+// llama.cpp's split (k_b = W_kb,h transposed per head, v_b = W_vb,h) holding the same values as an
+// MLX kv_b gives the same bits in every tier: the transposition and the head offsets are right.
+// f32 k_b / v_b hold the MLX values exactly (asserted), so the only difference is the layout.
+struct GgufSplit {
+  std::vector<float> k_b, v_b;
+  MlaKvB view(const MlaAttentionParams& p) const {
+    return {BlockMatrix{0, reinterpret_cast<const uint8_t*>(k_b.data()), p.heads * p.kv_lora, p.nope_dim},
+            BlockMatrix{0, reinterpret_cast<const uint8_t*>(v_b.data()), p.heads * p.v_dim, p.kv_lora}};
+  }
+};
+GgufSplit gguf_split(const MlaAttentionParams& p, const QuantMatrix& kv_b) {
+  const int64_t Dn = p.nope_dim, Dv = p.v_dim, L = p.kv_lora;
+  GgufSplit g;
+  g.k_b.resize(size_t(p.heads * L * Dn)), g.v_b.resize(size_t(p.heads * Dv * L));
+  for (int64_t h = 0; h < p.heads; ++h) {
+    std::vector<double> wk(size_t(Dn * L)), wv(size_t(Dv * L));
+    mla_kv_b_head<double>(p, kv_b, h, wk.data(), wv.data());
+    for (int64_t d = 0; d < Dn; ++d)
+      for (int64_t c = 0; c < L; ++c) {
+        const double v = wk[size_t(d * L + c)];
+        EXPECT_EQ(double(float(v)), v) << "an MLX value this test needs exact in f32";
+        g.k_b[size_t((h * L + c) * Dn + d)] = float(v);
+      }
+    for (int64_t i = 0; i < Dv * L; ++i) g.v_b[size_t(h * Dv * L + i)] = float(wv[size_t(i)]);
+  }
+  return g;
+}
+
+TEST(mla_attention, LlamaCppSplitEqualsMlxKvB) {
+  for (const MlaAttentionParams& mp : {params(3, 3, 5, 3, 7, 24, 4, 9), params(1, 2, 16, 4, 9, 64, 30, 33, 8, 32, 0.3f)}) {
+    Case c = random_case(mp, 77);
+    MlaAttentionParams gp = mp;
+    gp.kv_ggml_type = 0;
+    const GgufSplit g = gguf_split(mp, c.kv_b.view());
+    for (int tier = 0; tier < 3; ++tier) {
+      Case a = c, b = c;
+      a.run(tier);
+      kTiers[tier](gp, b.q, b.latent, b.k_pe, g.view(gp), b.latent_cache, b.kpe_cache, b.o);
+      EXPECT_TRUE(same_bits(a.o, b.o)) << test::kTierNames[tier];
+      EXPECT_TRUE(same_bits(a.latent_cache, b.latent_cache)) << test::kTierNames[tier];
+    }
+  }
+}
+
+TEST(mla_attention, LlamaCppSplitBadArguments) {
+  const MlaAttentionParams mp = params(2, 2, 32, 3, 4, 64, 3, 5);
+  Case c = random_case(mp, 5);
+  std::vector<uint8_t> k(size_t(2 * 64 * 34), 0), v(size_t(2 * 4 * 64 / 32 * 34), 0);  // q8_0: 34 bytes per 32
+  MlaAttentionParams gp = mp;
+  gp.kv_ggml_type = 8;
+  auto call = [&](const MlaAttentionParams& p, const MlaKvB& kv) {
+    return [&c, p, kv] { mla_attention_ref<double>(p, c.q, c.latent, c.k_pe, kv, c.latent_cache, c.kpe_cache, c.o); };
+  };
+  const BlockMatrix kb{8, k.data(), 128, 32}, vb{8, v.data(), 8, 64};
+  EXPECT_NO_THROW(call(gp, MlaKvB(kb, vb))());
+  test::expect_error(call(mp, MlaKvB(kb, vb)), "mla_attention: k_b is ggml type 8, params say kv_ggml_type=-1");
+  test::expect_error(call(gp, c.kv_b.view()), "kv_ggml_type=8 says llama.cpp's k_b / v_b, but kv_b is an MLX matrix");
+  test::expect_error(call(gp, MlaKvB(BlockMatrix{8, k.data(), 64, 32}, vb)),
+                     "mla_attention: k_b is [64, 32], expected [128, 32] with whole blocks of 32");
+  test::expect_error(call(gp, MlaKvB(kb, BlockMatrix{8, v.data(), 8, 32})), "mla_attention: v_b is [8, 32], expected [8, 64]");
+  MlaAttentionParams odd = params(2, 2, 16, 3, 4, 64, 3, 5);
+  odd.kv_ggml_type = 8;
+  test::expect_error(call(odd, MlaKvB(BlockMatrix{8, k.data(), 128, 16}, vb)), "with whole blocks of 32");
+  test::expect_error(call(gp, MlaKvB(BlockMatrix{8, k.data(), 128, 32}, BlockMatrix{99, v.data(), 8, 64})),
+                     "mla_attention: v_b is ggml type 99, which core/ggml_blocks.h does not decode");
 }
 
 TEST(mla_attention, ThreeWayAgreementRemainders) { test::expect_all_pass(mla_attention_check(1234, CheckScope::Remainders)); }
