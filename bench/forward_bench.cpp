@@ -77,7 +77,7 @@ int64_t sum_per_token(const moe::Model& model, int64_t K, F f) {
     if (l.kind == moe::LayerKind::Linear)
       sum += f(l.lin.qkv) + f(l.lin.z) + f(l.lin.a) + f(l.lin.b) + f(l.lin.out);
     else if (l.kind == moe::LayerKind::Mla)
-      sum += f(l.mla.q_a) + f(l.mla.q_b) + f(l.mla.kv_a) + f(l.mla.kv_b) + f(l.mla.o);
+      sum += f(l.mla.q_a) + f(l.mla.q_b) + f(l.mla.kv_a) + f(l.mla.kv_b.mlx) + f(l.mla.o);
     else
       sum += f(l.full.q) + f(l.full.k) + f(l.full.v) + f(l.full.o);
     sum += f(l.mlp.shared.gate) + f(l.mlp.shared.up) + f(l.mlp.shared.down);  // shared expert(s), or the dense MLP

@@ -34,7 +34,7 @@ Command add_fixture(CLI::App& app) {
                 "tiny, a3b-2layers, a17b-2layers (Qwen), ds3-tiny or cogito-2layers (DeepSeek-V3 / Cogito-V2 shapes)")
       ->capture_default_str();
   f->add_option("--out", fo->out, "Output directory")->required();
-  f->add_option("--format", fo->format, "mlx, moeflux or gguf (a file: llama.cpp's qwen35moe / qwen3next layout)")->check(CLI::IsMember({"mlx", "moeflux", "gguf"}))->capture_default_str();
+  f->add_option("--format", fo->format, "mlx, moeflux or gguf (a file: llama.cpp's qwen35moe / qwen3next / deepseek2 layout)")->check(CLI::IsMember({"mlx", "moeflux", "gguf"}))->capture_default_str();
   f->add_option("--seed", fo->seed, "Seed")->capture_default_str();
   f->add_option("--layers", fo->layers,
                 "a3b-/a17b-/cogito-2layers: the real model's first N layers instead of the two (linear + full, or "

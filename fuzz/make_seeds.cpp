@@ -295,6 +295,15 @@ void gguf_model_seeds() {
   write_gguf_model(*Model::load(dir.string()), p.string());
   seed("gguf_model", "small_qwen3next.gguf", read_file(p));
   fs::remove_all(dir);
+  // deepseek2: ds3-tiny's shapes narrowed (hidden 64, vocab 16, 8 experts, 2 layers, the first dense).
+  ModelConfig ds = synthetic_preset("ds3-tiny");
+  ds.hidden = 64, ds.vocab = 16, ds.layers = 2, ds.experts = 8, ds.mla.n_group = 4, ds.mla.topk_group = 2;
+  ds.layer_kinds.resize(2), ds.layer_moe.resize(2);
+  ds.mla.mscale = ds.mla.mscale_all_dim;  // the one YaRN form deepseek2 holds
+  write_synthetic_mlx(ds, 3, dir.string());
+  write_gguf_model(*Model::load(dir.string()), p.string());
+  seed("gguf_model", "small_deepseek2.gguf", read_file(p));
+  fs::remove_all(dir);
   fs::remove(p);
 }
 

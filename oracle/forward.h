@@ -55,6 +55,7 @@ class Forward {
   // noaux_tc MoE block (BF16 gate, router_noaux, routed + ungated shared experts).
   void mla_attention(int64_t layer, std::span<const float> xn, int64_t T, int64_t pos, LayerState& st,
                      std::span<float> out);
+  void kv_b_tap(int64_t layer, std::span<const float> latent, int64_t T);
   void moe_noaux(int64_t layer, std::span<const float> h, std::span<const float> hn, int64_t T, std::span<float> out);
   void routed_experts(int64_t layer, std::span<const float> hn, int64_t T, std::span<const int32_t> idx,
                       std::span<float> e);

@@ -52,12 +52,7 @@ void Forward::mla_attention(int64_t i, std::span<const float> xn, int64_t T, int
   locate(L(i, "self_attn.kv_a_layernorm"));
   be_.rmsnorm(np, latent, w.kv_a_norm, latent);
   tap(L(i, "self_attn.kv_a_layernorm.out"), latent, T);
-  if (taps_ && taps_->wants(L(i, "self_attn.kv_b_proj.out"))) {
-    // HF's naive k_nope | v per head; the MLA core never forms it (absorbed), so only for the tap.
-    std::vector<float> kvb(size_t(T * w.kv_b.rows));
-    matmul(L(i, "self_attn.kv_b_proj_tap"), w.kv_b, latent, T, kvb);
-    tap(L(i, "self_attn.kv_b_proj.out"), kvb, T);
-  }
+  if (taps_ && taps_->wants(L(i, "self_attn.kv_b_proj.out"))) kv_b_tap(i, latent, T);
 
   std::vector<int64_t> positions(static_cast<size_t>(T));
   for (int64_t t = 0; t < T; ++t) positions[size_t(t)] = pos + t;
@@ -79,7 +74,8 @@ void Forward::mla_attention(int64_t i, std::span<const float> xn, int64_t T, int
 
   MlaAttentionParams ap;
   ap.tokens = T, ap.heads = H, ap.nope_dim = Dn, ap.rope_dim = Dr, ap.v_dim = Dv, ap.kv_lora = Lr, ap.past = st.len;
-  ap.capacity = int64_t(st.latent.size()) / Lr, ap.bits = w.kv_b.bits, ap.group_size = w.kv_b.group_size;
+  ap.capacity = int64_t(st.latent.size()) / Lr, ap.bits = w.kv_b.mlx.bits, ap.group_size = w.kv_b.mlx.group_size;
+  ap.kv_ggml_type = w.kv_b.ggml ? int64_t(w.kv_b.k_b.type) : -1;
   ap.scale = float(m.softmax_scale());
   MOE_CHECK(st.len + T <= ap.capacity, "forward: layer " << i << " MLA cache holds " << ap.capacity << " positions; "
                                                          << st.len + T << " needed");
@@ -92,6 +88,33 @@ void Forward::mla_attention(int64_t i, std::span<const float> xn, int64_t T, int
   tap(L(i, "self_attn.o_proj.out"), out, T);
 }
 
+// HF's naive k_nope | v per head, [T, H (Dn + Dv)]: the MLA core never forms it (absorbed), so only
+// for the tap. An MLX kv_b through the tier's matmul; llama.cpp's k_b / v_b (k_b transposed per
+// head, which no matvec reads) from the exact weights in f64, rounded once.
+void Forward::kv_b_tap(int64_t i, std::span<const float> latent, int64_t T) {
+  const ModelConfig& c = model_.config();
+  const MlaKvB& kv = model_.layer(i).mla.kv_b;
+  const int64_t H = c.attn_heads, Dn = c.mla.qk_nope_dim, Dv = c.mla.v_head_dim, Lr = c.mla.kv_lora_rank, D = Dn + Dv;
+  std::vector<float> kvb(size_t(T * H * D));
+  if (!kv.ggml) {
+    matmul(L(i, "self_attn.kv_b_proj_tap"), Weight(kv.mlx), latent, T, kvb);
+  } else {
+    MlaAttentionParams p;
+    p.heads = H, p.nope_dim = Dn, p.v_dim = Dv, p.kv_lora = Lr, p.kv_ggml_type = int64_t(kv.k_b.type);
+    std::vector<double> w(size_t(D * Lr));
+    for (int64_t h = 0; h < H; ++h) {
+      mla_kv_b_head<double>(p, kv, h, w.data(), w.data() + Dn * Lr);
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t r = 0; r < D; ++r) {
+          double acc = 0;
+          for (int64_t k = 0; k < Lr; ++k) acc += w[size_t(r * Lr + k)] * double(latent[size_t(t * Lr + k)]);
+          kvb[size_t((t * H + h) * D + r)] = float(acc);
+        }
+    }
+  }
+  tap(L(i, "self_attn.kv_b_proj.out"), kvb, T);
+}
+
 // HF DeepseekV3MoE: logits = gate(h) in f32 from the BF16 weight; noaux_tc picks K experts with
 // weights (scaled by routed_scaling_factor); out = h + sum_k w_k e_k + shared(h) (ungated).
 void Forward::moe_noaux(int64_t i, std::span<const float> h, std::span<const float> hn, int64_t T,
@@ -100,11 +123,15 @@ void Forward::moe_noaux(int64_t i, std::span<const float> h, std::span<const flo
   const MlpWeights& w = model_.layer(i).mlp;
   const int64_t d = c.hidden, E = c.experts, K = k_;
   std::vector<float> logits(size_t(T * E));
-  MatvecBf16Params gp;
-  gp.rows = E, gp.cols = d;
-  for (int64_t t = 0; t < T; ++t) {
-    be_.locate(L(i, "mlp.gate"), t);
-    be_.matvec_bf16(gp, w.router_bf16, hn.subspan(size_t(t * d), size_t(d)), std::span(logits).subspan(size_t(t * E), size_t(E)));
+  if (w.router_bf16.empty()) {  // a GGUF's router in another type than bf16
+    matmul(L(i, "mlp.gate"), w.router, hn, T, logits);
+  } else {
+    MatvecBf16Params gp;
+    gp.rows = E, gp.cols = d;
+    for (int64_t t = 0; t < T; ++t) {
+      be_.locate(L(i, "mlp.gate"), t);
+      be_.matvec_bf16(gp, w.router_bf16, hn.subspan(size_t(t * d), size_t(d)), std::span(logits).subspan(size_t(t * E), size_t(E)));
+    }
   }
   tap(L(i, "mlp.gate.out"), logits, T);
   std::vector<int32_t> idx(size_t(T * K));
@@ -118,10 +145,14 @@ void Forward::moe_noaux(int64_t i, std::span<const float> h, std::span<const flo
   tap(L(i, "mlp.experts.weight"), wts, T);
 
   std::vector<float> sh(size_t(T * d));
-  SwigluExpertParams sp;
-  sp.tokens = T, sp.hidden = d, sp.inter = c.shared_inter, sp.bits = w.shared.gate.bits;
   locate(L(i, "mlp.shared_experts"));
-  be_.swiglu_expert(sp, w.shared, hn, sh);
+  if (model_.is_gguf()) {
+    expert_ggml(w.shared_ggml, hn, T, sh);
+  } else {
+    SwigluExpertParams sp;
+    sp.tokens = T, sp.hidden = d, sp.inter = c.shared_inter, sp.bits = w.shared.gate.bits;
+    be_.swiglu_expert(sp, w.shared, hn, sh);
+  }
   tap(L(i, "mlp.shared_experts.out"), sh, T);
 
   combine_experts(i, h, hn, T, idx, wts, sh, {}, true, out);

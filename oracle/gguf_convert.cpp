@@ -11,7 +11,7 @@
 namespace moe {
 namespace {
 
-constexpr uint32_t kF32 = 0, kQ4_1 = 3;
+constexpr uint32_t kF32 = 0, kQ4_1 = 3, kBF16 = 30;
 
 // Whether the bf16 value v is an f16 value too.
 bool fits_f16(bf16 v) {
@@ -142,8 +142,10 @@ struct Writer {
     t.add(blk(i, name), type, {cols, rows, c.experts}, std::move(all));
   }
   void linear(int64_t i);
+  void mla(int64_t i);
   void layer(int64_t i);
   std::vector<std::pair<std::string, GgufValue>> metadata() const;
+  std::vector<std::pair<std::string, GgufValue>> metadata_deepseek2() const;
 };
 
 void Writer::linear(int64_t i) {
@@ -192,12 +194,47 @@ void Writer::linear(int64_t i) {
   t.add_f32(blk(i, "ssm_norm.weight"), {Dv}, w.norm);
 }
 
+// MLA as llama.cpp's deepseek2 converter writes it: kv_b_proj split per head into attn_k_b
+// (W_kb,h transposed, [H, L, Dn]: f32, its values checked exact) and attn_v_b ([H, Dv, L]).
+void Writer::mla(int64_t i) {
+  const MlaAttnWeights& w = m.layer(i).mla;
+  const MlaConfig& mc = c.mla;
+  const int64_t H = c.attn_heads, Dn = mc.qk_nope_dim, Dv = mc.v_head_dim, L = mc.kv_lora_rank;
+  mat(blk(i, "attn_q_a.weight"), w.q_a), mat(blk(i, "attn_q_b.weight"), w.q_b);
+  mat(blk(i, "attn_kv_a_mqa.weight"), w.kv_a), mat(blk(i, "attn_output.weight"), w.o);
+  t.add_f32(blk(i, "attn_q_a_norm.weight"), {mc.q_lora_rank}, w.q_a_norm);
+  t.add_f32(blk(i, "attn_kv_a_norm.weight"), {L}, w.kv_a_norm);
+  MOE_CHECK(!w.kv_b.ggml, "gguf write: layer " << i << " kv_b is not an MLX matrix");
+  MlaAttentionParams p;
+  p.heads = H, p.nope_dim = Dn, p.v_dim = Dv, p.kv_lora = L, p.bits = w.kv_b.mlx.bits, p.group_size = w.kv_b.mlx.group_size;
+  std::vector<float> k_b(size_t(H * L * Dn));
+  std::vector<double> wk(size_t(Dn * L)), wv(size_t(Dv * L));
+  std::vector<int64_t> v_rows;
+  for (int64_t h = 0; h < H; ++h) {
+    mla_kv_b_head<double>(p, w.kv_b, h, wk.data(), wv.data());
+    for (int64_t d = 0; d < Dn; ++d)
+      for (int64_t cl = 0; cl < L; ++cl) {
+        const double v = wk[size_t(d * L + cl)];
+        MOE_CHECK(double(float(v)) == v, "gguf write: layer " << i << " kv_b_proj weight of head " << h << " [" << d << ", " << cl
+                                                              << "] = " << v << " has no exact f32 value (attn_k_b is f32)");
+        k_b[size_t((h * L + cl) * Dn + d)] = float(v);
+      }
+    for (int64_t e = 0; e < Dv; ++e) v_rows.push_back(h * (Dn + Dv) + Dn + e);
+  }
+  t.add_f32(blk(i, "attn_k_b.weight"), {Dn, L, H}, k_b);
+  auto [type, bytes] = to_ggml(take_rows(w.kv_b.mlx, v_rows).view(), blk(i, "attn_v_b.weight"), false);
+  t.add(blk(i, "attn_v_b.weight"), type, {L, Dv, H}, std::move(bytes));
+}
+
 void Writer::layer(int64_t i) {
   const LayerWeights& lw = m.layer(i);
   const int64_t D = c.head_dim;
+  const bool ds = c.family == Family::DeepseekV3;
   t.add_f32(blk(i, "attn_norm.weight"), {c.hidden}, lw.input_norm);
-  t.add_f32(blk(i, "post_attention_norm.weight"), {c.hidden}, lw.post_norm);
-  if (lw.kind == LayerKind::Full) {
+  t.add_f32(blk(i, ds ? "ffn_norm.weight" : "post_attention_norm.weight"), {c.hidden}, lw.post_norm);
+  if (lw.kind == LayerKind::Mla) {
+    mla(i);
+  } else if (lw.kind == LayerKind::Full) {
     mat(blk(i, "attn_q.weight"), lw.full.q), mat(blk(i, "attn_k.weight"), lw.full.k);
     mat(blk(i, "attn_v.weight"), lw.full.v), mat(blk(i, "attn_output.weight"), lw.full.o);
     t.add_f32(blk(i, "attn_q_norm.weight"), {D}, lw.full.q_norm);
@@ -210,8 +247,15 @@ void Writer::layer(int64_t i) {
     mat(blk(i, "ffn_down.weight"), lw.mlp.shared.down);
     return;
   }
-  mat(blk(i, "ffn_gate_inp.weight"), lw.mlp.router, true);
-  mat(blk(i, "ffn_gate_inp_shexp.weight"), lw.mlp.shared_expert_gate, true);
+  if (ds) {  // the BF16 router as it is, and the selection bias
+    std::vector<uint8_t> g(lw.mlp.router_bf16.size() * 2);
+    std::memcpy(g.data(), lw.mlp.router_bf16.data(), g.size());
+    t.add(blk(i, "ffn_gate_inp.weight"), kBF16, {c.hidden, c.experts}, std::move(g));
+    t.add_f32(blk(i, "exp_probs_b.bias"), {c.experts}, lw.mlp.score_bias);
+  } else {
+    mat(blk(i, "ffn_gate_inp.weight"), lw.mlp.router, true);
+    mat(blk(i, "ffn_gate_inp_shexp.weight"), lw.mlp.shared_expert_gate, true);
+  }
   mat(blk(i, "ffn_gate_shexp.weight"), lw.mlp.shared.gate), mat(blk(i, "ffn_up_shexp.weight"), lw.mlp.shared.up);
   mat(blk(i, "ffn_down_shexp.weight"), lw.mlp.shared.down);
   experts(i, "ffn_gate_exps.weight", &ExpertWeights::gate);
@@ -271,12 +315,64 @@ std::vector<std::pair<std::string, GgufValue>> Writer::metadata() const {
   return kv;
 }
 
+// deepseek2's keys as llama.cpp's converter writes them (MLA as MQA over the latent).
+std::vector<std::pair<std::string, GgufValue>> Writer::metadata_deepseek2() const {
+  const MlaConfig& mc = c.mla;
+  const std::string a = "deepseek2.";
+  auto u = [](int64_t v) { return GgufValue::of_u32(uint32_t(v)); };
+  auto f32 = [&](const char* what, double v) {
+    MOE_CHECK(double(float(v)) == v, "gguf write: " << what << " = " << v << " has no exact f32 value (GGUF stores it as f32)");
+    return GgufValue::of_f32(float(v));
+  };
+  // llama.cpp derives the RoPE's magnitude factor from mscale_all_dim alone (it takes mscale equal).
+  MOE_CHECK(mc.mscale == mc.mscale_all_dim,
+            "gguf write: " << m.dir() << ": YaRN mscale " << mc.mscale << " differs from mscale_all_dim " << mc.mscale_all_dim
+                           << "; llama.cpp's deepseek2 takes them equal, so no GGUF holds this model");
+  MOE_CHECK(mc.rope_interleave, "gguf write: " << m.dir() << ": rope_interleave is false; llama.cpp's deepseek2 rotates "
+                                                              "adjacent pairs (rope_interleave true) only");
+  std::vector<std::pair<std::string, GgufValue>> kv = {
+      {"general.architecture", GgufValue::of_string("deepseek2")},
+      {"general.name", GgufValue::of_string(std::string("moeoracle conversion, ") + family_name(c.family))},
+      {"general.alignment", u(32)},
+      {a + "block_count", u(c.layers)},
+      {a + "context_length", u(163840)},
+      {a + "embedding_length", u(c.hidden)},
+      {a + "feed_forward_length", u(c.dense_inter)},
+      {a + "attention.head_count", u(c.attn_heads)},
+      {a + "attention.head_count_kv", u(1)},
+      {a + "attention.key_length", u(mc.kv_lora_rank + mc.qk_rope_dim)},
+      {a + "attention.value_length", u(mc.kv_lora_rank)},
+      {a + "attention.key_length_mla", u(mc.qk_nope_dim + mc.qk_rope_dim)},
+      {a + "attention.value_length_mla", u(mc.v_head_dim)},
+      {a + "attention.q_lora_rank", u(mc.q_lora_rank)},
+      {a + "attention.kv_lora_rank", u(mc.kv_lora_rank)},
+      {a + "attention.layer_norm_rms_epsilon", GgufValue::of_f32(c.eps)},
+      {a + "rope.freq_base", f32("rope_theta", c.rope_theta)},
+      {a + "rope.dimension_count", u(mc.qk_rope_dim)},
+      {a + "rope.scaling.type", GgufValue::of_string("yarn")},
+      {a + "rope.scaling.factor", f32("rope factor", mc.yarn_factor)},
+      {a + "rope.scaling.original_context_length", u(mc.original_max_position)},
+      {a + "rope.scaling.yarn_log_multiplier", GgufValue::of_f32(float(0.1 * mc.mscale_all_dim))},
+      {a + "rope.scaling.yarn_beta_fast", f32("beta_fast", mc.beta_fast)},
+      {a + "rope.scaling.yarn_beta_slow", f32("beta_slow", mc.beta_slow)},
+      {a + "leading_dense_block_count", u(mc.first_k_dense_replace)},
+      {a + "expert_count", u(c.experts)},
+      {a + "expert_used_count", u(c.experts_per_tok)},
+      {a + "expert_feed_forward_length", u(c.moe_inter)},
+      {a + "expert_shared_count", u(mc.n_shared_experts)},
+      {a + "expert_weights_scale", f32("routed_scaling_factor", mc.routed_scaling_factor)},
+      {a + "expert_weights_norm", GgufValue::of_bool(c.norm_topk_prob)},
+      {a + "expert_gating_func", u(2)},  // sigmoid
+      {a + "expert_group_count", u(mc.n_group)},
+      {a + "expert_group_used_count", u(mc.topk_group)},
+  };
+  return kv;
+}
+
 }  // namespace
 
 void write_gguf_model(const Model& m, const std::string& path) {
   const ModelConfig& c = m.config();
-  MOE_CHECK(c.family != Family::DeepseekV3, "gguf write: " << m.dir() << " is a DeepSeek-V3 model; only the Qwen families "
-                                                           << "are written as GGUF so far");
   MOE_CHECK(!m.is_gguf(), "gguf write: " << m.dir() << " is a GGUF file already");
   Writer w{m, c, {}};
   w.mat("token_embd.weight", m.embed());
@@ -284,7 +380,7 @@ void write_gguf_model(const Model& m, const std::string& path) {
   if (!tied) w.mat("output.weight", m.lm_head());
   w.t.add_f32("output_norm.weight", {c.hidden}, m.final_norm());
   for (int64_t i = 0; i < c.layers; ++i) w.layer(i);
-  write_gguf(path, w.metadata(), w.t.out);
+  write_gguf(path, c.family == Family::DeepseekV3 ? w.metadata_deepseek2() : w.metadata(), w.t.out);
 }
 
 }  // namespace moe

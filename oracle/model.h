@@ -12,6 +12,7 @@
 #include "core/expert_blob.h"
 #include "core/quant.h"
 #include "ops/matvec_ggml.h"
+#include "ops/mla_attention.h"
 #include "oracle/config.h"
 #include "oracle/tensor_table.h"
 
@@ -55,14 +56,15 @@ struct FullAttnWeights {
 };
 
 struct MlaAttnWeights {                   // DeepSeek-V3 MLA (HF DeepseekV3Attention)
-  QuantMatrix q_a, q_b;                   // [q_lora, d], [H (Dn + Dr), q_lora]
-  QuantMatrix kv_a, kv_b;                 // [L + Dr, d] (latent | k_pe), [H (Dn + Dv), L]
-  QuantMatrix o;                          // [d, H Dv]
+  Weight q_a, q_b;                        // [q_lora, d], [H (Dn + Dr), q_lora]
+  Weight kv_a;                            // [L + Dr, d] (latent | k_pe)
+  MlaKvB kv_b;                            // [H (Dn + Dv), L] (MLX), or llama.cpp's k_b / v_b (GGUF)
+  Weight o;                               // [d, H Dv]
   std::vector<float> q_a_norm, kv_a_norm; // [q_lora], [L]: w x^ (no +1)
 };
 
 struct MlpWeights {                       // MoE block (router + shared expert) or a dense MLP
-  Weight router;                          // [E, d] (Qwen: quantized)
+  Weight router;                          // [E, d] (Qwen: quantized; a DeepSeek-V3 GGUF's when not bf16)
   std::span<const bf16> router_bf16;      // [E, d] (DeepSeek-V3: unquantized BF16, a view into the file)
   std::vector<float> score_bias;          // [E] DeepSeek-V3 e_score_correction_bias (selection only)
   Weight shared_expert_gate;              // [1, d] (Qwen only: DeepSeek-V3's shared experts are ungated)
@@ -112,6 +114,8 @@ class Model {
   void resolve_gguf();
   void resolve_gguf_layer(int64_t layer);
   void resolve_gguf_linear(int64_t layer);
+  void resolve_gguf_mla(int64_t layer);
+  void resolve_gguf_router_noaux(int64_t layer);
   int bits_of(const std::string& module) const;  // the manifest's bits (moeflux) or the config's
 
   TensorTable table_;

@@ -15,7 +15,13 @@
 //    out_proj, whose columns are value heads, multiplies the forward's x in the file's order
 //    (Weight::x_perm);
 //  - experts merged per layer into [E * rows, cols] tensors (ffn_*_exps, or ffn_gate_up_exps).
+// deepseek2 (DeepSeek-V3 / Cogito-V2): kv_b_proj split per head into attn_k_b (W_kb,h transposed)
+// and attn_v_b, which mla_attention takes as they are (ops/mla_attention.h); the YaRN mscale from
+// rope.scaling.yarn_log_multiplier (0.1 mscale_all_dim; llama.cpp assumes mscale = mscale_all_dim);
+// RoPE on adjacent pairs (llama.cpp's rope type for deepseek2), i.e. HF's rope_interleave.
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "core/check.h"
@@ -71,12 +77,105 @@ std::vector<float> vector_of(const GgufFile& f, const std::string& name, int64_t
   return v;
 }
 
+// A bool key, or `fallback` when absent.
+bool meta_bool(const GgufFile& f, const std::string& key, bool fallback) {
+  const GgufValue* v = f.find_value(key);
+  if (!v) return fallback;
+  MOE_CHECK(v->type == GgufType::BOOL, "gguf: " << f.path() << ": metadata '" << key << "' is " << v->summary() << ", expected a bool");
+  return v->b;
+}
+
+double meta_float(const GgufFile& f, const std::string& key, double fallback) {
+  return f.find_value(key) ? f.get_float(key) : fallback;
+}
+
+// The converter stores yarn_log_multiplier = 0.1 mscale_all_dim as an f32: the shortest decimal v
+// whose f32(0.1 v) is the stored value gives back the config's mscale_all_dim (1.0, 0.707, ...)
+// rather than the stored value / 0.1 (1.0000000149 for 1.0).
+double undo_tenth(float stored) {
+  char buf[32];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, double(stored) / 0.1);
+    const double v = std::strtod(buf, nullptr);
+    if (float(0.1 * v) == stored) return v;
+  }
+  return double(stored) / 0.1;
+}
+
 // HF value head h sits at position (h % r) Hk + h / r of a tiled Qwen3.5 tensor.
 int64_t tiled_pos(int64_t h, int64_t r, int64_t Hk) { return (h % r) * Hk + h / r; }
 
 }  // namespace
 
-// The config from the metadata keys llama.cpp writes for qwen35moe / qwen3next.
+// The config from the metadata keys llama.cpp writes for deepseek2 (its DeepSeek-V2 / V3 converter:
+// MLA as MQA over the latent, head_count_kv 1, key_length L + Dr, key_length_mla Dn + Dr).
+static ModelConfig gguf_config_deepseek2(const GgufFile& f) {
+  const std::string a = "deepseek2.";
+  ModelConfig c;
+  c.family = Family::DeepseekV3;
+  c.router = RouterKind::NoauxTc;
+  MlaConfig& m = c.mla;
+  c.hidden = meta_int(f, a + "embedding_length");
+  c.layers = meta_int(f, a + "block_count") - meta_int(f, a + "nextn_predict_layers", 0);
+  c.vocab = tensor(f, "token_embd.weight").ne.size() == 2 ? tensor(f, "token_embd.weight").ne[1] : 0;
+  c.attn_heads = c.kv_heads = meta_int(f, a + "attention.head_count");
+  m.q_lora_rank = meta_int(f, a + "attention.q_lora_rank", 0);
+  MOE_CHECK(m.q_lora_rank > 0, "gguf: " << f.path() << ": attention.q_lora_rank is absent or 0 (DeepSeek-V2-Lite's "
+                                        << "unfactored attn_q is not implemented)");
+  m.kv_lora_rank = meta_int(f, a + "attention.kv_lora_rank");
+  m.qk_rope_dim = meta_int(f, a + "rope.dimension_count");
+  // Files with the split k_b / v_b say the per-head sizes in the _mla keys; older ones in key_length.
+  const bool mla_keys = f.find_value(a + "attention.key_length_mla") != nullptr;
+  const int64_t qk = meta_int(f, a + (mla_keys ? "attention.key_length_mla" : "attention.key_length"));
+  m.v_head_dim = meta_int(f, a + (mla_keys ? "attention.value_length_mla" : "attention.value_length"));
+  MOE_CHECK(qk > m.qk_rope_dim, "gguf: " << f.path() << ": key length " << qk << " is not more than rope.dimension_count "
+                                         << m.qk_rope_dim);
+  m.qk_nope_dim = qk - m.qk_rope_dim;
+  c.head_dim = m.qk_rope_dim;
+  c.partial_rotary = 1.0;
+  m.rope_interleave = true;  // llama.cpp rotates adjacent pairs for deepseek2
+  c.experts = meta_int(f, a + "expert_count");
+  c.experts_per_tok = meta_int(f, a + "expert_used_count");
+  c.moe_inter = meta_int(f, a + "expert_feed_forward_length");
+  m.n_shared_experts = meta_int(f, a + "expert_shared_count");
+  MOE_CHECK(m.n_shared_experts > 0 && m.n_shared_experts <= (int64_t(1) << 20) && c.moe_inter <= (int64_t(1) << 20),
+            "gguf: " << f.path() << ": expert_shared_count " << m.n_shared_experts << ", expected in [1, 2^20]");
+  c.shared_inter = c.moe_inter * m.n_shared_experts;
+  c.dense_inter = meta_int(f, a + "feed_forward_length", 0);
+  m.first_k_dense_replace = meta_int(f, a + "leading_dense_block_count", 0);
+  m.n_group = meta_int(f, a + "expert_group_count", 1);
+  m.topk_group = meta_int(f, a + "expert_group_used_count", 1);
+  m.routed_scaling_factor = meta_float(f, a + "expert_weights_scale", 1.0);
+  c.norm_topk_prob = meta_bool(f, a + "expert_weights_norm", false);
+  const int64_t gating = meta_int(f, a + "expert_gating_func", 0);
+  MOE_CHECK(gating == 2, "gguf: " << f.path() << ": expert_gating_func = " << gating
+                                  << ", expected 2 (sigmoid: DeepSeek-V3's noaux_tc router; V2's softmax is not implemented)");
+  c.rope_theta = meta_float(f, a + "rope.freq_base", 10000.0);
+  const GgufValue* type = f.find_value(a + "rope.scaling.type");
+  MOE_CHECK(type && type->type == GgufType::STRING && type->s == "yarn",
+            "gguf: " << f.path() << ": rope.scaling.type is " << (type ? type->summary() : std::string("absent"))
+                     << ", expected \"yarn\" (the only RoPE implemented for MLA)");
+  m.yarn_factor = f.get_float(a + "rope.scaling.factor");
+  m.original_max_position = meta_int(f, a + "rope.scaling.original_context_length");
+  m.beta_fast = meta_float(f, a + "rope.scaling.yarn_beta_fast", 32.0);
+  m.beta_slow = meta_float(f, a + "rope.scaling.yarn_beta_slow", 1.0);
+  m.mscale_all_dim = undo_tenth(float(meta_float(f, a + "rope.scaling.yarn_log_multiplier", 0.0)));
+  m.mscale = m.mscale_all_dim;
+  const double eps = f.get_float(a + "attention.layer_norm_rms_epsilon");
+  MOE_CHECK(std::isfinite(eps) && eps >= 0 && eps <= 1,
+            "gguf: " << f.path() << ": layer_norm_rms_epsilon " << eps << ", expected in [0, 1]");
+  c.eps = float(eps);
+  c.tie_word_embeddings = f.find_tensor("output.weight") == nullptr;
+  MOE_CHECK(c.layers > 0 && c.layers <= 4096, "gguf: " << f.path() << ": " << c.layers << " layers, expected 1 to 4096");
+  for (int64_t i = 0; i < c.layers; ++i) {
+    c.layer_kinds.push_back(LayerKind::Mla);
+    c.layer_moe.push_back(i >= m.first_k_dense_replace);
+  }
+  c.validate(f.path());
+  return c;
+}
+
+// The config from the metadata keys llama.cpp writes for qwen35moe / qwen3next / deepseek2.
 static ModelConfig gguf_config(const GgufFile& f) {
   const std::string arch = f.get_string("general.architecture");
   ModelConfig c;
@@ -84,9 +183,11 @@ static ModelConfig gguf_config(const GgufFile& f) {
     c.family = Family::Qwen3_5Moe;
   } else if (arch == "qwen3next") {
     c.family = Family::Qwen3Next;
+  } else if (arch == "deepseek2") {
+    return gguf_config_deepseek2(f);
   } else {
-    MOE_FAIL("gguf: " << f.path() << ": architecture '" << arch << "' is not supported for running (expected qwen35moe "
-                      << "or qwen3next; deepseek2 files are not read yet: use the MLX or moeflux checkpoint)");
+    MOE_FAIL("gguf: " << f.path() << ": architecture '" << arch << "' is not supported for running (expected qwen35moe, "
+                      << "qwen3next or deepseek2)");
   }
   const std::string a = arch + ".";
   c.hidden = meta_int(f, a + "embedding_length");
@@ -156,9 +257,11 @@ void Model::resolve_gguf_layer(int64_t i) {
   lw.kind = c.layer_kinds[size_t(i)];
   lw.moe = c.layer_moe[size_t(i)];
   lw.input_norm = vector_of(f, blk(i, "attn_norm.weight"), d);
-  lw.post_norm = vector_of(f, blk(i, "post_attention_norm.weight"), d);
+  lw.post_norm = vector_of(f, blk(i, lw.kind == LayerKind::Mla ? "ffn_norm.weight" : "post_attention_norm.weight"), d);
   auto mat = [&](const char* what, int64_t rows, int64_t cols) { return Weight(block_matrix(f, blk(i, what), rows, cols)); };
-  if (lw.kind == LayerKind::Full) {
+  if (lw.kind == LayerKind::Mla) {
+    resolve_gguf_mla(i);
+  } else if (lw.kind == LayerKind::Full) {
     const int64_t H = c.attn_heads, Hkv = c.kv_heads, D = c.head_dim;
     lw.full.q = mat("attn_q.weight", 2 * H * D, d);
     lw.full.k = mat("attn_k.weight", Hkv * D, d);
@@ -178,8 +281,12 @@ void Model::resolve_gguf_layer(int64_t i) {
     return;
   }
   const int64_t E = c.experts, I = c.moe_inter, Is = c.shared_inter;
-  lw.mlp.router = mat("ffn_gate_inp.weight", E, d);
-  lw.mlp.shared_expert_gate = mat("ffn_gate_inp_shexp.weight", 1, d);
+  if (c.family == Family::DeepseekV3) {
+    resolve_gguf_router_noaux(i);
+  } else {
+    lw.mlp.router = mat("ffn_gate_inp.weight", E, d);
+    lw.mlp.shared_expert_gate = mat("ffn_gate_inp_shexp.weight", 1, d);
+  }
   lw.mlp.shared_ggml = {block_matrix(f, blk(i, "ffn_gate_shexp.weight"), Is, d),
                         block_matrix(f, blk(i, "ffn_up_shexp.weight"), Is, d),
                         block_matrix(f, blk(i, "ffn_down_shexp.weight"), d, Is)};
@@ -264,6 +371,43 @@ void Model::resolve_gguf_linear(int64_t i) {
   w.dt_bias = std::move(dt);
   w.conv_w = std::move(conv);
   w.norm = vector_of(f, blk(i, "ssm_norm.weight"), Dv);
+}
+
+// MLA of layer i: the projections, the norms and llama.cpp's k_b ([H L, Dn]: per head W_kb,h
+// transposed) and v_b ([H Dv, L]), as mla_attention takes them.
+void Model::resolve_gguf_mla(int64_t i) {
+  const GgufFile& f = *gguf_;
+  const ModelConfig& c = cfg_;
+  const MlaConfig& m = c.mla;
+  const int64_t d = c.hidden, H = c.attn_heads, Dn = m.qk_nope_dim, Dr = m.qk_rope_dim, Dv = m.v_head_dim,
+                L = m.kv_lora_rank, Q = m.q_lora_rank;
+  MOE_CHECK(f.find_tensor(blk(i, "attn_k_b.weight")) || !f.find_tensor(blk(i, "attn_kv_b.weight")),
+            "gguf: " << f.path() << ": layer " << i << " holds only the unsplit attn_kv_b; not supported: convert the "
+                     << "model again with a current llama.cpp (attn_k_b + attn_v_b)");
+  MlaAttnWeights& w = layers_[size_t(i)].mla;
+  w.q_a = Weight(block_matrix(f, blk(i, "attn_q_a.weight"), Q, d));
+  w.q_b = Weight(block_matrix(f, blk(i, "attn_q_b.weight"), H * (Dn + Dr), Q));
+  w.kv_a = Weight(block_matrix(f, blk(i, "attn_kv_a_mqa.weight"), L + Dr, d));
+  w.kv_b = MlaKvB(block_matrix(f, blk(i, "attn_k_b.weight"), L, Dn, H), block_matrix(f, blk(i, "attn_v_b.weight"), Dv, L, H));
+  w.o = Weight(block_matrix(f, blk(i, "attn_output.weight"), d, H * Dv));
+  w.q_a_norm = vector_of(f, blk(i, "attn_q_a_norm.weight"), Q);
+  w.kv_a_norm = vector_of(f, blk(i, "attn_kv_a_norm.weight"), L);
+}
+
+// The noaux_tc router of layer i: ffn_gate_inp (bf16 read in place as the MLX path does; another
+// type through matvec_ggml) and the selection bias exp_probs_b.
+void Model::resolve_gguf_router_noaux(int64_t i) {
+  const GgufFile& f = *gguf_;
+  const int64_t E = cfg_.experts, d = cfg_.hidden;
+  MlpWeights& w = layers_[size_t(i)].mlp;
+  const BlockMatrix g = block_matrix(f, blk(i, "ffn_gate_inp.weight"), E, d);
+  if (g.type == 30) w.router_bf16 = std::span<const bf16>(reinterpret_cast<const bf16*>(g.data), size_t(E * d));
+  else w.router = Weight(g);
+  MOE_CHECK(g.type != 30 || reinterpret_cast<uintptr_t>(g.data) % 2 == 0,
+            "gguf: " << f.path() << ": tensor '" << blk(i, "ffn_gate_inp.weight") << "' is not 2-byte aligned");
+  w.score_bias = vector_of(f, blk(i, "exp_probs_b.bias"), E);
+  for (float b : w.score_bias)
+    MOE_CHECK(std::isfinite(b), "gguf: " << f.path() << ": tensor '" << blk(i, "exp_probs_b.bias") << "' has a non-finite value " << b);
 }
 
 GgmlExpert Model::expert_ggml(int64_t layer, int64_t e) const {

@@ -345,11 +345,20 @@ void write_synthetic(const ModelConfig& c, uint64_t seed, const std::string& dir
             "fixture: format '" << format << "', expected mlx, moeflux or gguf");
   if (format == "mlx") return write_synthetic_mlx(c, seed, dir);
   if (format == "gguf") {
-    // Through an MLX model in a sibling directory (removed after), converted without loss.
+    // Through an MLX model in a sibling directory (removed after, also when the conversion fails),
+    // converted without loss. A DeepSeek-V3 preset takes mscale = mscale_all_dim: llama.cpp's
+    // deepseek2 has no other YaRN form.
     const std::string mlx = dir + ".mlx-intermediate";
-    write_synthetic_mlx(c, seed, mlx);
-    write_gguf_model(*Model::load(mlx), dir);
+    ModelConfig g = c;
+    if (g.family == Family::DeepseekV3) g.mla.mscale = g.mla.mscale_all_dim;
     std::error_code ec;
+    try {
+      write_synthetic_mlx(g, seed, mlx);
+      write_gguf_model(*Model::load(mlx), dir);
+    } catch (...) {
+      fs::remove_all(mlx, ec);
+      throw;
+    }
     fs::remove_all(mlx, ec);
     MOE_CHECK(!ec, mlx << ": cannot remove the intermediate MLX fixture: " << ec.message());
     return;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GGUF models written by an independent writer (tests/oracle/data/mlx_to_gguf.py: numpy and the
 # documented layouts, no code shared with oracle/gguf_convert.cpp) from the HF golden MLX models:
-# they load and run to the MLX models' truth taps bit for bit (q4_1 and f32 hold every weight, and
+# they load and run to the MLX models' truth taps bit for bit (DeepSeek-V3 too, with mscale set as
+# llama.cpp's deepseek2 holds it) (q4_1 and f32 hold every weight, and
 # these models' A_log values survive llama.cpp's ssm_a = -exp(A_log) in f32), and our own writer's
 # file of the synthetic model runs the same as the independent writer's file of that model.
 set -u
@@ -20,6 +21,17 @@ for m in qwen3_5_moe_tiny qwen3_next_tiny; do
   check "same_taps_$m" 0 "$bin" diff "$dir/$m.mlx.st" "$dir/$m.gguf.st" --threshold 0
   expect_text "same_taps_$m" "65 passed, 0 failed"
 done
+
+# DeepSeek-V3 (deepseek2: the split k_b / v_b, the BF16 router): the golden model with mscale set to
+# its mscale_all_dim, the one form llama.cpp's deepseek2 holds.
+mkdir -p "$dir/ds"
+cp "$here"/fixtures/golden/deepseek_v3_tiny/model* "$dir/ds/"
+check ds_config 0 "$py" -c "import json,sys; c=json.load(open(sys.argv[1])); [r.__setitem__('mscale', r['mscale_all_dim']) for r in (c['rope_parameters'], c['rope_scaling'])]; json.dump(c, open(sys.argv[2], 'w'))" "$here/fixtures/golden/deepseek_v3_tiny/config.json" "$dir/ds/config.json"
+check write_ds 0 "$py" "$here/tests/oracle/data/mlx_to_gguf.py" "$dir/ds" "$dir/ds.gguf"
+check run_gguf_ds 0 "$bin" run --model "$dir/ds.gguf" --tokens $toks --backend ref64 --dump "$dir/ds.gguf.st"
+check run_mlx_ds 0 "$bin" run --model "$dir/ds" --tokens $toks --backend ref64 --dump "$dir/ds.mlx.st"
+check same_taps_ds 0 "$bin" diff "$dir/ds.mlx.st" "$dir/ds.gguf.st" --threshold 0
+expect_text "same_taps_ds" " 0 failed"
 
 # The synthetic fixture: ours (fixture --format gguf) and the independent writer's from its MLX form.
 check fixture_mlx 0 "$bin" fixture --preset tiny --format mlx --seed 5 --out "$dir/tiny"

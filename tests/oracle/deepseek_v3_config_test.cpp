@@ -118,10 +118,10 @@ TEST(deepseek_v3_loader, LoadsTheTinyFixture) {
   const LayerWeights& l0 = m->layer(0);
   EXPECT_EQ(l0.kind, LayerKind::Mla);
   EXPECT_FALSE(l0.moe);
-  EXPECT_EQ(l0.mla.q_a.rows, 128); EXPECT_EQ(l0.mla.q_a.cols, 256);
-  EXPECT_EQ(l0.mla.q_b.rows, 4 * 48); EXPECT_EQ(l0.mla.q_b.cols, 128);
-  EXPECT_EQ(l0.mla.kv_a.rows, 64 + 16); EXPECT_EQ(l0.mla.kv_b.rows, 4 * 64); EXPECT_EQ(l0.mla.kv_b.cols, 64);
-  EXPECT_EQ(l0.mla.o.rows, 256); EXPECT_EQ(l0.mla.o.cols, 128);
+  EXPECT_EQ(l0.mla.q_a.rows(), 128); EXPECT_EQ(l0.mla.q_a.cols(), 256);
+  EXPECT_EQ(l0.mla.q_b.rows(), 4 * 48); EXPECT_EQ(l0.mla.q_b.cols(), 128);
+  EXPECT_EQ(l0.mla.kv_a.rows(), 64 + 16); EXPECT_EQ(l0.mla.kv_b.mlx.rows, 4 * 64); EXPECT_EQ(l0.mla.kv_b.mlx.cols, 64);
+  EXPECT_EQ(l0.mla.o.rows(), 256); EXPECT_EQ(l0.mla.o.cols(), 128);
   EXPECT_EQ(l0.mla.q_a_norm.size(), 128u); EXPECT_EQ(l0.mla.kv_a_norm.size(), 64u);
   EXPECT_EQ(l0.mlp.shared.gate.rows, 192);  // the dense MLP
   const LayerWeights& l1 = m->layer(1);

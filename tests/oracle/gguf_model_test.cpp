@@ -4,6 +4,8 @@
 // refused with a message naming the file and the tensor or key.
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "oracle/dump.h"
@@ -110,6 +112,68 @@ TEST_P(GgufModel, SameConfigWeightsAndTapsAsMlx) {
 
 INSTANTIATE_TEST_SUITE_P(golden, GgufModel, ::testing::Values("qwen3_5_moe_tiny", "qwen3_next_tiny"));
 
+// The golden DeepSeek-V3 model with mscale = mscale_all_dim (llama.cpp's deepseek2 takes them equal;
+// the golden's 1.0 / 0.8 has no GGUF form): a copy of the fixture with that one config change.
+std::string deepseek_gguf_able(const std::filesystem::path& dir) {
+  const std::filesystem::path src = kGolden + "deepseek_v3_tiny";
+  std::filesystem::create_directories(dir);
+  for (const char* f : {"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors", "model.safetensors.index.json"})
+    std::filesystem::copy_file(src / f, dir / f);
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(src / "config.json"));
+  j["rope_parameters"]["mscale"] = j["rope_scaling"]["mscale"] = j["rope_parameters"]["mscale_all_dim"];
+  std::ofstream(dir / "config.json") << j.dump(1);
+  return dir.string();
+}
+
+// deepseek2: MLA with llama.cpp's k_b / v_b split, the BF16 router and the selection bias, dense
+// leading layers. The same taps as the MLX model: bit for bit in ref64 and ref32 (the weights are
+// the same values and mla_attention reads them in the same order), within 1e-5 in fast; the
+// kv_b_proj tap, which the GGUF path forms in f64 from the split, within 1e-5 outside ref64.
+TEST(gguf_model, DeepseekSameConfigWeightsAndTapsAsMlx) {
+  test::Scratch dir("gguf_deepseek");
+  const std::string src = deepseek_gguf_able(dir.dir / "mlx"), gguf = (dir.dir / "m.gguf").string();
+  const auto mlx = Model::load(src);
+  write_gguf_model(*mlx, gguf);
+  const auto g = Model::load(gguf);
+  EXPECT_EQ(config_text(g->config()), config_text(mlx->config()));
+  EXPECT_EQ(g->config().mla.mscale_all_dim, 0.8);  // from the stored f32 0.08, not 0.08f / 0.1
+  ASSERT_TRUE(g->layer(1).mla.kv_b.ggml);
+  std::vector<int32_t> tokens;
+  for (int32_t t = 0; t < 20; ++t) tokens.push_back((t * 41 + 3) % int32_t(mlx->config().vocab));
+  for (const char* backend : {"ref64", "ref32", "fast"}) {
+    const auto want = taps(*mlx, backend, tokens), got = taps(*g, backend, tokens);
+    ASSERT_EQ(want.size(), got.size());
+    for (const auto& [name, t] : want) {
+      const DumpSink::Tensor& u = got.at(name);
+      if (t.is_int) {
+        EXPECT_EQ(t.i, u.i) << backend << " " << name;
+        continue;
+      }
+      double maxd = 0, maxa = 0;
+      for (size_t i = 0; i < t.f.size(); ++i)
+        maxd = std::max(maxd, std::fabs(double(t.f[i]) - u.f[i])), maxa = std::max(maxa, std::fabs(double(t.f[i])));
+      const std::string be = backend;
+      if (be == "ref64" || (be == "ref32" && name.find("kv_b_proj") == std::string::npos))
+        EXPECT_EQ(0, std::memcmp(t.f.data(), u.f.data(), t.f.size() * 4)) << backend << " " << name << " max diff " << maxd;
+      else
+        EXPECT_LE(maxd, 1e-5 * maxa) << backend << " " << name;  // other summation orders (as the Qwen test above)
+    }
+  }
+  // The golden itself (mscale 1.0, mscale_all_dim 0.8) has no GGUF form: refused, saying why.
+  test::expect_error([&] { write_gguf_model(*Model::load(kGolden + "deepseek_v3_tiny"), (dir.dir / "x.gguf").string()); },
+                     "YaRN mscale 1 differs from mscale_all_dim 0.8");
+  // An older conversion with the unsplit attn_kv_b is refused, naming the layer.
+  const GgufFile f(gguf);
+  std::vector<GgufTensorOut> ts;
+  for (const GgufTensor& t : f.tensors())
+    if (t.name != "blk.0.attn_v_b.weight")
+      ts.push_back({t.name == "blk.0.attn_k_b.weight" ? std::string("blk.0.attn_kv_b.weight") : t.name, t.type->id, t.ne,
+                    {t.data, t.bytes}});
+  const std::string old = (dir.dir / "old.gguf").string();
+  write_gguf(old, f.metadata(), ts);
+  test::expect_error([&] { Model::load(old); }, "layer 0 holds only the unsplit attn_kv_b");
+}
+
 // A file that is not a model of ours, or whose tensors are wrong, names the file and what is wrong.
 TEST(gguf_model, BadFilesAreNamed) {
   test::Scratch dir("gguf_model_bad");
@@ -133,9 +197,9 @@ TEST(gguf_model, BadFilesAreNamed) {
       if (key == k) val = std::move(v);
   };
   const std::string arch = variant("arch.gguf", [&](auto& kv, auto&, auto&) {
-    set(kv, "general.architecture", GgufValue::of_string("deepseek2"));
+    set(kv, "general.architecture", GgufValue::of_string("llama"));
   });
-  test::expect_error([&] { Model::load(arch); }, "architecture 'deepseek2' is not supported");
+  test::expect_error([&] { Model::load(arch); }, "architecture 'llama' is not supported");
   const std::string missing = variant("missing.gguf", [&](auto&, auto& ts, auto&) {
     std::erase_if(ts, [](const GgufTensorOut& t) { return t.name == "blk.3.attn_k.weight"; });
   });

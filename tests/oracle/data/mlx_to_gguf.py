@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """An independent MLX -> GGUF model writer for tests/cli/gguf_independent.sh, written with numpy
 from the documented layouts only (GGUF's container, ggml's q4_1 block, llama.cpp's qwen35moe /
-qwen3next tensor names and transforms as docs/gguf.md lists them), sharing no code with
+qwen3next / deepseek2 tensor names and transforms as docs/gguf.md lists them), sharing no code with
 oracle/gguf_convert.cpp. 4-bit MLX matrices become q4_1 (one block per 32 values: d = scale,
 m = bias as f16, the codes unchanged), 8-bit ones f32; both checked exact.
 Usage: mlx_to_gguf.py MLX_DIR OUT.gguf"""
@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 
-F32, Q4_1 = 0, 3
+F32, Q4_1, BF16 = 0, 3, 30
 
 
 def read_safetensors(path):
@@ -96,6 +96,8 @@ class Gguf:
         def value(v):
             if isinstance(v, str):
                 return struct.pack("<I", 8) + s(v)
+            if isinstance(v, bool):
+                return struct.pack("<IB", 7, int(v))
             if isinstance(v, float):
                 return struct.pack("<If", 6, v)
             if isinstance(v, list):
@@ -184,9 +186,91 @@ def layer(g, mx, c, i, arch):
         g.add(B + f"ffn_{gg}_exps.weight", Q4_1, [cols, rows, e], blocks)
 
 
+def deepseek_layer(g, mx, c, i):
+    """deepseek2: kv_b_proj [H (Dn + Dv), L] split per head into attn_k_b [H, L, Dn] (the nope rows
+    transposed, f32) and attn_v_b [H, Dv, L]; the BF16 router kept BF16."""
+    L, B = f"model.layers.{i}.", f"blk.{i}."
+    A, t = L + "self_attn.", mx.t
+    g.f32(B + "attn_norm.weight", t[L + "input_layernorm.weight"])
+    g.f32(B + "ffn_norm.weight", t[L + "post_attention_layernorm.weight"])
+    for hf, gg in [("q_a_proj", "attn_q_a"), ("q_b_proj", "attn_q_b"), ("kv_a_proj_with_mqa", "attn_kv_a_mqa"),
+                   ("o_proj", "attn_output")]:
+        matrix(g, mx, A + hf, B + gg + ".weight")
+    g.f32(B + "attn_q_a_norm.weight", t[A + "q_a_layernorm.weight"])
+    g.f32(B + "attn_kv_a_norm.weight", t[A + "kv_a_layernorm.weight"])
+    h, dn, dv, lr = c["num_attention_heads"], c["qk_nope_head_dim"], c["v_head_dim"], c["kv_lora_rank"]
+    _, q, sc, z = mx.codes(A + "kv_b_proj")
+    w = (q.astype(np.float64) * sc + z).reshape(h, dn + dv, lr)
+    k_b = np.ascontiguousarray(w[:, :dn, :].transpose(0, 2, 1))  # [H, L, Dn]
+    assert (k_b.astype(np.float32) == k_b).all(), "kv_b_proj: not exact in f32"
+    g.f32(B + "attn_k_b.weight", k_b, ne=[dn, lr, h])
+    v_rows = [x * (dn + dv) + dn + e for x in range(h) for e in range(dv)]
+    b, q, sc, z = mx.codes(A + "kv_b_proj")
+    if b == 4:
+        g.add(B + "attn_v_b.weight", Q4_1, [lr, dv, h], q4_1_rows(q[v_rows], sc[v_rows], z[v_rows]))
+    else:
+        v = q[v_rows].astype(np.float64) * sc[v_rows] + z[v_rows]
+        assert (v.astype(np.float32) == v).all()
+        g.f32(B + "attn_v_b.weight", v, ne=[lr, dv, h])
+    M = L + "mlp."
+    if i < c["first_k_dense_replace"]:
+        for hf, gg in [("gate_proj", "gate"), ("up_proj", "up"), ("down_proj", "down")]:
+            matrix(g, mx, M + hf, B + f"ffn_{gg}.weight")
+        return
+    gate = t[M + "gate.weight"]
+    g.add(B + "ffn_gate_inp.weight", BF16, [gate.shape[1], gate.shape[0]], (gate.view(np.uint32) >> 16).astype("<u2"))
+    g.f32(B + "exp_probs_b.bias", t[M + "gate.e_score_correction_bias"])
+    for hf, gg in [("gate_proj", "gate"), ("up_proj", "up"), ("down_proj", "down")]:
+        matrix(g, mx, M + "shared_experts." + hf, B + f"ffn_{gg}_shexp.weight")
+        b, q, sc, z = mx.codes(M + "switch_mlp." + hf)
+        e, rows, cols = q.shape
+        g.add(B + f"ffn_{gg}_exps.weight", Q4_1, [cols, rows, e],
+              q4_1_rows(q.reshape(e * rows, cols), sc.reshape(e * rows, cols), z.reshape(e * rows, cols)))
+
+
+def deepseek_main(mx, out):
+    c = mx.cfg
+    rope = c.get("rope_parameters") or c["rope_scaling"]
+    assert rope["mscale"] == rope["mscale_all_dim"], "llama.cpp's deepseek2 takes mscale = mscale_all_dim"
+    a = "deepseek2."
+    g = Gguf()
+    g.meta("general.architecture", "deepseek2")
+    h, lr, dr = c["num_attention_heads"], c["kv_lora_rank"], c["qk_rope_head_dim"]
+    for key, v in [("block_count", c["num_hidden_layers"]), ("context_length", c["max_position_embeddings"]),
+                   ("embedding_length", c["hidden_size"]), ("feed_forward_length", c["intermediate_size"]),
+                   ("attention.head_count", h), ("attention.head_count_kv", 1),
+                   ("attention.key_length", lr + dr), ("attention.value_length", lr),
+                   ("attention.key_length_mla", c["qk_nope_head_dim"] + dr), ("attention.value_length_mla", c["v_head_dim"]),
+                   ("attention.q_lora_rank", c["q_lora_rank"]), ("attention.kv_lora_rank", lr),
+                   ("rope.dimension_count", dr), ("rope.scaling.original_context_length", rope["original_max_position_embeddings"]),
+                   ("leading_dense_block_count", c["first_k_dense_replace"]), ("expert_count", c["n_routed_experts"]),
+                   ("expert_used_count", c["num_experts_per_tok"]), ("expert_feed_forward_length", c["moe_intermediate_size"]),
+                   ("expert_shared_count", c["n_shared_experts"]), ("expert_gating_func", 2),
+                   ("expert_group_count", c["n_group"]), ("expert_group_used_count", c["topk_group"])]:
+        g.meta(a + key, int(v))
+    g.meta(a + "attention.layer_norm_rms_epsilon", float(c["rms_norm_eps"]))
+    g.meta(a + "rope.freq_base", float(rope.get("rope_theta", c.get("rope_theta", 10000.0))))
+    g.meta(a + "rope.scaling.type", "yarn")
+    g.meta(a + "rope.scaling.factor", float(rope["factor"]))
+    g.meta(a + "rope.scaling.yarn_log_multiplier", 0.1 * float(rope["mscale_all_dim"]))
+    g.meta(a + "rope.scaling.yarn_beta_fast", float(rope.get("beta_fast", 32.0)))
+    g.meta(a + "rope.scaling.yarn_beta_slow", float(rope.get("beta_slow", 1.0)))
+    g.meta(a + "expert_weights_scale", float(c["routed_scaling_factor"]))
+    g.meta(a + "expert_weights_norm", bool(c.get("norm_topk_prob", True)))
+    matrix(g, mx, "model.embed_tokens", "token_embd.weight")
+    if "lm_head.weight" in mx.t:
+        matrix(g, mx, "lm_head", "output.weight")
+    g.f32("output_norm.weight", mx.t["model.norm.weight"])
+    for i in range(c["num_hidden_layers"]):
+        deepseek_layer(g, mx, c, i)
+    g.write(out)
+
+
 def main(mlx_dir, out):
     mx = Mlx(mlx_dir)
     c = mx.cfg
+    if c["model_type"] == "deepseek_v3":
+        return deepseek_main(mx, out)
     arch = "qwen3next" if c["model_type"] == "qwen3_next" else "qwen35moe"
     rope = c.get("rope_parameters") or {}
     interval = c.get("full_attention_interval", 4)
