@@ -135,7 +135,7 @@ int run_model(const RunOptions& opt) {
 }  // namespace
 
 void add_model_options(CLI::App* sub, std::string& model, std::string& tokens, std::string& tokens_file) {
-  sub->add_option("--model", model, "MLX checkpoint directory or moeflux artifacts directory")->required();
+  sub->add_option("--model", model, "MLX checkpoint directory, moeflux artifacts directory or llama.cpp GGUF file")->required();
   sub->add_option("--tokens", tokens, "Comma-separated token ids");
   sub->add_option("--tokens-file", tokens_file, "File of token ids (whitespace or commas)");
 }

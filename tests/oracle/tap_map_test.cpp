@@ -1,5 +1,9 @@
 // Mapping files for `diff --map`: placeholders, {token} rows, literal names, first rule wins,
 // and malformed files rejected with the file and the entry named.
+#include <set>
+
+#include "oracle/dump.h"
+#include "oracle/forward.h"
 #include "oracle/tap_map.h"
 
 #include "test_util.h"
@@ -100,6 +104,31 @@ TEST(tap_map, ShippedLlamaCppMaps) {
   EXPECT_EQ(q35.map("ffn_out-12")->tap, "model.layers.12.mlp.out");
   EXPECT_FALSE(q35.map("ffn_moe_out-12"));  // the routed sum alone: not our mlp.out
   EXPECT_EQ(q35.map("result_norm")->tap, "model.norm.out");
+  const TapMap ds = TapMap::load(dir + "deepseek2.map.json");
+  EXPECT_EQ(ds.map("ffn_moe_out-3")->tap, "model.layers.3.mlp.experts.out");
+  EXPECT_EQ(ds.map("ffn_shexp-3")->tap, "model.layers.3.mlp.shared_experts.out");
+  EXPECT_EQ(ds.map("ffn_out-0")->tap, "model.layers.0.mlp.out");
+  EXPECT_EQ(ds.map("ffn_norm-60")->tap, "model.layers.60.post_attention_layernorm.out");
+  EXPECT_FALSE(ds.map("kv_cmpr-0"));  // three tensors of one layer carry this name
+}
+
+// Every tap the deepseek2 map names is one our forward of a DeepSeek-V3 model writes.
+TEST(tap_map, Deepseek2MapNamesTapsOfTheForward) {
+  const TapMap ds = TapMap::load(std::string(MOE_SOURCE_DIR) + "/engines/llama-cpp/deepseek2.map.json");
+  const auto model = Model::load(std::string(MOE_SOURCE_DIR) + "/fixtures/golden/deepseek_v3_tiny");
+  auto be = make_cpu_backend("fast");
+  Forward fwd(*model, *be);
+  ModelState st = ModelState::make(model->config(), 2);
+  DumpSink sink({});
+  const std::vector<int32_t> tokens{3, 5};
+  fwd.run(tokens, st, &sink);
+  std::set<std::string> taps;
+  for (auto& [name, t] : sink.take()) taps.insert(name);
+  for (const char* llama : {"inp_embd", "attn_norm-0", "ffn_norm-1", "ffn_moe_out-1", "ffn_shexp-2", "ffn_out-0", "ffn_out-2",
+                            "l_out-2", "result_norm", "result_output"}) {
+    ASSERT_TRUE(ds.map(llama)) << llama;
+    EXPECT_TRUE(taps.count(ds.map(llama)->tap)) << llama << " -> " << ds.map(llama)->tap;
+  }
 }
 
 }  // namespace
