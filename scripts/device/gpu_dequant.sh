@@ -23,7 +23,7 @@ done
 # ggml's iq4_xs entries with and without access checks (DIAG): the checked pipeline NVIDIA does
 # not build must now fail its cases as a plan error, not as a dying worker.
 if [ -n "${DIAG:-}" ]; then
-  moeoracle compare --kernels $DIAG --kernels-root $r --ops matvec_ggml,dequant_ggml --shapes remainders > $w/iq4xs.txt 2>&1
+  moeoracle compare --kernels $DIAG --kernels-root $r --ops matvec_ggml,dequant_ggml --shapes remainders --jobs 8 > $w/iq4xs.txt 2>&1
   echo "iq4_xs: rc $? $(tail -1 $w/iq4xs.txt); $(grep -c 'could not build the pipeline' $w/iq4xs.txt) plan errors, $(grep -c 'worker died' $w/iq4xs.txt) worker deaths"
 fi
 tar -C $w -cJf "$OUT/dequant.tar.xz" .
