@@ -1,6 +1,8 @@
 #include "oracle/gguf_convert.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 
@@ -330,6 +332,10 @@ std::vector<std::pair<std::string, GgufValue>> Writer::metadata_deepseek2() cons
                            << "; llama.cpp's deepseek2 takes them equal, so no GGUF holds this model");
   MOE_CHECK(mc.rope_interleave, "gguf write: " << m.dir() << ": rope_interleave is false; llama.cpp's deepseek2 rotates "
                                                               "adjacent pairs (rope_interleave true) only");
+  const float log_multiplier = float(0.1 * mc.mscale_all_dim);
+  MOE_CHECK(mscale_all_dim_from_log_multiplier(log_multiplier) == mc.mscale_all_dim,
+            "gguf write: " << m.dir() << ": YaRN mscale_all_dim " << mc.mscale_all_dim << " does not survive deepseek2's f32 "
+                           << "yarn_log_multiplier (0.1 x it, read back as " << mscale_all_dim_from_log_multiplier(log_multiplier) << ")");
   std::vector<std::pair<std::string, GgufValue>> kv = {
       {"general.architecture", GgufValue::of_string("deepseek2")},
       {"general.name", GgufValue::of_string(std::string("moeoracle conversion, ") + family_name(c.family))},
@@ -352,7 +358,7 @@ std::vector<std::pair<std::string, GgufValue>> Writer::metadata_deepseek2() cons
       {a + "rope.scaling.type", GgufValue::of_string("yarn")},
       {a + "rope.scaling.factor", f32("rope factor", mc.yarn_factor)},
       {a + "rope.scaling.original_context_length", u(mc.original_max_position)},
-      {a + "rope.scaling.yarn_log_multiplier", GgufValue::of_f32(float(0.1 * mc.mscale_all_dim))},
+      {a + "rope.scaling.yarn_log_multiplier", GgufValue::of_f32(log_multiplier)},
       {a + "rope.scaling.yarn_beta_fast", f32("beta_fast", mc.beta_fast)},
       {a + "rope.scaling.yarn_beta_slow", f32("beta_slow", mc.beta_slow)},
       {a + "leading_dense_block_count", u(mc.first_k_dense_replace)},
@@ -370,6 +376,16 @@ std::vector<std::pair<std::string, GgufValue>> Writer::metadata_deepseek2() cons
 }
 
 }  // namespace
+
+double mscale_all_dim_from_log_multiplier(float stored) {
+  char buf[32];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, double(stored) / 0.1);
+    const double v = std::strtod(buf, nullptr);
+    if (float(0.1 * v) == stored) return v;
+  }
+  return double(stored) / 0.1;
+}
 
 void write_gguf_model(const Model& m, const std::string& path) {
   const ModelConfig& c = m.config();

@@ -20,13 +20,12 @@
 // rope.scaling.yarn_log_multiplier (0.1 mscale_all_dim; llama.cpp assumes mscale = mscale_all_dim);
 // RoPE on adjacent pairs (llama.cpp's rope type for deepseek2), i.e. HF's rope_interleave.
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 
 #include "core/check.h"
 #include "core/ggml_blocks.h"
 #include "oracle/gguf.h"
+#include "oracle/gguf_convert.h"
 #include "oracle/model.h"
 
 namespace moe {
@@ -89,19 +88,6 @@ double meta_float(const GgufFile& f, const std::string& key, double fallback) {
   return f.find_value(key) ? f.get_float(key) : fallback;
 }
 
-// The converter stores yarn_log_multiplier = 0.1 mscale_all_dim as an f32: the shortest decimal v
-// whose f32(0.1 v) is the stored value gives back the config's mscale_all_dim (1.0, 0.707, ...)
-// rather than the stored value / 0.1 (1.0000000149 for 1.0).
-double undo_tenth(float stored) {
-  char buf[32];
-  for (int digits = 1; digits <= 17; ++digits) {
-    std::snprintf(buf, sizeof buf, "%.*g", digits, double(stored) / 0.1);
-    const double v = std::strtod(buf, nullptr);
-    if (float(0.1 * v) == stored) return v;
-  }
-  return double(stored) / 0.1;
-}
-
 // HF value head h sits at position (h % r) Hk + h / r of a tiled Qwen3.5 tensor.
 int64_t tiled_pos(int64_t h, int64_t r, int64_t Hk) { return (h % r) * Hk + h / r; }
 
@@ -138,8 +124,10 @@ static ModelConfig gguf_config_deepseek2(const GgufFile& f) {
   c.experts_per_tok = meta_int(f, a + "expert_used_count");
   c.moe_inter = meta_int(f, a + "expert_feed_forward_length");
   m.n_shared_experts = meta_int(f, a + "expert_shared_count");
+  // Both bounded before their product is formed.
   MOE_CHECK(m.n_shared_experts > 0 && m.n_shared_experts <= (int64_t(1) << 20) && c.moe_inter <= (int64_t(1) << 20),
-            "gguf: " << f.path() << ": expert_shared_count " << m.n_shared_experts << ", expected in [1, 2^20]");
+            "gguf: " << f.path() << ": expert_shared_count " << m.n_shared_experts << " and expert_feed_forward_length "
+                     << c.moe_inter << ", expected in [1, 2^20] and [0, 2^20]");
   c.shared_inter = c.moe_inter * m.n_shared_experts;
   c.dense_inter = meta_int(f, a + "feed_forward_length", 0);
   m.first_k_dense_replace = meta_int(f, a + "leading_dense_block_count", 0);
@@ -159,7 +147,7 @@ static ModelConfig gguf_config_deepseek2(const GgufFile& f) {
   m.original_max_position = meta_int(f, a + "rope.scaling.original_context_length");
   m.beta_fast = meta_float(f, a + "rope.scaling.yarn_beta_fast", 32.0);
   m.beta_slow = meta_float(f, a + "rope.scaling.yarn_beta_slow", 1.0);
-  m.mscale_all_dim = undo_tenth(float(meta_float(f, a + "rope.scaling.yarn_log_multiplier", 0.0)));
+  m.mscale_all_dim = mscale_all_dim_from_log_multiplier(float(meta_float(f, a + "rope.scaling.yarn_log_multiplier", 0.0)));
   m.mscale = m.mscale_all_dim;
   const double eps = f.get_float(a + "attention.layer_norm_rms_epsilon");
   MOE_CHECK(std::isfinite(eps) && eps >= 0 && eps <= 1,
@@ -401,10 +389,10 @@ void Model::resolve_gguf_router_noaux(int64_t i) {
   const int64_t E = cfg_.experts, d = cfg_.hidden;
   MlpWeights& w = layers_[size_t(i)].mlp;
   const BlockMatrix g = block_matrix(f, blk(i, "ffn_gate_inp.weight"), E, d);
-  if (g.type == 30) w.router_bf16 = std::span<const bf16>(reinterpret_cast<const bf16*>(g.data), size_t(E * d));
-  else w.router = Weight(g);
   MOE_CHECK(g.type != 30 || reinterpret_cast<uintptr_t>(g.data) % 2 == 0,
             "gguf: " << f.path() << ": tensor '" << blk(i, "ffn_gate_inp.weight") << "' is not 2-byte aligned");
+  if (g.type == 30) w.router_bf16 = std::span<const bf16>(reinterpret_cast<const bf16*>(g.data), size_t(E * d));
+  else w.router = Weight(g);
   w.score_bias = vector_of(f, blk(i, "exp_probs_b.bias"), E);
   for (float b : w.score_bias)
     MOE_CHECK(std::isfinite(b), "gguf: " << f.path() << ": tensor '" << blk(i, "exp_probs_b.bias") << "' has a non-finite value " << b);

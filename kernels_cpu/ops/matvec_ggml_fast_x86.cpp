@@ -17,9 +17,9 @@
 //   q4_0  y = sum_blocks d (sum q x) - 8 sum_blocks d (sum x)
 //   q4_K  y = sum_sub (d sc) (sum q x) - sum_sub (dmin m) (sum x)
 // d sc and dmin m are exact (<= 17 bits). The sums of x (q4_0: per lane, the 8 columns it reads;
-// q4_K: per 32 columns) are formed once per call and shared by every row. A scale's NaN or Inf reaches y through its block's term; a NaN or
-// Inf x goes to the decode-then-dot path (with q = 0 the scaled product would be 0 x Inf = NaN
-// where the reference's -8 d x is infinite).
+// q4_K: per 32 columns) are formed once per call and shared by every row. A scale's NaN or Inf
+// reaches y through its block's term; a NaN or Inf x goes to the decode-then-dot path (with q = 0
+// the scaled product would be 0 x Inf = NaN where the reference's -8 d x is infinite).
 #include "ops/matvec_ggml_fast_x86.h"
 
 #if defined(__x86_64__)

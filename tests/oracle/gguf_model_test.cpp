@@ -174,6 +174,16 @@ TEST(gguf_model, DeepseekSameConfigWeightsAndTapsAsMlx) {
   test::expect_error([&] { Model::load(old); }, "layer 0 holds only the unsplit attn_kv_b");
 }
 
+// deepseek2's f32 yarn_log_multiplier (0.1 mscale_all_dim) read back as the config's decimal value;
+// a value with more digits than an f32 keeps does not come back (the writer refuses it).
+TEST(gguf_model, YarnLogMultiplierGivesBackMscaleAllDim) {
+  for (double v : {0.0, 1.0, 0.8, 0.707, 1.25})
+    EXPECT_EQ(mscale_all_dim_from_log_multiplier(float(0.1 * v)), v) << v;
+  const double root_half = std::sqrt(0.5);
+  EXPECT_NE(mscale_all_dim_from_log_multiplier(float(0.1 * root_half)), root_half);
+  EXPECT_NEAR(mscale_all_dim_from_log_multiplier(float(0.1 * root_half)), root_half, 1e-6);
+}
+
 // A file that is not a model of ours, or whose tensors are wrong, names the file and what is wrong.
 TEST(gguf_model, BadFilesAreNamed) {
   test::Scratch dir("gguf_model_bad");

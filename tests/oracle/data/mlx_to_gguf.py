@@ -199,13 +199,12 @@ def deepseek_layer(g, mx, c, i):
     g.f32(B + "attn_q_a_norm.weight", t[A + "q_a_layernorm.weight"])
     g.f32(B + "attn_kv_a_norm.weight", t[A + "kv_a_layernorm.weight"])
     h, dn, dv, lr = c["num_attention_heads"], c["qk_nope_head_dim"], c["v_head_dim"], c["kv_lora_rank"]
-    _, q, sc, z = mx.codes(A + "kv_b_proj")
+    b, q, sc, z = mx.codes(A + "kv_b_proj")
     w = (q.astype(np.float64) * sc + z).reshape(h, dn + dv, lr)
     k_b = np.ascontiguousarray(w[:, :dn, :].transpose(0, 2, 1))  # [H, L, Dn]
     assert (k_b.astype(np.float32) == k_b).all(), "kv_b_proj: not exact in f32"
     g.f32(B + "attn_k_b.weight", k_b, ne=[dn, lr, h])
     v_rows = [x * (dn + dv) + dn + e for x in range(h) for e in range(dv)]
-    b, q, sc, z = mx.codes(A + "kv_b_proj")
     if b == 4:
         g.add(B + "attn_v_b.weight", Q4_1, [lr, dv, h], q4_1_rows(q[v_rows], sc[v_rows], z[v_rows]))
     else:
