@@ -11,7 +11,8 @@
 //                         4096x262144 is the DRAM-resident size peers publish (ggml's q4_0).
 //   BM_matvec_bf16_fast/R/C/T  matvec_bf16_fast over bf16 weights (2 B each), T threads.
 //   BM_matvec_ggml_fast/R/C/T/G  matvec_ggml_fast with T threads over ggml type G (2 q4_0, 8 q8_0,
-//                         12 q4_K, 14 q6_K), one token; GB/s counts the blocks' bytes.
+//                         12 q4_K, 14 q6_K), one token; GB/s counts the blocks' bytes. _hot: one
+//                         cache-resident matrix (as BM_matvec_q_fast_hot).
 //   BM_sgemv_f32/R/C/T    OpenBLAS cblas_sgemv over the same matrix dequantised to f32, T threads.
 //   BM_fma_peak/T         f32 FMA peak of the dispatched target (bench/fma_peak.h), T threads: the
 //                         arithmetic ceiling of the prefill product below.
@@ -188,7 +189,8 @@ void BM_matvec_bf16_fast(benchmark::State& state) {
   state.counters["threads"] = threads;
 }
 
-void BM_matvec_ggml_fast(benchmark::State& state) {
+// hot as for matvec_q_fast_bench: the same matrix every call (cache resident) or the rotation set.
+void matvec_ggml_fast_bench(benchmark::State& state, bool hot) {
   const int64_t rows = state.range(0), cols = state.range(1);
   const int threads = threads_arg(state.range(2));
   const moe::MatvecGgmlParams mp{state.range(3), rows, cols, 1};
@@ -200,10 +202,12 @@ void BM_matvec_ggml_fast(benchmark::State& state) {
   const std::vector<float> x = moe::Rng(1).activations(cols);
   std::vector<float> y(rows);
   omp_set_num_threads(threads);
-  run_rotating(state, int64_t(pool.size()), int64_t(bytes), threads,
+  run_rotating(state, hot ? 1 : int64_t(pool.size()), int64_t(bytes), threads,
                [&](int64_t i) { moe::matvec_ggml_fast(mp, pool[size_t(i)].view(mp), x, y); });
   state.counters["threads"] = threads;
 }
+void BM_matvec_ggml_fast(benchmark::State& state) { matvec_ggml_fast_bench(state, false); }
+void BM_matvec_ggml_fast_hot(benchmark::State& state) { matvec_ggml_fast_bench(state, true); }
 
 void BM_sgemv_f32(benchmark::State& state) {
   const int64_t rows = state.range(0), cols = state.range(1);
@@ -291,6 +295,9 @@ BENCHMARK(BM_matvec_q_fast_hot)
 BENCHMARK(BM_matvec_bf16_fast)->Args({12288, 4096, 1})->Args({12288, 4096, 0})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_matvec_ggml_fast)->Apply([](auto* b) {
   for (int64_t type : {2, 8, 12, 14}) b->Args({12288, 4096, 1, type})->Args({12288, 4096, 0, type});
+})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_matvec_ggml_fast_hot)->Apply([](auto* b) {
+  for (int64_t type : {2, 8, 12, 14}) b->Args({512, 2048, 1, type});
 })->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sgemv_f32)->Apply([](auto* b) { shapes(b, true); })->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_matvec_q_ref)->Apply([](auto* b) { shapes(b, false); })->UseRealTime()->Unit(benchmark::kMillisecond);
