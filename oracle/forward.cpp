@@ -22,6 +22,18 @@ void Forward::tap(const std::string& name, std::span<const float> data, int64_t 
   if (taps_ && taps_->wants(name)) taps_->put(name, data, T, int64_t(data.size()) / T);
 }
 
+void Forward::feed(const std::string& name, std::span<float> data, int64_t T) {
+  if (!taps_ || !taps_->wants(name)) return;
+  taps_->put(name, data, T, int64_t(data.size()) / T);
+  taps_->substitute(name, data, T, int64_t(data.size()) / T);
+}
+
+void Forward::feed_i32(const std::string& name, std::span<int32_t> data, int64_t T) {
+  if (!taps_ || !taps_->wants(name)) return;
+  taps_->put_i32(name, data, T, int64_t(data.size()) / T);
+  taps_->substitute_i32(name, data, T, int64_t(data.size()) / T);
+}
+
 void Forward::locate(const std::string& where) { be_.locate(where); }
 
 void Forward::matmul(const std::string& where, const Weight& w, std::span<const float> x, int64_t T,
@@ -78,7 +90,7 @@ std::vector<float> Forward::run(std::span<const int32_t> tokens, ModelState& sta
   std::vector<float> x(size_t(T * d)), xn(x.size()), mix(x.size()), h(x.size());
   embed(tokens, x);
   if (taps_ && taps_->wants("tokens")) taps_->put_i32("tokens", tokens, T, 1);
-  tap("model.embed_tokens.out", x, T);
+  feed("model.embed_tokens.out", x, T);
   RmsNormParams norm;
   norm.rows = T, norm.dim = d, norm.eps = c.eps, norm.add_one = false;
   ResidualAddParams add;
@@ -88,28 +100,28 @@ std::vector<float> Forward::run(std::span<const int32_t> tokens, ModelState& sta
     LayerState& st = state.layers[size_t(i)];
     locate(L(i, "input_layernorm"));
     be_.rmsnorm(norm, x, lw.input_norm, xn);
-    tap(L(i, "input_layernorm.out"), xn, T);
+    feed(L(i, "input_layernorm.out"), xn, T);
     if (lw.kind == LayerKind::Linear) {
       linear_attention(i, xn, T, st, mix);
-      tap(L(i, "linear_attn.out"), mix, T);
+      feed(L(i, "linear_attn.out"), mix, T);
     } else if (lw.kind == LayerKind::Mla) {
       mla_attention(i, xn, T, state.pos, st, mix);
-      tap(L(i, "self_attn.out"), mix, T);
+      feed(L(i, "self_attn.out"), mix, T);
     } else {
       full_attention(i, xn, T, state.pos, st, mix);
-      tap(L(i, "self_attn.out"), mix, T);
+      feed(L(i, "self_attn.out"), mix, T);
     }
     locate(L(i, "residual"));
     be_.residual_add(add, x, mix, h);
     locate(L(i, "post_attention_layernorm"));
     be_.rmsnorm(norm, h, lw.post_norm, xn);
-    tap(L(i, "post_attention_layernorm.out"), xn, T);
+    feed(L(i, "post_attention_layernorm.out"), xn, T);
     mlp(i, h, xn, T, x);  // x <- h + MLP(RMSNorm(h))
-    tap(L(i, "out"), x, T);
+    feed(L(i, "out"), x, T);
   }
   locate("model.norm");
   be_.rmsnorm(norm, x, model_.final_norm(), xn);
-  tap("model.norm.out", xn, T);
+  feed("model.norm.out", xn, T);
   std::vector<float> logits(size_t(T * c.vocab));
   matmul("lm_head", model_.lm_head(), xn, T, logits);
   tap("logits", logits, T);
@@ -129,15 +141,15 @@ void Forward::linear_attention(int64_t i, std::span<const float> xn, int64_t T, 
   matmul(L(i, "linear_attn.in_proj_z"), w.z, xn, T, z);
   matmul(L(i, "linear_attn.in_proj_b"), w.b, xn, T, b);
   matmul(L(i, "linear_attn.in_proj_a"), w.a, xn, T, a);
-  tap(L(i, "linear_attn.in_proj_qkv.out"), qkv, T);
-  tap(L(i, "linear_attn.in_proj_z.out"), z, T);
+  feed(L(i, "linear_attn.in_proj_qkv.out"), qkv, T);
+  feed(L(i, "linear_attn.in_proj_z.out"), z, T);
 
   std::vector<float> conv(qkv.size());
   Conv1dStepParams cp;
   cp.tokens = T, cp.channels = C, cp.kernel = c.conv_kernel;
   locate(L(i, "linear_attn.conv"));
   be_.conv1d_step(cp, qkv, w.conv_w, st.conv, conv);
-  tap(L(i, "linear_attn.conv"), conv, T);
+  feed(L(i, "linear_attn.conv"), conv, T);
 
   // Split each token's conv output into q | k | v, then normalise q and k per key head.
   std::vector<float> q(size_t(T * Kt)), k(size_t(T * Kt)), v(size_t(T * Vt));
@@ -166,14 +178,14 @@ void Forward::linear_attention(int64_t i, std::span<const float> xn, int64_t T, 
   np.tokens = T, np.k_heads = Hk, np.v_heads = Hv, np.key_dim = c.lin_k_dim, np.value_dim = c.lin_v_dim;
   locate(L(i, "linear_attn.recurrence"));
   be_.delta_net(np, q, k, v, g, beta, st.ssm, o);
-  tap(L(i, "linear_attn.recurrence"), o, T);
+  feed(L(i, "linear_attn.recurrence"), o, T);
 
   std::vector<float> y(o.size());
   RmsNormGatedParams gp;
   gp.tokens = T, gp.heads = Hv, gp.head_dim = c.lin_v_dim, gp.eps = c.eps;
   locate(L(i, "linear_attn.norm"));
   be_.rmsnorm_gated(gp, o, z, w.norm, y);
-  tap(L(i, "linear_attn.norm"), y, T);
+  feed(L(i, "linear_attn.norm"), y, T);
   matmul(L(i, "linear_attn.out_proj"), w.out, y, T, out);
 }
 
@@ -186,7 +198,7 @@ void Forward::full_attention(int64_t i, std::span<const float> xn, int64_t T, in
   matmul(L(i, "self_attn.q_proj"), w.q, xn, T, qg);
   matmul(L(i, "self_attn.k_proj"), w.k, xn, T, k);
   matmul(L(i, "self_attn.v_proj"), w.v, xn, T, v);
-  tap(L(i, "self_attn.v"), v, T);
+  feed(L(i, "self_attn.v"), v, T);
   // Per head, q_proj's output is [q (D) | gate (D)] (block split, not interleaved).
   std::vector<float> q(size_t(T * H * D)), gate(q.size());
   for (int64_t t = 0; t < T; ++t)
@@ -202,8 +214,8 @@ void Forward::full_attention(int64_t i, std::span<const float> xn, int64_t T, in
   hn.rows = T * Hkv;
   locate(L(i, "self_attn.k_norm"));
   be_.rmsnorm(hn, k, w.k_norm, k);
-  tap(L(i, "self_attn.q_norm.out"), q, T);
-  tap(L(i, "self_attn.k_norm.out"), k, T);
+  feed(L(i, "self_attn.q_norm.out"), q, T);
+  feed(L(i, "self_attn.k_norm.out"), k, T);
 
   std::vector<int64_t> positions(static_cast<size_t>(T));
   for (int64_t t = 0; t < T; ++t) positions[size_t(t)] = pos + t;
@@ -214,8 +226,8 @@ void Forward::full_attention(int64_t i, std::span<const float> xn, int64_t T, in
   rp.heads = Hkv;
   locate(L(i, "self_attn.rope_k"));
   be_.rope(rp, positions, k, k);
-  tap(L(i, "self_attn.q"), q, T);
-  tap(L(i, "self_attn.k"), k, T);
+  feed(L(i, "self_attn.q"), q, T);
+  feed(L(i, "self_attn.k"), k, T);
 
   std::vector<float> o(size_t(T * H * D));
   AttentionParams ap;
@@ -226,7 +238,7 @@ void Forward::full_attention(int64_t i, std::span<const float> xn, int64_t T, in
   locate(L(i, "self_attn.attn"));
   be_.attention(ap, q, gate, k, v, st.k_cache, st.v_cache, o);
   st.len += T;
-  tap(L(i, "self_attn.attn"), o, T);
+  feed(L(i, "self_attn.attn"), o, T);
   matmul(L(i, "self_attn.o_proj"), w.o, o, T, out);
 }
 
@@ -243,7 +255,7 @@ void Forward::mlp(int64_t i, std::span<const float> h, std::span<const float> hn
     locate(L(i, "mlp.dense"));
     if (ggml) expert_ggml(lw.mlp.shared_ggml, hn, T, sh);
     else be_.swiglu_expert(sp, lw.mlp.shared, hn, sh);
-    tap(L(i, "mlp.out"), sh, T);
+    feed(L(i, "mlp.out"), sh, T);
     ResidualAddParams add;
     add.n = T * d;
     locate(L(i, "mlp.residual"));
@@ -254,24 +266,24 @@ void Forward::mlp(int64_t i, std::span<const float> h, std::span<const float> hn
   const int64_t E = c.experts, K = k_;
   std::vector<float> logits(size_t(T * E));
   matmul(L(i, "mlp.gate"), lw.mlp.router, hn, T, logits);
-  tap(L(i, "mlp.gate.out"), logits, T);
+  feed(L(i, "mlp.gate.out"), logits, T);
   std::vector<int32_t> idx(size_t(T * K));
   std::vector<float> wts(size_t(T * K));
   RouterTopkParams rp;
   rp.tokens = T, rp.experts = E, rp.k = K, rp.renormalize = c.norm_topk_prob;
   locate(L(i, "mlp.router"));
   be_.router_topk(rp, logits, idx, wts);
-  if (taps_ && taps_->wants(L(i, "mlp.experts.idx"))) taps_->put_i32(L(i, "mlp.experts.idx"), idx, T, K);
-  tap(L(i, "mlp.experts.weight"), wts, T);
+  feed_i32(L(i, "mlp.experts.idx"), idx, T);
+  feed(L(i, "mlp.experts.weight"), wts, T);
 
   sp.inter = c.shared_inter;
   locate(L(i, "mlp.shared_expert"));
   if (ggml) expert_ggml(lw.mlp.shared_ggml, hn, T, sh);
   else be_.swiglu_expert(sp, lw.mlp.shared, hn, sh);
-  tap(L(i, "mlp.shared_expert.out"), sh, T);
+  feed(L(i, "mlp.shared_expert.out"), sh, T);
   std::vector<float> gamma(static_cast<size_t>(T));
   matmul(L(i, "mlp.shared_expert_gate"), lw.mlp.shared_expert_gate, hn, T, gamma);
-  tap(L(i, "mlp.shared_expert_gate.out"), gamma, T);
+  feed(L(i, "mlp.shared_expert_gate.out"), gamma, T);
 
   combine_experts(i, h, hn, T, idx, wts, sh, gamma, false, out);
 }

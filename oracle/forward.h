@@ -26,6 +26,15 @@ class TapSink {
   virtual bool wants(const std::string& name) const = 0;
   virtual void put(const std::string& name, std::span<const float> data, int64_t rows, int64_t cols) = 0;
   virtual void put_i32(const std::string& name, std::span<const int32_t> data, int64_t rows, int64_t cols) = 0;
+  // Called after put() at the taps whose buffer the rest of the forward reads: a sink may overwrite
+  // the values (judge's replay of an engine's dump, oracle/judge.h), and the forward goes on with
+  // them. Same shape as put(); the default leaves them.
+  virtual void substitute(const std::string& name, std::span<float> data, int64_t rows, int64_t cols) {
+    (void)name, (void)data, (void)rows, (void)cols;
+  }
+  virtual void substitute_i32(const std::string& name, std::span<int32_t> data, int64_t rows, int64_t cols) {
+    (void)name, (void)data, (void)rows, (void)cols;
+  }
 };
 
 // Where the upstream implementations disagree, which one the forward follows
@@ -73,6 +82,9 @@ class Forward {
   void expert_ggml(const GgmlExpert& e, std::span<const float> x, int64_t T, std::span<float> y);
   void embed(std::span<const int32_t> tokens, std::span<float> x);
   void tap(const std::string& name, std::span<const float> data, int64_t T);
+  // A tap whose buffer the rest of the forward reads: put(), then the sink's substitute().
+  void feed(const std::string& name, std::span<float> data, int64_t T);
+  void feed_i32(const std::string& name, std::span<int32_t> data, int64_t T);
   void locate(const std::string& where);
 
   const Model& model_;

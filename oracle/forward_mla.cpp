@@ -25,16 +25,16 @@ void Forward::mla_attention(int64_t i, std::span<const float> xn, int64_t T, int
                 Q = m.q_lora_rank, Dq = Dn + Dr;
   std::vector<float> qa(size_t(T * Q)), q(size_t(T * H * Dq)), kva(size_t(T * (Lr + Dr)));
   matmul(L(i, "self_attn.q_a_proj"), w.q_a, xn, T, qa);
-  tap(L(i, "self_attn.q_a_proj.out"), qa, T);
+  feed(L(i, "self_attn.q_a_proj.out"), qa, T);
   RmsNormParams np;
   np.rows = T, np.dim = Q, np.eps = c.eps, np.add_one = false;  // DeepSeek RMSNorm: w x^
   locate(L(i, "self_attn.q_a_layernorm"));
   be_.rmsnorm(np, qa, w.q_a_norm, qa);
-  tap(L(i, "self_attn.q_a_layernorm.out"), qa, T);
+  feed(L(i, "self_attn.q_a_layernorm.out"), qa, T);
   matmul(L(i, "self_attn.q_b_proj"), w.q_b, qa, T, q);
-  tap(L(i, "self_attn.q_b_proj.out"), q, T);
+  feed(L(i, "self_attn.q_b_proj.out"), q, T);
   matmul(L(i, "self_attn.kv_a_proj_with_mqa"), w.kv_a, xn, T, kva);
-  tap(L(i, "self_attn.kv_a_proj_with_mqa.out"), kva, T);
+  feed(L(i, "self_attn.kv_a_proj_with_mqa.out"), kva, T);
 
   // Split kv_a's rows into the latent (first L) and the shared rope key (last Dr); q's rope part
   // out of each head [q_nope (Dn) | q_pe (Dr)].
@@ -51,7 +51,7 @@ void Forward::mla_attention(int64_t i, std::span<const float> xn, int64_t T, int
   np.dim = Lr;
   locate(L(i, "self_attn.kv_a_layernorm"));
   be_.rmsnorm(np, latent, w.kv_a_norm, latent);
-  tap(L(i, "self_attn.kv_a_layernorm.out"), latent, T);
+  feed(L(i, "self_attn.kv_a_layernorm.out"), latent, T);
   if (taps_ && taps_->wants(L(i, "self_attn.kv_b_proj.out"))) kv_b_tap(i, latent, T);
 
   std::vector<int64_t> positions(static_cast<size_t>(T));
@@ -66,8 +66,8 @@ void Forward::mla_attention(int64_t i, std::span<const float> xn, int64_t T, int
   rp.heads = 1;
   locate(L(i, "self_attn.rope_k"));
   be_.rope_yarn(rp, positions, kpe, kpe);
-  tap(L(i, "self_attn.q_pe"), qpe, T);  // HF's output order: half-split (rope_yarn.h)
-  tap(L(i, "self_attn.k_pe"), kpe, T);
+  feed(L(i, "self_attn.q_pe"), qpe, T);  // HF's output order: half-split (rope_yarn.h)
+  feed(L(i, "self_attn.k_pe"), kpe, T);
   for (int64_t t = 0; t < T; ++t)
     for (int64_t h = 0; h < H; ++h)
       std::copy_n(qpe.begin() + (t * H + h) * Dr, Dr, q.begin() + (t * H + h) * Dq + Dn);
@@ -83,9 +83,9 @@ void Forward::mla_attention(int64_t i, std::span<const float> xn, int64_t T, int
   locate(L(i, "self_attn.attn"));
   be_.mla_attention(ap, q, latent, kpe, w.kv_b, st.latent, st.kpe, o);
   st.len += T;
-  tap(L(i, "self_attn.o_proj.in"), o, T);
+  feed(L(i, "self_attn.o_proj.in"), o, T);
   matmul(L(i, "self_attn.o_proj"), w.o, o, T, out);
-  tap(L(i, "self_attn.o_proj.out"), out, T);
+  feed(L(i, "self_attn.o_proj.out"), out, T);
 }
 
 // HF's naive k_nope | v per head, [T, H (Dn + Dv)]: the MLA core never forms it (absorbed), so only
@@ -133,7 +133,7 @@ void Forward::moe_noaux(int64_t i, std::span<const float> h, std::span<const flo
       be_.matvec_bf16(gp, w.router_bf16, hn.subspan(size_t(t * d), size_t(d)), std::span(logits).subspan(size_t(t * E), size_t(E)));
     }
   }
-  tap(L(i, "mlp.gate.out"), logits, T);
+  feed(L(i, "mlp.gate.out"), logits, T);
   std::vector<int32_t> idx(size_t(T * K));
   std::vector<float> wts(size_t(T * K));
   RouterNoauxParams rp;
@@ -141,8 +141,8 @@ void Forward::moe_noaux(int64_t i, std::span<const float> h, std::span<const flo
   rp.routed_scaling_factor = float(c.mla.routed_scaling_factor), rp.renormalize = c.norm_topk_prob;
   locate(L(i, "mlp.router"));
   be_.router_noaux(rp, logits, w.score_bias, idx, wts);
-  if (taps_ && taps_->wants(L(i, "mlp.experts.idx"))) taps_->put_i32(L(i, "mlp.experts.idx"), idx, T, K);
-  tap(L(i, "mlp.experts.weight"), wts, T);
+  feed_i32(L(i, "mlp.experts.idx"), idx, T);
+  feed(L(i, "mlp.experts.weight"), wts, T);
 
   std::vector<float> sh(size_t(T * d));
   locate(L(i, "mlp.shared_experts"));
@@ -153,7 +153,7 @@ void Forward::moe_noaux(int64_t i, std::span<const float> h, std::span<const flo
     sp.tokens = T, sp.hidden = d, sp.inter = c.shared_inter, sp.bits = w.shared.gate.bits;
     be_.swiglu_expert(sp, w.shared, hn, sh);
   }
-  tap(L(i, "mlp.shared_experts.out"), sh, T);
+  feed(L(i, "mlp.shared_experts.out"), sh, T);
 
   combine_experts(i, h, hn, T, idx, wts, sh, {}, true, out);
 }
