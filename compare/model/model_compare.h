@@ -30,6 +30,8 @@ struct ModelCompareOptions {
   uint64_t timeout_ms = 60000;
   ForwardOptions forward;
   std::string case_out;         // where to write the first failure's case file ("" = none)
+  std::string dump;             // free mode: the GPU forward's taps as a dump for `judge` ("" = none)
+  std::string mutant;           // "<kernel> <mutant id>" or "<kernel> #<index>": run that mutant of a GLSL kernel
   bool progress = true;         // progress lines on stderr
 };
 
@@ -42,6 +44,7 @@ struct TapDrift {
 
 struct ModelCompareResult {
   std::string model, kernels, device, mode;
+  std::string mutant;             // the planted mutant, "<kernel> <mutant id>" ("" = none)
   std::vector<int32_t> tokens;
   std::vector<OpRecord> records;  // forward order
   std::vector<TapDrift> drift;    // free mode, forward order

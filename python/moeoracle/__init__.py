@@ -18,7 +18,7 @@ from . import _core
 from ._core import Error, __version__, get_threads, set_threads, simd_pin, simd_target, simd_targets
 from . import ops
 from .compare import CompareResult, compare, devices
-from .dumps import DiffResult, Dump, diff, drift, read_dump, write_dump
+from .dumps import DiffResult, Dump, JudgeResult, diff, drift, judge, read_dump, write_dump
 from .gguf import GgufFile, GgufTensor, read_gguf
 from .model import Model, RunResult, Session, fixture, fixture_presets, run
 from .ops import dequantize, selfcheck
@@ -31,5 +31,5 @@ if _os.environ.get("MOE_SIMD"):
 
 __all__ = ["Error", "__version__", "ops", "quantize", "dequantize", "requantize_2bit", "QuantizedMatrix", "Expert",
            "expert_blob_bytes", "bf16_to_f32", "f32_to_bf16", "Model", "Session", "RunResult", "run", "fixture",
-           "fixture_presets", "Dump", "read_dump", "write_dump", "diff", "drift", "DiffResult", "GgufFile", "GgufTensor", "read_gguf", "compare", "CompareResult",
+           "fixture_presets", "Dump", "read_dump", "write_dump", "diff", "drift", "DiffResult", "judge", "JudgeResult", "GgufFile", "GgufTensor", "read_gguf", "compare", "CompareResult",
            "devices", "selfcheck", "simd_target", "simd_targets", "simd_pin", "set_threads", "get_threads"]

@@ -1,13 +1,15 @@
 """Safetensors dumps (oracle/safetensors.h): read into numpy (no copy: read-only views of the
 mapped file), write from numpy (no copy: straight from the arrays' buffers), the tap-by-tap
 diff of two dumps (`moeoracle diff`, oracle/dump_diff.h), and the drift of two runs' next-token
-distributions (`moeoracle drift`, oracle/drift.h).
+distributions (`moeoracle drift`, oracle/drift.h), and judge (`moeoracle judge`, oracle/judge.h):
+per-module verdicts on an engine's own forward from its dump.
 
 dtypes: numpy has no bfloat16, so BF16 tensors read as their uint16 patterns
 (moeoracle.bf16_to_f32 widens them) and are written back as BF16 when named in ``bf16=``.
 """
 from __future__ import annotations
 
+import json as _json
 import os
 import tempfile
 from collections.abc import Mapping
@@ -146,3 +148,44 @@ def drift(base: np.ndarray, test: np.ndarray, tokens=None) -> dict:
         raise ValueError(f"drift: base {base.shape} and test {test.shape}, expected two [tokens, vocab] arrays")
     toks = None if tokens is None else np.ascontiguousarray(tokens, dtype=np.int32).reshape(-1)
     return _core.drift(base, test, toks, base.shape[0], base.shape[1])
+
+
+@dataclass
+class JudgeResult:
+    """`moeoracle judge` as data: ``modules`` in forward order, one dict per tapped module (tap,
+    layer, fed: the replay went on with the engine's values there, judged / failed token counts,
+    first_failed_token (-1: none), worst_ratio (error / bound at the worst token), err and bound
+    per token (-1: not judged), note); ``first_failed``: the first failing module's dict or None;
+    ``not_judged``: engine taps this model's forward has not; ``unmapped``: engine tensors no map
+    rule names."""
+
+    modules: list[dict] = field(default_factory=list)
+    first_failed: dict | None = None
+    tokens: int = 0
+    storage: str = "f32"
+    multiple: float = 16.0
+    not_judged: list[str] = field(default_factory=list)
+    unmapped: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Every judged token of every module within its bound: what `moeoracle judge` exits 0 for."""
+        return self.first_failed is None
+
+
+def judge(model: str | os.PathLike, dump: str | os.PathLike, *, tokens=None, map: str | os.PathLike | None = None,
+          storage: str = "f32", multiple: float = 16.0, experts_per_token: int = 0,
+          qk_norm_eps: str = "hf") -> JudgeResult:
+    """Each tapped module of an engine's dump re-run by the truth on the engine's own inputs and
+    held to the calibrated bound (docs/judge.md). model: a checkpoint directory or GGUF file;
+    dump: the engine's taps (our names, or its own with ``map``, a `diff --map` file); tokens:
+    the ids (None: the dump's "tokens" tensor or metadata); storage: how the engine keeps the
+    dumped tensors (f32, f16, bf16). A bad file raises moeoracle.Error naming it."""
+    toks = [] if tokens is None else [int(t) for t in tokens]
+    text = _core.judge(os.fspath(model), os.fspath(dump), toks, "" if map is None else os.fspath(map), storage,
+                       float(multiple), int(experts_per_token), qk_norm_eps)
+    j = _json.loads(text)
+    mods = j["modules"]
+    first = next((m for m in mods if m["tap"] == j["first_failed"]), None) if j["first_failed"] else None
+    return JudgeResult(mods, first, j["tokens"], j["storage"], j["multiple"], j["not_judged"], j["unmapped"])
+

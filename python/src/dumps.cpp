@@ -7,6 +7,7 @@
 #include "core/check.h"
 #include "oracle/drift.h"
 #include "oracle/dump_diff.h"
+#include "oracle/judge.h"
 #include "oracle/safetensors.h"
 
 namespace moe::python {
@@ -181,9 +182,25 @@ py::dict drift(const py::handle& base, const py::handle& test, const py::handle&
   return r;
 }
 
+// judge_dump (oracle/judge.h) from files: the report as its JSON text (python/moeoracle/dumps.py
+// parses it).
+std::string judge(const std::string& model, const std::string& dump, const std::vector<int32_t>& tokens,
+                  const std::string& map, const std::string& storage, double multiple, int64_t experts_per_token,
+                  const std::string& qk_norm_eps) {
+  MOE_CHECK(qk_norm_eps == "hf" || qk_norm_eps == "engine", "judge: qk_norm_eps '" << qk_norm_eps << "': expected hf or engine");
+  JudgeOptions o;
+  o.storage = parse_storage(storage), o.multiple = multiple;
+  o.forward.experts_per_tok = experts_per_token;
+  o.forward.qk_norm_eps = qk_norm_eps == "engine" ? QkNormEps::Engine : QkNormEps::Hf;
+  py::gil_scoped_release nogil;
+  return judge_report_json(judge_dump(model, dump, tokens, map, o));
+}
+
 }  // namespace
 
 void bind_dumps(py::module_& m) {
+  m.def("judge", &judge, py::arg("model"), py::arg("dump"), py::arg("tokens"), py::arg("map"), py::arg("storage"),
+        py::arg("multiple"), py::arg("experts_per_token"), py::arg("qk_norm_eps"));
   m.def("drift", &drift, py::arg("base"), py::arg("test"), py::arg("tokens"), py::arg("rows"), py::arg("vocab"));
   m.def("read_dump", &read_dump, py::arg("path"));
   m.def("write_dump", &write_dump, py::arg("path"), py::arg("tensors"), py::arg("metadata"), py::arg("bf16"));

@@ -123,3 +123,27 @@ def test_drift_of_two_logits_arrays():
     assert r["scored"] == 2 and abs(r["dp"][0] - (np.exp(d - lz) - 1 / V) / 2) < 1e-12
     with pytest.raises(ValueError, match="expected two"):
         moeoracle.drift(base, test[:1])
+
+
+def test_judge_an_engine_dump(tiny_mlx, tmp_path):
+    # An honest engine (the fast tier) passes module by module. The same dump with one module's
+    # output changed afterwards (1 % in some channels) fails there, and at the next module, whose
+    # dumped output the engine computed from the unchanged values; every other module passes.
+    model = moeoracle.Model(tiny_mlx)
+    run = model.session("fast").run([3, 17, 250, 9, 41], taps="*")
+    path = tmp_path / "engine.safetensors"
+    run.write_dump(path)
+    r = moeoracle.judge(tiny_mlx, path)
+    assert r.ok and r.first_failed is None and len(r.modules) > 20 and r.storage == "f32"
+    assert all(m["judged"] == 5 and m["failed"] == 0 for m in r.modules)
+    taps = dict(run.taps)
+    bad = "model.layers.1.linear_attn.norm"
+    taps[bad] = taps[bad].copy()
+    taps[bad][:, :8] *= 1.01
+    moeoracle.write_dump(tmp_path / "bug.safetensors", taps, run.metadata)
+    r = moeoracle.judge(tiny_mlx, tmp_path / "bug.safetensors")
+    assert not r.ok and r.first_failed["tap"] == bad and r.first_failed["first_failed_token"] == 0
+    failing = [m["tap"] for m in r.modules if m["failed"]]
+    assert failing == [bad, "model.layers.1.linear_attn.out"]
+    with pytest.raises(moeoracle.Error, match="storage"):
+        moeoracle.judge(tiny_mlx, path, storage="f8")
