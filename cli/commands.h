@@ -20,6 +20,7 @@ Command add_inspect(CLI::App& app);    // inspect.cpp
 Command add_diff(CLI::App& app);       // inspect.cpp
 Command add_drift(CLI::App& app);      // drift.cpp
 Command add_judge(CLI::App& app);      // judge.cpp
+Command add_diverge(CLI::App& app);    // diverge.cpp
 Command add_kl_base(CLI::App& app);    // kl_base.cpp
 Command add_devices(CLI::App& app);    // devices.cpp
 Command add_compare(CLI::App& app);    // compare.cpp
