@@ -74,7 +74,8 @@ def main():
                     continue
                 if b.returncode != 1 or not os.path.exists(bj) or not os.path.exists(dump):
                     tally["no_run"] += 1
-                    print(f"{mid}: bisect rc {b.returncode} (no verdict)")
+                    last = (b.stdout + b.stderr).strip().splitlines()[-1:] or [""]
+                    print(f"{mid}: bisect rc {b.returncode}, no verdict: {last[0][:100]}")
                     continue
                 recs = json.load(open(bj))["records"]
                 first = next(r for r in recs if r["status"] == "FAIL")
