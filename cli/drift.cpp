@@ -22,7 +22,35 @@ struct DriftOptions {
   std::string tap = "logits", test_tap;  // test_tap "": the same name
   std::string map;                       // the candidate's names -> taps (oracle/tap_map.h)
   double max_kld = -1;                   // exit 1 when the mean KLD is above it (< 0: never)
+  int64_t windows = 0;                   // > 0: each layer's output drift against position, in this many windows
 };
+
+// --layers W: every model.layers.N.out both dumps hold, its drift against position (oracle/drift.h).
+void print_layer_drift(const SafetensorsFile& a, const SafetensorsFile& b, int64_t windows) {
+  bool header = false;
+  for (const std::string& name : a.names_in_file_order()) {
+    if (name.rfind("model.layers.", 0) != 0 || name.size() < 4 || name.compare(name.size() - 4, 4, ".out") != 0 ||
+        name.find('.', 13) != name.size() - 4)
+      continue;
+    const TensorInfo* ta = a.find(name);
+    const TensorInfo* tb = b.find(name);
+    if (!tb || ta->shape != tb->shape || ta->shape.size() != 2) continue;
+    const std::vector<double> va = tensor_values(*ta), vb = tensor_values(*tb);
+    const std::vector<float> fa(va.begin(), va.end()), fb(vb.begin(), vb.end());
+    const PositionDrift d = position_drift(fa, fb, ta->shape[0], ta->shape[1], windows);
+    if (!header) {
+      std::printf("\nlayer output drift against position (L2 relative error, mean / max per window of positions):\n");
+      std::printf("%-28s", "tap \\ positions from");
+      for (int64_t s : d.window_start) std::printf(" %21lld", (long long)s);
+      std::printf("\n");
+      header = true;
+    }
+    std::printf("%-28s", name.c_str());
+    for (size_t w = 0; w < d.window_mean.size(); ++w) std::printf("   %9.3g / %-9.3g", d.window_mean[w], d.window_max[w]);
+    std::printf("\n");
+  }
+  if (!header) std::printf("\nlayer drift: neither dump pair holds model.layers.N.out taps of the same shape\n");
+}
 
 // A [rows, vocab] logits tap as f32 (dump dtypes widened or narrowed exactly as tensor_values does).
 std::vector<float> logits_of(const SafetensorsFile& f, const std::string& tap, int64_t& rows, int64_t& vocab) {
@@ -103,6 +131,7 @@ int run_drift(const DriftOptions& opt) {
   } else {
     std::printf("dp and PPL: not computed (%s has no tokens tap or metadata)\n", opt.base.c_str());
   }
+  if (opt.windows > 0) print_layer_drift(a, b, opt.windows);
   const bool over = opt.max_kld >= 0 && (s.nonfinite > 0 || s.kld.mean > opt.max_kld);
   if (opt.max_kld >= 0) std::printf("%s: mean KLD %s %g\n", over ? "FAIL" : "ok", over ? "above" : "within", opt.max_kld);
   return over ? 1 : 0;
@@ -121,6 +150,8 @@ Command add_drift(CLI::App& app) {
   d->add_option("--map", o->map,
                 "The candidate's names as taps (diff --map's file): its tensors mapped to --tap, whole or per token");
   d->add_option("--max-kld", o->max_kld, "Exit 1 when the mean KLD (nats) is above this, or a row is not finite");
+  d->add_option("--layers", o->windows,
+                "Also each layer's output drift against position (model.layers.N.out in both dumps), in W windows");
   return {d, [o] { return run_drift(*o); }};
 }
 

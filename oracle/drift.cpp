@@ -106,4 +106,31 @@ DriftStats drift_stats(std::span<const float> base, std::span<const float> test,
   return s;
 }
 
+PositionDrift position_drift(std::span<const float> base, std::span<const float> test, int64_t rows, int64_t cols,
+                             int64_t windows) {
+  MOE_CHECK(rows > 0 && cols > 0 && base.size() == size_t(rows * cols) && test.size() == base.size(),
+            "drift: base has " << base.size() << " values, test " << test.size() << ", expected " << rows << " x " << cols);
+  MOE_CHECK(windows >= 1, "drift: " << windows << " windows, expected >= 1");
+  PositionDrift d;
+  for (int64_t r = 0; r < rows; ++r) {
+    double e2 = 0, b2 = 0;
+    bool finite = true;
+    for (int64_t c = 0; c < cols; ++c) {
+      const double b = base[size_t(r * cols + c)], t = test[size_t(r * cols + c)];
+      finite = finite && std::isfinite(t);
+      e2 += (t - b) * (t - b), b2 += b * b;
+    }
+    d.rel.push_back(!finite ? INFINITY : b2 > 0 ? std::sqrt(e2 / b2) : std::sqrt(e2));
+  }
+  const int64_t w = std::min(windows, rows), span = rows / w;
+  for (int64_t i = 0; i < w; ++i) {
+    const int64_t a = i * span, b = i + 1 == w ? rows : a + span;
+    double sum = 0, mx = 0;
+    for (int64_t r = a; r < b; ++r) sum += d.rel[size_t(r)], mx = std::max(mx, d.rel[size_t(r)]);
+    d.window_start.push_back(a), d.window_mean.push_back(sum / double(b - a)), d.window_max.push_back(mx);
+  }
+  return d;
+}
+
 }  // namespace moe
+

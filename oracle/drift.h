@@ -39,4 +39,17 @@ struct DriftStats {
 DriftStats drift_stats(std::span<const float> base, std::span<const float> test, int64_t rows, int64_t vocab,
                        std::span<const int32_t> tokens);
 
+// Drift of a hidden state against position: per row (position) of two [rows, cols] tensors of the
+// same tap, the L2 relative error |test - base| / |base| (|test - base| where base is all zero; a
+// row with a NaN or infinite value in test, +inf). Summarised over `windows` equal spans of
+// positions (the last takes the remainder): the mean and the largest per window, so a growth with
+// position shows as rising windows.
+struct PositionDrift {
+  std::vector<double> rel;                    // per row
+  std::vector<int64_t> window_start;          // first row of each window
+  std::vector<double> window_mean, window_max;
+};
+PositionDrift position_drift(std::span<const float> base, std::span<const float> test, int64_t rows, int64_t cols,
+                             int64_t windows);
+
 }  // namespace moe

@@ -70,3 +70,27 @@ TEST(Drift, NonFiniteRowsAndErrors) {
 
 }  // namespace
 }  // namespace moe
+
+namespace moe {
+namespace {
+
+// Rows whose test error grows with position: each window's mean and max follow it; a NaN row is
+// an infinite error; bad sizes are refused.
+TEST(drift, PositionDriftPerWindow) {
+  const int64_t rows = 8, cols = 2;
+  std::vector<float> base(rows * cols, 1.0f), test = base;
+  for (int64_t r = 0; r < rows; ++r) test[size_t(r * cols)] = 1.0f + 0.01f * float(r);  // |d| = 0.01 r, |b| = sqrt 2
+  const PositionDrift d = position_drift(base, test, rows, cols, 3);
+  ASSERT_EQ(d.window_start, (std::vector<int64_t>{0, 2, 4}));
+  EXPECT_NEAR(d.rel[5], 0.05f / std::sqrt(2.0), 1e-7);
+  EXPECT_NEAR(d.window_max[2], d.rel[7], 0);
+  EXPECT_NEAR(d.window_mean[1], (d.rel[2] + d.rel[3]) / 2, 1e-15);
+  EXPECT_LT(d.window_mean[0], d.window_mean[1]);
+  test[3] = NAN;
+  EXPECT_TRUE(std::isinf(position_drift(base, test, rows, cols, 2).window_max[0]));
+  EXPECT_THROW(position_drift(base, std::vector<float>(3), rows, cols, 2), Error);
+  EXPECT_THROW(position_drift(base, test, rows, cols, 0), Error);
+}
+
+}  // namespace
+}  // namespace moe
