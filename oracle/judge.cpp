@@ -294,6 +294,8 @@ void judge_rows(const Replays& r, const std::string& name, ModuleVerdict& m) {
   // storage at that element (the engine rounds its own value, which may sit across a rounding
   // boundary from the truth's). The token's figure is its element of largest error / bound.
   const double ulp = 2 * storage_unit_roundoff(r.opt.storage);
+  // Below the storage's smallest normal the spacing is fixed: f16's 2^-24 (f32's and bf16's 2^-149).
+  const double tiny = r.opt.storage == Storage::F16 ? 0x1.0p-24 : 0x1.0p-149;
   for (int64_t t = 0; t < T; ++t) {
     if (!e.present[size_t(t)] || !comparable[size_t(t)]) continue;
     const double order = r.opt.multiple * std::max(eh[size_t(t)], pooled * ymax[size_t(t)]);
@@ -302,7 +304,7 @@ void judge_rows(const Replays& r, const std::string& name, ModuleVerdict& m) {
       const double y = truth[size_t(i)], v = eng[size_t(i)];
       double d = std::fabs(v - y);
       if (!std::isfinite(v) || !std::isfinite(y)) d = (v == y || (std::isnan(v) && std::isnan(y))) ? 0 : INFINITY;
-      const double b = order + ulp * (std::isfinite(y) ? std::fabs(y) : 0);
+      const double b = order + std::max(ulp * (std::isfinite(y) ? std::fabs(y) : 0), tiny);
       const double ratio = b > 0 ? d / b : (d > 0 ? INFINITY : 0);
       if (ratio > worst) worst = ratio, err = d, bound = b;
     }

@@ -13,8 +13,9 @@
 // err_honest(t): max over the row of |honest - truth|; rel: the largest err_honest / max|truth|
 // over the tap's tokens, at least 2^-24 (one token's honest error is one sample, and a short row,
 // e.g. a scalar gate, may round exactly by chance); ulp_P: one unit in the last place of the
-// engine's declared storage (f32, f16 or bf16: 2^-23, 2^-10, 2^-7 relative), for its own rounding
-// of a value that may sit across a rounding boundary from the truth's. The multiple (default 16)
+// engine's declared storage (f32, f16 or bf16: 2^-23, 2^-10, 2^-7 relative; below the smallest
+// normal its fixed spacing, f16's 2^-24), for its own rounding of a value that may sit across a
+// rounding boundary from the truth's. The multiple (default 16)
 // is the calibrated allowance for another honest order of the same sums: see docs/judge.md for
 // its calibration (no false alarm over the fixtures and 100 token seeds) and what it cannot see.
 // Routing (mlp.experts.idx): each token's expert set must equal the truth's on the engine's router

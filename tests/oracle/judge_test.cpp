@@ -113,26 +113,31 @@ TEST(judge, HonestEnginesPassOnThreeFamilies) {
   }
 }
 
-TEST(judge, Bf16EnginePassesDeclaredAndFailsAsF32) {
-  auto m = Model::load(kGolden + "qwen3_5_moe_tiny");
-  const std::vector<int32_t> tokens = seeded_tokens(m->config().vocab, 4, 6);
-  const EngineTaps e = engine_run(*m, "fast", Storage::BF16, tokens);
-  JudgeOptions bf;
-  bf.storage = Storage::BF16;
-  EXPECT_EQ(failures(judge_engine(*m, tokens, e, bf)), 0);
-  const JudgeReport as_f32 = judge_engine(*m, tokens, e, {});
-  ASSERT_GE(as_f32.first_failed, 0);  // the rule is not vacuous: bf16 storage is far outside f32's allowance
-  EXPECT_EQ(as_f32.modules[size_t(as_f32.first_failed)].tap, "model.embed_tokens.out");
+TEST(judge, HalfStorageEnginePassesDeclaredAndFailsAsF32) {
+  for (const char* name : {"qwen3_5_moe_tiny", "deepseek_v3_tiny"}) {
+    auto m = Model::load(kGolden + name);
+    const std::vector<int32_t> tokens = seeded_tokens(m->config().vocab, 4, 6);
+    for (Storage s : {Storage::BF16, Storage::F16}) {
+      const EngineTaps e = engine_run(*m, "fast", s, tokens);
+      JudgeOptions o;
+      o.storage = s;
+      EXPECT_EQ(failures(judge_engine(*m, tokens, e, o)), 0) << name << " " << storage_name(s);
+      const JudgeReport as_f32 = judge_engine(*m, tokens, e, {});
+      // The rule is not vacuous: half storage is far outside f32's allowance.
+      EXPECT_GE(as_f32.first_failed, 0) << name << " " << storage_name(s);
+    }
+  }
 }
 
-// A bug in one module (its output 2 % off in one head's block of channels, 0.5 % in f32): that
+// A bug in one module (its output 2 % off in one head's block of channels in bf16, 0.5 % in f16
+// and f32): that
 // module fails, no module before it does, and the modules after it pass on the engine's values.
 TEST(judge, PlantedBugIsNamedAtItsModuleOnly) {
   auto m = Model::load(kGolden + "qwen3_5_moe_tiny");
   const std::vector<int32_t> tokens = seeded_tokens(m->config().vocab, 5, 6);
   const std::string buggy = "model.layers.2.linear_attn.recurrence";
-  for (Storage s : {Storage::F32, Storage::BF16}) {
-    const float scale = s == Storage::F32 ? 1.005f : 1.02f;
+  for (Storage s : {Storage::F32, Storage::F16, Storage::BF16}) {
+    const float scale = s == Storage::F32 ? 1.005f : s == Storage::F16 ? 1.005f : 1.02f;
     auto bug = [&](const std::string& name, std::span<float> v, int64_t cols) {
       if (name != buggy) return;
       for (size_t i = 0; i < v.size(); ++i)
