@@ -94,7 +94,7 @@ int64_t failures(const JudgeReport& r) {
 TEST(judge, HonestEnginesPassOnThreeFamilies) {
   for (const char* name : {"qwen3_5_moe_tiny", "qwen3_next_tiny", "deepseek_v3_tiny"}) {
     auto m = Model::load(kGolden + name);
-    for (uint64_t seed = 1; seed <= 3; ++seed) {
+    for (uint64_t seed = 1; seed <= 2; ++seed) {  // 100 seeds of a foreign engine: records/runs/2026-12-07-judge.md
       const std::vector<int32_t> tokens = seeded_tokens(m->config().vocab, seed, 7);
       std::vector<std::string> engines{"ref32"};
       for (const std::string& t : simd_targets()) engines.push_back("fast@" + t);
