@@ -15,7 +15,7 @@ namespace moe::cli {
 namespace {
 
 struct JudgeCliOptions {
-  std::string model, tokens, tokens_file, dump, map, json;
+  std::string model, tokens, tokens_file, dump, map, json, html;
   std::string storage = "f32", qk_norm_eps = "hf";
   double multiple = 16;
   int64_t experts_per_token = 0;
@@ -49,6 +49,7 @@ int run_judge(const JudgeCliOptions& o) {
   if (!rep.unmapped.empty()) std::printf("%zu engine tensors no rule of the map names (first: %s)\n", rep.unmapped.size(),
                                          rep.unmapped.front().c_str());
   if (!o.json.empty()) write_file_atomic(o.json, "judge report", judge_report_json(rep));
+  if (!o.html.empty()) write_file_atomic(o.html, "judge report", judge_report_html(rep, o.dump));
   if (rep.first_failed < 0) {
     std::printf("ok: %zu tapped modules, every token within its bound\n", rep.modules.size());
     return 0;
@@ -80,6 +81,7 @@ Command add_judge(CLI::App& app) {
       ->check(CLI::IsMember({"hf", "engine"}))
       ->capture_default_str();
   j->add_option("--json", o->json, "Write the verdicts (per module, per token) as JSON");
+  j->add_option("--html", o->html, "Write a self-contained HTML report (a cell per module and token)");
   return {j, [o] { return run_judge(*o); }};
 }
 

@@ -101,4 +101,8 @@ JudgeReport judge_dump(const std::string& model, const std::string& dump, std::v
 // not_judged, unmapped. A non-finite number is the string "inf".
 std::string judge_report_json(const JudgeReport& rep);
 
+// The report as one self-contained HTML page (oracle/judge_html.cpp): a row per module, a cell per
+// token coloured by error / bound, the first failure on top. `title` names the run (the dump).
+std::string judge_report_html(const JudgeReport& rep, const std::string& title);
+
 }  // namespace moe

@@ -58,8 +58,10 @@ check rename 0 rename "$dir/fast.st" "$dir/llama.st"
 check judge_llama 0 "$bin" judge "$dir/llama.st" --model "$dir/m" --map "$map" --tokens $toks
 expect_text judge_llama "ok: 11 tapped modules"
 check rename_bug 0 rename "$dir/fast.st" "$dir/llama_bug.st" "l_out-2 3"
-check judge_llama_bug 1 "$bin" judge "$dir/llama_bug.st" --model "$dir/m" --map "$map" --tokens $toks
+check judge_llama_bug 1 "$bin" judge "$dir/llama_bug.st" --model "$dir/m" --map "$map" --tokens $toks --html "$dir/r.html"
 expect_text judge_llama_bug "FAIL: first failing module model.layers.2.out at token 3"
+check html 0 grep -c 'first failing module model.layers.2.out at token 3' "$dir/r.html"
+check html_cells 0 grep -c 'class="c f" title="token 3' "$dir/r.html"
 
 check no_tokens 2 "$bin" judge "$dir/llama.st" --model "$dir/m" --map "$map"
 expect_text no_tokens "names no tokens"
