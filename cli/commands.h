@@ -5,6 +5,8 @@
 #include <functional>
 #include <string>
 
+#include "oracle/forward.h"
+
 namespace moe::cli {
 
 // A registered subcommand and what runs when it was given (returns the exit code).
@@ -41,5 +43,14 @@ void apply_bounds(const BoundSettings& s);
 // --model (required), --tokens and --tokens-file: the inputs of every command that runs a model
 // (run, bisect; oracle/tokens.h reads the two token options).
 void add_model_options(CLI::App* sub, std::string& model, std::string& tokens, std::string& tokens_file);
+
+// --experts-per-token and --qk-norm-eps: how the engine being matched runs the model (judge,
+// diverge); forward_options() turns them into the forward's options.
+struct ForwardSettings {
+  int64_t experts_per_token = 0;
+  std::string qk_norm_eps = "hf";
+};
+void add_forward_options(CLI::App* sub, ForwardSettings& s);
+ForwardOptions forward_options(const ForwardSettings& s);
 
 }  // namespace moe::cli

@@ -11,8 +11,9 @@ namespace moe::cli {
 namespace {
 
 struct DivergeCliOptions {
-  std::string model, tokens, tokens_file, backend = "fast", qk_norm_eps = "hf";
-  int64_t steps = 64, experts_per_token = 0;
+  std::string model, tokens, tokens_file, backend = "fast";
+  int64_t steps = 64;
+  ForwardSettings forward;
 };
 
 int run_diverge(const DivergeCliOptions& o) {
@@ -21,8 +22,7 @@ int run_diverge(const DivergeCliOptions& o) {
   check_token_range(prompt, model->config().vocab, "diverge");
   DivergeOptions d;
   d.steps = o.steps;
-  d.forward.experts_per_tok = o.experts_per_token;
-  d.forward.qk_norm_eps = o.qk_norm_eps == "engine" ? QkNormEps::Engine : QkNormEps::Hf;
+  d.forward = forward_options(o.forward);
   const Divergence r = first_divergence(*model, prompt, o.backend, d);
   std::printf("diverge: %s against the truth from a %zu-token prompt, up to %lld steps\n", o.backend.c_str(),
               prompt.size(), (long long)o.steps);
@@ -57,10 +57,7 @@ Command add_diverge(CLI::App& app) {
       ->check(CLI::IsMember({"ref32", "fast"}))
       ->capture_default_str();
   d->add_option("--steps", o->steps, "Tokens to generate at most")->capture_default_str();
-  d->add_option("--experts-per-token", o->experts_per_token, "Routed experts per token (default: the model's)");
-  d->add_option("--qk-norm-eps", o->qk_norm_eps, "hf (the truth) or engine")
-      ->check(CLI::IsMember({"hf", "engine"}))
-      ->capture_default_str();
+  add_forward_options(d, o->forward);
   return {d, [o] { return run_diverge(*o); }};
 }
 

@@ -16,9 +16,9 @@ namespace {
 
 struct JudgeCliOptions {
   std::string model, tokens, tokens_file, dump, map, json, html;
-  std::string storage = "f32", qk_norm_eps = "hf";
+  std::string storage = "f32";
   double multiple = 16;
-  int64_t experts_per_token = 0;
+  ForwardSettings forward;
 };
 
 std::string fmt(double v) {
@@ -32,8 +32,7 @@ int run_judge(const JudgeCliOptions& o) {
   if (!o.tokens.empty() || !o.tokens_file.empty()) tokens = read_tokens(o.tokens, o.tokens_file, "judge");
   JudgeOptions jo;
   jo.storage = parse_storage(o.storage), jo.multiple = o.multiple;
-  jo.forward.experts_per_tok = o.experts_per_token;
-  jo.forward.qk_norm_eps = o.qk_norm_eps == "engine" ? QkNormEps::Engine : QkNormEps::Hf;
+  jo.forward = forward_options(o.forward);
   const JudgeReport rep = judge_dump(o.model, o.dump, tokens, o.map, jo);
 
   std::printf("judge %s against %s: %lld tokens, storage %s, bound = %g x the honest f32 error (docs/judge.md) + 1 ulp of the storage\n",
@@ -76,10 +75,7 @@ Command add_judge(CLI::App& app) {
       ->capture_default_str();
   j->add_option("--multiple", o->multiple, "The calibrated allowance over an honest f32 implementation's error")
       ->capture_default_str();
-  j->add_option("--experts-per-token", o->experts_per_token, "Routed experts per token (default: the model's)");
-  j->add_option("--qk-norm-eps", o->qk_norm_eps, "hf (the truth) or engine")
-      ->check(CLI::IsMember({"hf", "engine"}))
-      ->capture_default_str();
+  add_forward_options(j, o->forward);
   j->add_option("--json", o->json, "Write the verdicts (per module, per token) as JSON");
   j->add_option("--html", o->html, "Write a self-contained HTML report (a cell per module and token)");
   return {j, [o] { return run_judge(*o); }};

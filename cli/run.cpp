@@ -140,6 +140,20 @@ void add_model_options(CLI::App* sub, std::string& model, std::string& tokens, s
   sub->add_option("--tokens-file", tokens_file, "File of token ids (whitespace or commas)");
 }
 
+void add_forward_options(CLI::App* sub, ForwardSettings& s) {
+  sub->add_option("--experts-per-token", s.experts_per_token, "Routed experts per token (default: the model's)");
+  sub->add_option("--qk-norm-eps", s.qk_norm_eps, "hf (the truth) or engine")
+      ->check(CLI::IsMember({"hf", "engine"}))
+      ->capture_default_str();
+}
+
+ForwardOptions forward_options(const ForwardSettings& s) {
+  ForwardOptions fo;
+  fo.experts_per_tok = s.experts_per_token;
+  fo.qk_norm_eps = s.qk_norm_eps == "engine" ? QkNormEps::Engine : QkNormEps::Hf;
+  return fo;
+}
+
 Command add_run(CLI::App& app) {
   auto ro = std::make_shared<RunOptions>();
   auto* r = app.add_subcommand("run", "Run the model's forward on the CPU; print argmax tokens and logits stats");

@@ -4,22 +4,13 @@
 #include <cstdio>
 #include <sstream>
 
+#include "oracle/html_escape.h"
 #include "oracle/judge.h"
 
 namespace moe {
 namespace {
 
-std::string esc(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '<') o += "&lt;";
-    else if (c == '>') o += "&gt;";
-    else if (c == '&') o += "&amp;";
-    else if (c == '"') o += "&quot;";
-    else o += c;
-  }
-  return o;
-}
+std::string esc(const std::string& s) { return html_escape(s); }
 
 std::string num(double v) {
   char b[32];

@@ -5,6 +5,8 @@
 #pragma once
 #include <string>
 
+#include "oracle/html_escape.h"
+
 namespace moe::compare::html {
 
 // Opens "(function () {" and defines status, D (the JSON in #data), plots, el, sv, plot, bars;
@@ -124,17 +126,7 @@ pre { background: #f7f7f7; padding: 6px; white-space: pre-wrap; } pre.cmd { back
 .failure { border-left: 4px solid #d62728; padding-left: 8px; margin-bottom: 10px; }
 )CSS";
 
-inline std::string escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '<') o += "&lt;";
-    else if (c == '>') o += "&gt;";
-    else if (c == '&') o += "&amp;";
-    else if (c == '"') o += "&quot;";
-    else o += c;
-  }
-  return o;
-}
+inline std::string escape(const std::string& s) { return html_escape(s); }
 
 
 }  // namespace moe::compare::html
