@@ -45,7 +45,8 @@ def main():
     ap.add_argument("--kernels", default=",".join(KERNELS))
     ap.add_argument("--timeout", type=int, default=120)
     a = ap.parse_args()
-    tally = {"caught": 0, "named": 0, "missed": 0, "late": 0, "not_caught": 0, "no_run": 0, "checks_only": 0}
+    tally = {"caught": 0, "named": 0, "missed": 0, "late": 0, "not_caught": 0, "no_run": 0, "checks_only": 0,
+             "stopped": 0}
     with tempfile.TemporaryDirectory() as w:
         for k in a.kernels.split(","):
             n = mutant_count(a.cli, a.model, k)
@@ -71,6 +72,11 @@ def main():
                 if b.returncode == 0:
                     tally["not_caught"] += 1
                     print(f"{mid}: bisect passes it")
+                    continue
+                stop = next((l for l in b.stdout.splitlines() if l.startswith("the forward stopped")), None)
+                if b.returncode == 1 and stop:
+                    tally["stopped"] += 1
+                    print(f"{mid}: bisect caught it; {stop[:100]} (no dump to judge)")
                     continue
                 if b.returncode != 1 or not os.path.exists(bj) or not os.path.exists(dump):
                     tally["no_run"] += 1
@@ -102,7 +108,8 @@ def main():
     c = tally["caught"]
     print(f"caught by bisect {c}; judge named the layer or an earlier one in {tally['named']}"
           f" ({100.0 * tally['named'] / c if c else 0:.1f} %), later {tally['late']}, missed {tally['missed']};"
-          f" caught only by the checks {tally['checks_only']}; not caught by bisect {tally['not_caught']};"
+          f" caught only by the checks {tally['checks_only']}; caught, the forward stopped {tally['stopped']};"
+          f" not caught by bisect {tally['not_caught']};"
           f" no verdict {tally['no_run']}")
 
 

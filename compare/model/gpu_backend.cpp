@@ -1,5 +1,7 @@
 #include "compare/model/gpu_backend.h"
 
+#include <cmath>
+
 #include <bit>
 #include <cstring>
 
@@ -30,6 +32,20 @@ int64_t layer_of(const std::string& where) {
   return std::stoll(where.substr(pre.size()));
 }
 
+// A limit of the case that is not finite (its bound formed from NaN / Inf inputs: in free mode an
+// earlier op's output), as "output 'y' bound"; "" when every limit is a number.
+std::string nonfinite_limit(const OpCase& c) {
+  std::vector<const std::map<std::string, OutputSpec>*> all{&c.outputs};
+  for (const CaseStep& s : c.steps) all.push_back(&s.outputs);
+  for (const auto* outs : all)
+    for (const auto& [name, spec] : *outs)
+      for (const auto& [what, v] : {std::pair{"bound", &spec.bound}, {"ULP budget", &spec.ulp_budget},
+                                    {"score bound", &spec.score_bound}})
+        for (double x : *v)
+          if (!std::isfinite(x)) return "output '" + name + "' " + what;
+  return "";
+}
+
 }  // namespace
 
 GpuBackend::GpuBackend(vk::Context& ctx, const Manifest& m, Feed feed, uint32_t subgroup, uint64_t timeout_ms)
@@ -57,6 +73,12 @@ void GpuBackend::run(const std::string& op, const std::function<OpCase()>& make,
     c = make();
   } catch (const Error& e) {
     rec.note = std::string("inputs the kernels cannot take: ") + e.what();
+  }
+  if (rec.note.empty()) {
+    const std::string limit = nonfinite_limit(c);
+    if (!limit.empty()) rec.note = "no bound to judge it by: " + limit + " is not finite (its inputs carry NaN or Inf)";
+  }
+  if (!rec.note.empty()) {
     cpu();
     records_.push_back(rec);
     if (on_record) on_record(records_.back(), c);
@@ -92,7 +114,14 @@ void GpuBackend::run(const std::string& op, const std::function<OpCase()>& make,
   if (!rec.covered) rec.note = it->second.empty() ? "the manifest has no kernel for this op" : skipped;
   // The outputs the forward continues with: the GPU's (free, when a plan ran and produced
   // them) or the truth's (isolated, or uncovered).
-  const bool gpu = feed_ == Feed::Gpu && rec.covered && rec.result.error.empty();
+  bool gpu = feed_ == Feed::Gpu && rec.covered && rec.result.error.empty();
+  // Indices the forward would look up (experts) must be in range even when wrong: a kernel that
+  // wrote others has failed its case already; the forward goes on with the truth's there.
+  const auto ex = c.vars.find("experts");
+  for (const Out& o : outs)
+    if (gpu && o.f.empty() && got.count(o.tensor))
+      for (uint32_t w : got.at(o.tensor))
+        if (int32_t(w) < 0 || (ex != c.vars.end() && double(int32_t(w)) >= ex->second)) gpu = false;
   for (const Out& o : outs) {
     if (gpu) {
       const std::vector<uint32_t>& w = got.at(o.tensor);

@@ -176,11 +176,18 @@ ModelCompareResult run_model_compare(const ModelCompareOptions& opt) {
     }
   };
   TapStore gpu_taps, ref_taps;
-  drive(*model, gpu, &gpu, opt, opt.mode == "free" ? &gpu_taps : nullptr);
+  try {
+    drive(*model, gpu, &gpu, opt, opt.mode == "free" ? &gpu_taps : nullptr);
+  } catch (const Error& e) {
+    // A forward that cannot go on (free mode: NaN from a failed op reaching the router, whose
+    // experts then do not exist) after an op has failed: the verdicts so far stand.
+    if (res.failed == 0) throw;
+    res.stopped = e.what();
+  }
   if (opt.progress && tty) std::fprintf(stderr, "\n");
   res.records = gpu.records();
-  if (!opt.dump.empty()) write_gpu_dump(opt, gpu_taps);
-  if (opt.mode == "free") {
+  if (!opt.dump.empty() && res.stopped.empty()) write_gpu_dump(opt, gpu_taps);
+  if (opt.mode == "free" && res.stopped.empty()) {
     std::unique_ptr<OpBackend> ref = make_cpu_backend("ref64");
     drive(*model, *ref, nullptr, opt, &ref_taps);
     for (const std::string& name : ref_taps.order()) {
@@ -208,6 +215,7 @@ void write_model_console(std::ostream& os, const ModelCompareResult& r) {
   os << "model " << r.model << ", kernels " << r.kernels << ", device " << r.device << ", mode " << r.mode << ", "
      << r.tokens.size() << " tokens\n";
   if (!r.mutant.empty()) os << "mutant " << r.mutant << "\n";
+  if (!r.stopped.empty()) os << "the forward stopped after the first failure: " << r.stopped << "\n";
   // Per op: passed / failed / uncovered, and the worst budget used.
   struct Agg {
     int64_t pass = 0, fail = 0, unc = 0;

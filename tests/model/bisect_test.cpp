@@ -14,6 +14,7 @@
 #include "compare/model/html_report.h"
 #include "compare/model/model_compare.h"
 #include "compare/vk/runner.h"
+#include "oracle/judge.h"
 #include "oracle/synth.h"
 #include "test_util.h"
 
@@ -143,6 +144,41 @@ TEST(bisect, DeepSeekV3PlantedMlaBugIsNamed) {
   const OpRecord& f = r.records[size_t(r.first_failure)];
   EXPECT_EQ(f.op, "mla_attention");
   EXPECT_NE(f.where.find("model.layers.0.self_attn"), std::string::npos) << f.where;
+}
+
+// The GPU's free-running forward as a dump (--dump), judged module by module (oracle/judge.h):
+// the bundled kernels pass; one mutant of the conv kernel (--mutant, a value bug) is named by judge
+// at the conv of layer 0, where bisect finds it.
+TEST(bisect, FreeDumpIsJudgedAndAMutantNamed) {
+  if (!have_device()) GTEST_SKIP() << "no Vulkan device";
+  ModelCompareOptions o = options("free");
+  o.dump = (work() / "free.safetensors").string();
+  ASSERT_EQ(run_model_compare(o).failed, 0);
+  EXPECT_EQ(judge_dump(o.model, o.dump, {}, "", {}).first_failed, -1);
+  o.mutant = "conv1d_step 39:27 float_doubled '1.0' -> '2.0'";
+  const ModelCompareResult r = run_model_compare(o);
+  ASSERT_GE(r.first_failure, 0);
+  EXPECT_EQ(r.mutant, o.mutant);
+  EXPECT_EQ(r.records[size_t(r.first_failure)].where, "model.layers.0.linear_attn.conv");
+  const JudgeReport j = judge_dump(o.model, o.dump, {}, "", {});
+  ASSERT_GE(j.first_failed, 0);
+  EXPECT_EQ(j.modules[size_t(j.first_failed)].tap, "model.layers.0.linear_attn.conv");
+  o.mutant = "conv1d_step #999999";
+  EXPECT_THROW(run_model_compare(o), Error);
+}
+
+// A mutant whose NaN reaches DeepSeek's router (the experts it then picks do not exist): the
+// free forward stops there, the failure found before stands, and no dump is written.
+TEST(bisect, FreeForwardStopsAfterAFailureItCannotGoOnFrom) {
+  if (!have_device()) GTEST_SKIP() << "no Vulkan device";
+  ModelCompareOptions o = ds3_options("free");
+  o.mutant = "mla_attention 50:95 and_to_or '&' -> '|'";
+  o.dump = (work() / "stopped.safetensors").string();
+  const ModelCompareResult r = run_model_compare(o);
+  ASSERT_GE(r.first_failure, 0);
+  EXPECT_EQ(r.records[size_t(r.first_failure)].op, "mla_attention");
+  EXPECT_NE(r.stopped.find("expert"), std::string::npos) << r.stopped;
+  EXPECT_FALSE(fs::exists(o.dump));
 }
 
 struct Planted {
