@@ -30,7 +30,8 @@ int run_bisect(const BisectOptions& o) {
   compare::ModelCompareOptions mo;
   mo.model = o.model, mo.kernels = o.kernels, mo.kernels_root = o.kernels_root, mo.device = o.device;
   mo.mode = o.mode, mo.prefill = o.prefill;
-  mo.subgroup = o.subgroup, mo.timeout_ms = o.timeout_ms, mo.case_out = o.case_out, mo.dump = o.dump, mo.mutant = o.mutant;
+  mo.subgroup = o.subgroup, mo.timeout_ms = o.timeout_ms, mo.case_out = o.case_out, mo.dump = o.dump,
+  mo.mutant = o.mutant;
   mo.tokens = read_tokens(o.tokens, o.tokens_file, "bisect");
   MOE_CHECK(o.prefill >= 1, "bisect: --prefill " << o.prefill << ", expected >= 1");
   mo.forward.experts_per_tok = o.experts_per_token;
@@ -71,8 +72,9 @@ Command add_bisect(CLI::App& app) {
   b->add_option("--html", bo.html, "Write a self-contained HTML report");
   b->add_option("--json", bo.json, "Write a JSON report");
   b->add_option("--dump", bo.dump, "--mode free: write the GPU forward's taps (a dump `judge` takes)");
-  b->add_option("--mutant", bo.mutant,
-                "Run one mutant of a GLSL kernel: \"<kernel> <mutant id>\" (as mutate reports it) or \"<kernel> #<index>\"");
+  b->add_option(
+      "--mutant", bo.mutant,
+      "Run one mutant of a GLSL kernel: \"<kernel> <mutant id>\" (as mutate reports it) or \"<kernel> #<index>\"");
   b->add_option("--timeout-ms", bo.timeout_ms, "Per-dispatch timeout")->capture_default_str();
   add_bound_options(b, s->b);
   return {b, [s] {

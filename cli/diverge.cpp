@@ -1,10 +1,11 @@
 // `diverge`: free-running greedy generation of a candidate tier against the truth until the first
 // different token, and whether that was a near-tie (oracle/diverge.h).
+#include "oracle/diverge.h"
+
 #include <cstdio>
 #include <memory>
 
 #include "commands.h"
-#include "oracle/diverge.h"
 #include "oracle/tokens.h"
 
 namespace moe::cli {
@@ -33,10 +34,11 @@ int run_diverge(const DivergeCliOptions& o) {
     std::printf("ok: no divergence in %lld steps\n", (long long)o.steps);
     return 0;
   }
-  std::printf("first divergence at step %lld: truth %d, %s %d; truth's margin %.4g, %s's logit error %.4g, "
-              "honest f32 error %.4g, tolerance %.4g\n",
-              (long long)r.step, r.truth_token, o.backend.c_str(), r.candidate_token, r.margin, o.backend.c_str(),
-              r.candidate_err, r.honest_err, r.tolerance);
+  std::printf(
+      "first divergence at step %lld: truth %d, %s %d; truth's margin %.4g, %s's logit error %.4g, "
+      "honest f32 error %.4g, tolerance %.4g\n",
+      (long long)r.step, r.truth_token, o.backend.c_str(), r.candidate_token, r.margin, o.backend.c_str(),
+      r.candidate_err, r.honest_err, r.tolerance);
   if (r.near_tie) {
     std::printf("near-tie: an honest f32 implementation could swap these two tokens\n");
     return 0;

@@ -46,7 +46,8 @@ void print_layer_drift(const SafetensorsFile& a, const SafetensorsFile& b, int64
       header = true;
     }
     std::printf("%-28s", name.c_str());
-    for (size_t w = 0; w < d.window_mean.size(); ++w) std::printf("   %9.3g / %-9.3g", d.window_mean[w], d.window_max[w]);
+    for (size_t w = 0; w < d.window_mean.size(); ++w)
+      std::printf("   %9.3g / %-9.3g", d.window_mean[w], d.window_max[w]);
     std::printf("\n");
   }
   if (!header) std::printf("\nlayer drift: neither dump pair holds model.layers.N.out taps of the same shape\n");

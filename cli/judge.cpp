@@ -1,5 +1,7 @@
 // `judge`: per-module verdicts on an engine's own forward from its dump (oracle/judge.h): each tapped
 // module re-run by the truth on the engine's own inputs and held to the calibrated bound.
+#include "oracle/judge.h"
+
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -8,7 +10,6 @@
 #include "commands.h"
 #include "core/check.h"
 #include "oracle/atomic_file.h"
-#include "oracle/judge.h"
 #include "oracle/tokens.h"
 
 namespace moe::cli {
@@ -35,9 +36,12 @@ int run_judge(const JudgeCliOptions& o) {
   jo.forward = forward_options(o.forward);
   const JudgeReport rep = judge_dump(o.model, o.dump, tokens, o.map, jo);
 
-  std::printf("judge %s against %s: %lld tokens, storage %s, bound = %g x the honest f32 error (docs/judge.md) + 1 ulp of the storage\n",
-              o.dump.c_str(), o.model.c_str(), (long long)rep.tokens, storage_name(rep.storage), rep.multiple);
-  std::printf("%-52s %4s %6s %6s %10s %s\n", "module (tap)", "fed", "tokens", "failed", "err/bound", "first failing token");
+  std::printf(
+      "judge %s against %s: %lld tokens, storage %s, bound = %g x the honest f32 error (docs/judge.md) + 1 ulp of the "
+      "storage\n",
+      o.dump.c_str(), o.model.c_str(), (long long)rep.tokens, storage_name(rep.storage), rep.multiple);
+  std::printf("%-52s %4s %6s %6s %10s %s\n", "module (tap)", "fed", "tokens", "failed", "err/bound",
+              "first failing token");
   for (const ModuleVerdict& m : rep.modules) {
     std::printf("%-52s %4s %6lld %6lld %10s %s%s%s\n", m.tap.c_str(), m.fed ? "yes" : "no", (long long)m.judged,
                 (long long)m.failed, fmt(m.worst_ratio).c_str(),
@@ -45,8 +49,9 @@ int run_judge(const JudgeCliOptions& o) {
                 m.note.empty() ? "" : "  ", m.note.c_str());
   }
   for (const std::string& n : rep.not_judged) std::printf("not judged: %s\n", n.c_str());
-  if (!rep.unmapped.empty()) std::printf("%zu engine tensors no rule of the map names (first: %s)\n", rep.unmapped.size(),
-                                         rep.unmapped.front().c_str());
+  if (!rep.unmapped.empty())
+    std::printf("%zu engine tensors no rule of the map names (first: %s)\n", rep.unmapped.size(),
+                rep.unmapped.front().c_str());
   if (!o.json.empty()) write_file_atomic(o.json, "judge report", judge_report_json(rep));
   if (!o.html.empty()) write_file_atomic(o.html, "judge report", judge_report_html(rep, o.dump));
   if (rep.first_failed < 0) {

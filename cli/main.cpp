@@ -32,10 +32,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   namespace cli = moe::cli;
   const std::vector<cli::Command> commands = {
-      cli::add_selfcheck(app), cli::add_ops(app),       cli::add_run(app),       cli::add_inspect(app),
-      cli::add_diff(app),      cli::add_drift(app),     cli::add_judge(app),     cli::add_diverge(app),   cli::add_kl_base(app),   cli::add_devices(app),
-      cli::add_compare(app),   cli::add_merge(app),     cli::add_mutate(app),    cli::add_bisect(app),
-      cli::add_calibrate(app), cli::add_fixture(app)};
+      cli::add_selfcheck(app), cli::add_ops(app),     cli::add_run(app),       cli::add_inspect(app),
+      cli::add_diff(app),      cli::add_drift(app),   cli::add_judge(app),     cli::add_diverge(app),
+      cli::add_kl_base(app),   cli::add_devices(app), cli::add_compare(app),   cli::add_merge(app),
+      cli::add_mutate(app),    cli::add_bisect(app),  cli::add_calibrate(app), cli::add_fixture(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -20,8 +20,10 @@ struct Decoder {
   int64_t vocab = 0;
 
   Decoder(const Model& m, const std::string& tier, const ForwardOptions& fo, int64_t capacity)
-      : be(make_cpu_backend(tier)), f(std::make_unique<Forward>(m, *be, fo)),
-        state(ModelState::make(m.config(), capacity)), vocab(m.config().vocab) {}
+      : be(make_cpu_backend(tier)),
+        f(std::make_unique<Forward>(m, *be, fo)),
+        state(ModelState::make(m.config(), capacity)),
+        vocab(m.config().vocab) {}
   void feed(std::span<const int32_t> tokens) {
     const std::vector<float> l = f->run(tokens, state);
     last.assign(l.end() - vocab, l.end());  // the last position's row
@@ -41,9 +43,11 @@ Divergence first_divergence(const Model& model, std::span<const int32_t> prompt,
                             const DivergeOptions& opt) {
   MOE_CHECK(!prompt.empty(), "diverge: empty prompt");
   MOE_CHECK(opt.steps >= 1, "diverge: steps " << opt.steps << ", expected >= 1");
-  MOE_CHECK(candidate == "ref32" || candidate == "fast", "diverge: candidate '" << candidate << "': expected ref32 or fast");
+  MOE_CHECK(candidate == "ref32" || candidate == "fast",
+            "diverge: candidate '" << candidate << "': expected ref32 or fast");
   const int64_t capacity = int64_t(prompt.size()) + opt.steps;
-  Decoder truth(model, "ref64", opt.forward, capacity), cand(model, candidate, opt.candidate_forward.value_or(opt.forward), capacity),
+  Decoder truth(model, "ref64", opt.forward, capacity),
+      cand(model, candidate, opt.candidate_forward.value_or(opt.forward), capacity),
       honest(model, "ref32", opt.forward, capacity);
   truth.feed(prompt), cand.feed(prompt), honest.feed(prompt);
   Divergence d;

@@ -20,21 +20,21 @@
 namespace moe {
 
 struct DivergeOptions {
-  int64_t steps = 64;      // tokens to generate at most
-  double multiple = 16;    // judge's allowance (oracle/judge.h)
-  ForwardOptions forward;  // as the model is meant to run (the truth and the honest ref32)
+  int64_t steps = 64;                               // tokens to generate at most
+  double multiple = 16;                             // judge's allowance (oracle/judge.h)
+  ForwardOptions forward;                           // as the model is meant to run (the truth and the honest ref32)
   std::optional<ForwardOptions> candidate_forward;  // the candidate's, where it differs (a test's planted bug)
 };
 
 struct Divergence {
-  std::vector<int32_t> agreed;       // the tokens both generated, in order
+  std::vector<int32_t> agreed;  // the tokens both generated, in order
   bool diverged = false;
-  int64_t step = -1;                 // generation step of the first difference (0: right after the prompt)
+  int64_t step = -1;  // generation step of the first difference (0: right after the prompt)
   int32_t truth_token = -1, candidate_token = -1;
-  double margin = 0;                 // the truth's logit of its token minus of the candidate's
-  double candidate_err = 0;          // max |candidate - truth| over that row
-  double honest_err = 0;             // max |ref32 - truth| over that row
-  double tolerance = 0;              // 2 * multiple * max(honest_err, 2^-24 max|truth|)
+  double margin = 0;         // the truth's logit of its token minus of the candidate's
+  double candidate_err = 0;  // max |candidate - truth| over that row
+  double honest_err = 0;     // max |ref32 - truth| over that row
+  double tolerance = 0;      // 2 * multiple * max(honest_err, 2^-24 max|truth|)
   bool near_tie = false;
 };
 

@@ -108,8 +108,9 @@ DriftStats drift_stats(std::span<const float> base, std::span<const float> test,
 
 PositionDrift position_drift(std::span<const float> base, std::span<const float> test, int64_t rows, int64_t cols,
                              int64_t windows) {
-  MOE_CHECK(rows > 0 && cols > 0 && base.size() == size_t(rows * cols) && test.size() == base.size(),
-            "drift: base has " << base.size() << " values, test " << test.size() << ", expected " << rows << " x " << cols);
+  MOE_CHECK(
+      rows > 0 && cols > 0 && base.size() == size_t(rows * cols) && test.size() == base.size(),
+      "drift: base has " << base.size() << " values, test " << test.size() << ", expected " << rows << " x " << cols);
   MOE_CHECK(windows >= 1, "drift: " << windows << " windows, expected >= 1");
   PositionDrift d;
   for (int64_t r = 0; r < rows; ++r) {
@@ -133,4 +134,3 @@ PositionDrift position_drift(std::span<const float> base, std::span<const float>
 }
 
 }  // namespace moe
-

@@ -45,8 +45,8 @@ DriftStats drift_stats(std::span<const float> base, std::span<const float> test,
 // positions (the last takes the remainder): the mean and the largest per window, so a growth with
 // position shows as rising windows.
 struct PositionDrift {
-  std::vector<double> rel;                    // per row
-  std::vector<int64_t> window_start;          // first row of each window
+  std::vector<double> rel;            // per row
+  std::vector<int64_t> window_start;  // first row of each window
   std::vector<double> window_mean, window_max;
 };
 PositionDrift position_drift(std::span<const float> base, std::span<const float> test, int64_t rows, int64_t cols,

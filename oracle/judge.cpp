@@ -1,8 +1,8 @@
 #include "oracle/judge.h"
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 
@@ -56,9 +56,9 @@ EngineTaps engine_taps(const SafetensorsFile& f, const TapMap* map, int64_t toke
     const int64_t rows = target.token >= 0 ? 1 : tokens;
     MOE_CHECK(n > 0 && n % rows == 0 && target.token < tokens,
               "judge: " << f.path() << ": tensor '" << name << "' " << info.shape_string() << " maps to " << target.tap
-                        << (target.token >= 0 ? " row " + std::to_string(target.token) : std::string())
-                        << ": expected " << (target.token >= 0 ? "one row" : std::to_string(tokens) + " rows")
-                        << " of the " << tokens << " tokens, found " << n << " values");
+                        << (target.token >= 0 ? " row " + std::to_string(target.token) : std::string()) << ": expected "
+                        << (target.token >= 0 ? "one row" : std::to_string(tokens) + " rows") << " of the " << tokens
+                        << " tokens, found " << n << " values");
     const int64_t cols = n / rows;
     EngineTap& tap = out.taps[target.tap];
     if (tap.cols == 0) {
@@ -124,10 +124,9 @@ class ReplaySink : public TapSink {
   void note(const std::string& name, int64_t rows, int64_t cols) {
     if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
     const EngineTap& t = e_.taps.at(name);
-    MOE_CHECK(rows == e_.tokens && t.cols == cols, "judge: the engine's " << name << " (" << t.sources.front()
-                                                                         << ") has rows of " << t.cols
-                                                                         << " values; this model's forward has "
-                                                                         << cols);
+    MOE_CHECK(rows == e_.tokens && t.cols == cols, "judge: the engine's "
+                                                       << name << " (" << t.sources.front() << ") has rows of "
+                                                       << t.cols << " values; this model's forward has " << cols);
   }
   const EngineTaps& e_;
   int64_t experts_ = 1 << 24;
@@ -221,7 +220,8 @@ int64_t order_weights(const Replays& r, const std::string& name, int64_t cols, s
   }
   const std::vector<int32_t> eidx(ei->second.values.begin(), ei->second.values.end());
   truth = in_expert_order(truth, ti->second, cols), eng = in_expert_order(eng, eidx, cols);
-  for (size_t h = 0; h < honest.size(); ++h) honest[h] = in_expert_order(honest[h], r.honest[h]->computed_i32.at(idx), cols);
+  for (size_t h = 0; h < honest.size(); ++h)
+    honest[h] = in_expert_order(honest[h], r.honest[h]->computed_i32.at(idx), cols);
   int64_t skipped = 0;
   for (int64_t t = 0; t < r.engine.tokens; ++t) {
     auto sorted = [&](const std::vector<int32_t>& v) {
@@ -280,9 +280,8 @@ void judge_rows(const Replays& r, const std::string& name, ModuleVerdict& m) {
   std::vector<std::vector<float>> honest;
   for (ReplaySink* h : r.honest) honest.push_back(h->computed.at(name));
   std::vector<char> comparable(size_t(T), 1);
-  const int64_t skipped = ends_with(name, ".mlp.experts.weight")
-                              ? order_weights(r, name, cols, truth, honest, eng, comparable, m)
-                              : 0;
+  const int64_t skipped =
+      ends_with(name, ".mlp.experts.weight") ? order_weights(r, name, cols, truth, honest, eng, comparable, m) : 0;
   double pooled = r.pooled.at(tap_kind(name));
   std::vector<double> eh(size_t(T), 0), ymax(size_t(T), 0);
   for (int64_t t = 0; t < T; ++t) {
@@ -321,7 +320,7 @@ std::vector<double> router_scores(const Replays& r, const std::string& gate, int
   const int64_t E = int64_t(g.size()) / r.engine.tokens;
   const auto ge = r.engine.taps.find(gate);
   const float* row = (ge != r.engine.taps.end() && ge->second.present[size_t(t)]) ? ge->second.values.data() + t * E
-                                                                                   : g.data() + t * E;
+                                                                                  : g.data() + t * E;
   std::vector<double> score(static_cast<size_t>(E));
   const bool noaux = r.model.config().router == RouterKind::NoauxTc;
   for (int64_t x = 0; x < E; ++x)
@@ -391,8 +390,10 @@ JudgeReport judge_engine(const Model& model, std::span<const int32_t> tokens, co
     ModuleVerdict m;
     m.tap = name, m.layer = layer_of(name), m.fed = truth.fed.count(name) > 0;
     m.err.assign(size_t(T), -1), m.bound.assign(size_t(T), -1);
-    if (truth.computed_i32.count(name)) judge_idx(r, name, m);
-    else judge_rows(r, name, m);
+    if (truth.computed_i32.count(name))
+      judge_idx(r, name, m);
+    else
+      judge_rows(r, name, m);
     if (m.failed && rep.first_failed < 0) rep.first_failed = int64_t(rep.modules.size());
     rep.modules.push_back(std::move(m));
   }
@@ -432,11 +433,13 @@ std::string judge_report_json(const JudgeReport& rep) {
   const auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json("inf"); };
   nlohmann::json j;
   j["tokens"] = rep.tokens, j["storage"] = storage_name(rep.storage), j["multiple"] = rep.multiple;
-  j["first_failed"] = rep.first_failed >= 0 ? nlohmann::json(rep.modules[size_t(rep.first_failed)].tap) : nlohmann::json();
+  j["first_failed"] =
+      rep.first_failed >= 0 ? nlohmann::json(rep.modules[size_t(rep.first_failed)].tap) : nlohmann::json();
   j["modules"] = nlohmann::json::array();
   for (const ModuleVerdict& m : rep.modules) {
-    nlohmann::json e{{"tap", m.tap},       {"layer", m.layer},   {"fed", m.fed},
-                     {"judged", m.judged}, {"failed", m.failed}, {"first_failed_token", m.first_failed_token},
+    nlohmann::json e{{"tap", m.tap},       {"layer", m.layer},
+                     {"fed", m.fed},       {"judged", m.judged},
+                     {"failed", m.failed}, {"first_failed_token", m.first_failed_token},
                      {"note", m.note},     {"worst_ratio", num(m.worst_ratio)}};
     e["err"] = nlohmann::json::array(), e["bound"] = nlohmann::json::array();
     for (size_t t = 0; t < m.err.size(); ++t) e["err"].push_back(num(m.err[t])), e["bound"].push_back(num(m.bound[t]));

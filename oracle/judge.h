@@ -66,13 +66,13 @@ struct JudgeOptions {
 
 struct ModuleVerdict {
   std::string tap;
-  int64_t layer = -1;                 // model.layers.N.*: N; else -1
-  bool fed = false;                   // the forward went on with the engine's values here
-  std::vector<double> err, bound;     // per token, at its worst element (-1: not judged)
-  int64_t judged = 0, failed = 0;     // tokens
+  int64_t layer = -1;              // model.layers.N.*: N; else -1
+  bool fed = false;                // the forward went on with the engine's values here
+  std::vector<double> err, bound;  // per token, at its worst element (-1: not judged)
+  int64_t judged = 0, failed = 0;  // tokens
   int64_t first_failed_token = -1;
-  double worst_ratio = 0;             // max err / bound over the judged tokens
-  std::string note;                   // routing: near-ties accepted, weights not judged, ...
+  double worst_ratio = 0;  // max err / bound over the judged tokens
+  std::string note;        // routing: near-ties accepted, weights not judged, ...
 };
 
 struct JudgeReport {

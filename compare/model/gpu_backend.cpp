@@ -1,8 +1,7 @@
 #include "compare/model/gpu_backend.h"
 
-#include <cmath>
-
 #include <bit>
+#include <cmath>
 #include <cstring>
 
 #include "compare/cases/conventions.h"
@@ -39,8 +38,8 @@ std::string nonfinite_limit(const OpCase& c) {
   for (const CaseStep& s : c.steps) all.push_back(&s.outputs);
   for (const auto* outs : all)
     for (const auto& [name, spec] : *outs)
-      for (const auto& [what, v] : {std::pair{"bound", &spec.bound}, {"ULP budget", &spec.ulp_budget},
-                                    {"score bound", &spec.score_bound}})
+      for (const auto& [what, v] :
+           {std::pair{"bound", &spec.bound}, {"ULP budget", &spec.ulp_budget}, {"score bound", &spec.score_bound}})
         for (double x : *v)
           if (!std::isfinite(x)) return "output '" + name + "' " + what;
   return "";

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <ostream>
 #include <set>
@@ -92,8 +92,12 @@ void write_gpu_dump(const ModelCompareOptions& opt, const TapStore& taps) {
     if (i) toks += ',';
     toks += std::to_string(opt.tokens[i]);
   }
-  write_safetensors(opt.dump, outs, {{"model", opt.model}, {"tokens", toks}, {"start_pos", "0"},
-                                     {"backend", "vulkan"}, {"kernels", opt.kernels.empty() ? "bundled" : opt.kernels}});
+  write_safetensors(opt.dump, outs,
+                    {{"model", opt.model},
+                     {"tokens", toks},
+                     {"start_pos", "0"},
+                     {"backend", "vulkan"},
+                     {"kernels", opt.kernels.empty() ? "bundled" : opt.kernels}});
 }
 
 // `--mutant "<kernel> <mutant id>"` or `"<kernel> #<index>"`: that GLSL kernel compiled from one
@@ -138,7 +142,8 @@ ModelCompareResult run_model_compare(const ModelCompareOptions& opt) {
   vk::Context ctx(opt.device);
   if (ctx.info().type == "cpu") poison_fresh_memory();  // uninitialised shared memory shows (driver.h)
   const bool bundled = opt.kernels.empty() || opt.kernels == "bundled";
-  Manifest m = opt.mutant.empty() || !bundled ? load_kernels(opt.kernels, opt.kernels_root) : load_bundled_manifest(true);
+  Manifest m =
+      opt.mutant.empty() || !bundled ? load_kernels(opt.kernels, opt.kernels_root) : load_bundled_manifest(true);
   std::string mutant;
   if (!opt.mutant.empty()) mutant = plant_mutant(m, opt.mutant);
   ModelCompareResult res;

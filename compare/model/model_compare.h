@@ -44,8 +44,8 @@ struct TapDrift {
 
 struct ModelCompareResult {
   std::string model, kernels, device, mode;
-  std::string mutant;             // the planted mutant, "<kernel> <mutant id>" ("" = none)
-  std::string stopped;            // the forward could not go on after a failure (why; "" = it ran to the end)
+  std::string mutant;   // the planted mutant, "<kernel> <mutant id>" ("" = none)
+  std::string stopped;  // the forward could not go on after a failure (why; "" = it ran to the end)
   std::vector<int32_t> tokens;
   std::vector<OpRecord> records;  // forward order
   std::vector<TapDrift> drift;    // free mode, forward order

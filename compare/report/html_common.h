@@ -128,5 +128,4 @@ pre { background: #f7f7f7; padding: 6px; white-space: pre-wrap; } pre.cmd { back
 
 inline std::string escape(const std::string& s) { return html_escape(s); }
 
-
 }  // namespace moe::compare::html

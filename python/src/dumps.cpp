@@ -187,7 +187,8 @@ py::dict drift(const py::handle& base, const py::handle& test, const py::handle&
 std::string judge(const std::string& model, const std::string& dump, const std::vector<int32_t>& tokens,
                   const std::string& map, const std::string& storage, double multiple, int64_t experts_per_token,
                   const std::string& qk_norm_eps) {
-  MOE_CHECK(qk_norm_eps == "hf" || qk_norm_eps == "engine", "judge: qk_norm_eps '" << qk_norm_eps << "': expected hf or engine");
+  MOE_CHECK(qk_norm_eps == "hf" || qk_norm_eps == "engine",
+            "judge: qk_norm_eps '" << qk_norm_eps << "': expected hf or engine");
   JudgeOptions o;
   o.storage = parse_storage(storage), o.multiple = multiple;
   o.forward.experts_per_tok = experts_per_token;

@@ -3,16 +3,16 @@
 // mode; a deliberately wrong kernel planted in one op is named by bisect with its exact layer,
 // its case file reproduces the failure alone, and the same case passes on the bundled kernels.
 #include <filesystem>
-#include <set>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
-#include "compare/shaders/bundled.h"
-#include "compare/run/case_file.h"
-#include "compare/run/driver.h"
 #include "compare/model/html_report.h"
 #include "compare/model/model_compare.h"
+#include "compare/run/case_file.h"
+#include "compare/run/driver.h"
+#include "compare/shaders/bundled.h"
 #include "compare/vk/runner.h"
 #include "oracle/judge.h"
 #include "oracle/synth.h"

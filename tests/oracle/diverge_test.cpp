@@ -2,6 +2,7 @@
 // near-tie; a candidate running another model (one routed expert instead of two) parts early and
 // is not a near-tie.
 #include "oracle/diverge.h"
+
 #include "test_util.h"
 
 namespace moe {
@@ -16,8 +17,10 @@ TEST(diverge, HonestTiersAgreeOrPartAtANearTie) {
     o.steps = 24;
     for (const char* tier : {"ref32", "fast"}) {
       const Divergence d = first_divergence(*m, std::vector<int32_t>{5, 9, 300}, tier, o);
-      if (d.diverged) EXPECT_TRUE(d.near_tie) << name << " " << tier << " step " << d.step << " margin " << d.margin;
-      else EXPECT_EQ(int64_t(d.agreed.size()), o.steps);
+      if (d.diverged)
+        EXPECT_TRUE(d.near_tie) << name << " " << tier << " step " << d.step << " margin " << d.margin;
+      else
+        EXPECT_EQ(int64_t(d.agreed.size()), o.steps);
     }
   }
 }

@@ -1,6 +1,8 @@
 // judge (oracle/judge.h): honest engines pass on the golden models of three families, an engine
 // that keeps its tensors in bf16 passes when declared so and fails when judged as f32, planted bugs
 // are named at their module and nowhere else, and bad dumps are refused with the tensor named.
+#include "oracle/judge.h"
+
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -9,7 +11,6 @@
 #include "core/rng.h"
 #include "core/simd.h"
 #include "oracle/backend.h"
-#include "oracle/judge.h"
 #include "oracle/safetensors.h"
 #include "oracle/state.h"
 #include "test_util.h"
@@ -195,7 +196,8 @@ TEST(judge, MappedPerTokenDumpAndBadShapes) {
   fs::create_directories(scratch.dir);
   const fs::path p = scratch.dir / "mapped.safetensors";
   write_safetensors(p.string(), outs, {});
-  const TapMap map = TapMap::parse(R"({"version": 1, "map": {"t{token}.blk.{layer}.out": "model.layers.{layer}.out"}})", "test");
+  const TapMap map =
+      TapMap::parse(R"({"version": 1, "map": {"t{token}.blk.{layer}.out": "model.layers.{layer}.out"}})", "test");
   const SafetensorsFile f(p.string());
   const EngineTaps mapped = engine_taps(f, &map, 4);
   EXPECT_EQ(mapped.unmapped, std::vector<std::string>{"blk.0.ffn_wrong"});
