@@ -12,6 +12,12 @@
 
 namespace moe {
 
+// Terms (rows x columns x tokens) from which a reference matvec spreads its rows over OpenMP
+// threads: below ~1 M terms (a millisecond of scalar work) starting threads costs more than it saves.
+inline constexpr int64_t kRefThreadTerms = int64_t(1) << 20;
+// Rows per block a thread takes (a block is summed row by row, as one thread would).
+inline constexpr int64_t kRefRowBlock = 16;
+
 template <class T> inline T sigmoid(T x) { return T(1) / (T(1) + std::exp(-x)); }
 template <class T> inline T silu(T x) { return x / (T(1) + std::exp(-x)); }
 template <class T> inline T softplus(T u) { return std::log(T(1) + std::exp(u)); }

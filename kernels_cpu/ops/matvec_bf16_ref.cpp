@@ -25,6 +25,8 @@ template <class Acc>
 void matvec_bf16_ref(const MatvecBf16Params& p, std::span<const bf16> W, std::span<const float> x,
                      std::span<float> y) {
   matvec_bf16_validate(p, W, x, y);
+  // Rows are independent, each summed by one thread in column order: threads never change bits.
+#pragma omp parallel for schedule(static) if (p.rows * p.cols >= kRefThreadTerms)
   for (int64_t r = 0; r < p.rows; ++r) {
     const bf16* wr = W.data() + r * p.cols;
     Acc acc = 0;

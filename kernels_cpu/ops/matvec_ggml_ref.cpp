@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 #include <vector>
@@ -43,10 +44,10 @@ namespace {
 // Per row: its exact weights (f64) or their f32 roundings, then one dot product per token in
 // column order. std::fma is correctly rounded wherever it runs; the FMA build inlines it.
 template <class Acc>
-inline void rows(const MatvecGgmlParams& p, const BlockMatrix& W, const float* X, float* Y) {
+inline void rows(const MatvecGgmlParams& p, const BlockMatrix& W, const float* X, float* Y, int64_t r0, int64_t r1) {
   std::vector<Acc> w(static_cast<size_t>(p.cols));
   const size_t rb = W.row_bytes();
-  for (int64_t r = 0; r < p.rows; ++r) {
+  for (int64_t r = r0; r < r1; ++r) {
     const std::span<const uint8_t> row(W.data + size_t(r) * rb, rb);
     if constexpr (std::is_same_v<Acc, double>) {
       ggml_dequant_f64(W.type, row, p.cols, w.data());
@@ -64,21 +65,34 @@ inline void rows(const MatvecGgmlParams& p, const BlockMatrix& W, const float* X
 
 #if defined(__x86_64__)
 template <class Acc>
-__attribute__((target("fma"))) void rows_fma(const MatvecGgmlParams& p, const BlockMatrix& W, const float* X,
-                                             float* Y) {
-  rows<Acc>(p, W, X, Y);
+__attribute__((target("fma"))) void rows_fma(const MatvecGgmlParams& p, const BlockMatrix& W, const float* X, float* Y,
+                                             int64_t r0, int64_t r1) {
+  rows<Acc>(p, W, X, Y, r0, r1);
 }
 #endif
 
 }  // namespace
 
+// Rows are independent, each summed by one thread: threads change the speed, never the bits. The
+// threaded loop stays outside the FMA build (OpenMP's outlined body would not inherit its target).
 template <class Acc>
 void matvec_ggml_ref(const MatvecGgmlParams& p, const BlockMatrix& W, std::span<const float> X, std::span<float> Y) {
   matvec_ggml_validate(p, W, X, Y);
+  const int64_t blocks = (p.rows + kRefRowBlock - 1) / kRefRowBlock;
 #if defined(__x86_64__)
-  if (__builtin_cpu_supports("fma")) return rows_fma<Acc>(p, W, X.data(), Y.data());
+  const bool fma = __builtin_cpu_supports("fma");
 #endif
-  rows<Acc>(p, W, X.data(), Y.data());
+#pragma omp parallel for schedule(static) if (p.rows * p.cols * std::max <int64_t>(p.tokens, 1) >= kRefThreadTerms)
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t r0 = b * kRefRowBlock, r1 = std::min(p.rows, r0 + kRefRowBlock);
+#if defined(__x86_64__)
+    if (fma) {
+      rows_fma<Acc>(p, W, X.data(), Y.data(), r0, r1);
+      continue;
+    }
+#endif
+    rows<Acc>(p, W, X.data(), Y.data(), r0, r1);
+  }
 }
 
 template void matvec_ggml_ref<float>(const MatvecGgmlParams&, const BlockMatrix&, std::span<const float>,

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 
 #include "core/math.h"
@@ -21,12 +22,12 @@ namespace {
 // wherever it runs, so the two builds below give the same bits; the FMA build makes it one
 // instruction instead of a libm call per term (a baseline x86-64 build has no FMA to inline).
 template <class Acc>
-inline void rows(const QuantMatrix& W, const float* x, float* y) {
+inline void rows(const QuantMatrix& W, const float* x, float* y, int64_t r0, int64_t r1) {
   const int64_t groups = W.groups_per_row();
   const int vpw = W.values_per_word();
   const int64_t words_per_group = W.group_size / vpw;
   const uint32_t mask = (1u << W.bits) - 1u;
-  for (int64_t r = 0; r < W.rows; ++r) {
+  for (int64_t r = r0; r < r1; ++r) {
     const uint32_t* wr = W.w + r * W.words_per_row();
     Acc acc = 0;
     for (int64_t g = 0; g < groups; ++g) {  // groups, words, values low bits first: column order
@@ -46,20 +47,34 @@ inline void rows(const QuantMatrix& W, const float* x, float* y) {
 
 #if defined(__x86_64__)
 template <class Acc>
-__attribute__((target("fma"))) void rows_fma(const QuantMatrix& W, const float* x, float* y) {
-  rows<Acc>(W, x, y);
+__attribute__((target("fma"))) void rows_fma(const QuantMatrix& W, const float* x, float* y, int64_t r0, int64_t r1) {
+  rows<Acc>(W, x, y, r0, r1);
 }
 #endif
 
 }  // namespace
 
+// Rows are independent and each is summed by one thread in column order, so threads (an lm_head
+// is 0.5 G terms) change the speed, never the bits. The threaded loop stays outside the FMA build:
+// OpenMP's outlined body would not inherit its target attribute.
 template <class Acc>
 void matvec_q_ref(const MatvecQParams& p, const QuantMatrix& W, std::span<const float> x, std::span<float> y) {
   matvec_q_validate(p, W, x, y);
+  const int64_t blocks = (W.rows + kRefRowBlock - 1) / kRefRowBlock;
 #if defined(__x86_64__)
-  if (__builtin_cpu_supports("fma")) return rows_fma<Acc>(W, x.data(), y.data());
+  const bool fma = __builtin_cpu_supports("fma");
 #endif
-  rows<Acc>(W, x.data(), y.data());
+#pragma omp parallel for schedule(static) if (W.rows * W.cols >= kRefThreadTerms)
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t r0 = b * kRefRowBlock, r1 = std::min(W.rows, r0 + kRefRowBlock);
+#if defined(__x86_64__)
+    if (fma) {
+      rows_fma<Acc>(W, x.data(), y.data(), r0, r1);
+      continue;
+    }
+#endif
+    rows<Acc>(W, x.data(), y.data(), r0, r1);
+  }
 }
 
 template void matvec_q_ref<float>(const MatvecQParams&, const QuantMatrix&, std::span<const float>, std::span<float>);

@@ -1,10 +1,15 @@
+#include "ops/matvec_bf16.h"
+
+#include <omp.h>
+
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "check/checks.h"
 #include "core/check_util.h"
+#include "core/math.h"
 #include "core/rng.h"
-#include "ops/matvec_bf16.h"
 #include "test_util.h"
 
 namespace moe {
@@ -21,6 +26,25 @@ std::vector<bf16> to_bf16(const std::vector<float>& v) {
   std::vector<bf16> out(v.size());
   for (size_t i = 0; i < v.size(); ++i) out[i] = f32_to_bf16_rne(v[i]);
   return out;
+}
+
+TEST(matvec_bf16, RefIndependentOfThreadCount) {
+  // Above kRefThreadTerms the reference spreads rows over threads, each row summed by one thread
+  // in column order: the same bits with 1 or all threads, in both its tiers.
+  const MatvecBf16Params p{1027, 1024};
+  ASSERT_GE(p.rows * p.cols, kRefThreadTerms);
+  const std::vector<bf16> W = to_bf16(Rng(25).activations(size_t(p.rows * p.cols)));
+  const std::vector<float> x = Rng(26).activations(size_t(p.cols));
+  const int saved = omp_get_max_threads();
+  for (int tier = 0; tier < 2; ++tier) {
+    std::vector<float> y1(size_t(p.rows)), yn(y1.size());
+    omp_set_num_threads(1);
+    run_tier(tier, p, W, x, y1);
+    omp_set_num_threads(std::max(saved, 3));
+    run_tier(tier, p, W, x, yn);
+    EXPECT_EQ(y1, yn) << "tier " << tier;
+  }
+  omp_set_num_threads(saved);
 }
 
 TEST(matvec_bf16, HandComputed) {

@@ -1,3 +1,8 @@
+#include "ops/matvec_ggml.h"
+
+#include <omp.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -6,7 +11,7 @@
 #include "core/check_util.h"
 #include "core/ggml_blocks.h"
 #include "core/half.h"
-#include "ops/matvec_ggml.h"
+#include "core/math.h"
 #include "spec/matvec_ggml_spec.h"
 #include "test_util.h"
 
@@ -91,6 +96,24 @@ TEST(matvec_ggml, TokensAreIndependentMatvecs) {
       }
     }
   }
+}
+
+TEST(matvec_ggml, RefIndependentOfThreadCount) {
+  // Above kRefThreadTerms the reference spreads blocks of rows over threads; each row is still
+  // summed by one thread in column order: the same bits with 1 or all threads, in both its tiers.
+  const MatvecGgmlParams p{kQ4_K, 515, 1024, 2};
+  ASSERT_GE(p.rows * p.cols * p.tokens, kRefThreadTerms);
+  const MatvecGgmlInputs in = matvec_ggml_inputs(p, 12, false);
+  const int saved = omp_get_max_threads();
+  for (int tier = 0; tier < 2; ++tier) {
+    std::vector<float> y1(size_t(p.rows * p.tokens)), yn(y1.size());
+    omp_set_num_threads(1);
+    run_tier(tier, p, in.view(p), in.x, y1);
+    omp_set_num_threads(std::max(saved, 3));
+    run_tier(tier, p, in.view(p), in.x, yn);
+    EXPECT_EQ(y1, yn) << "tier " << tier;
+  }
+  omp_set_num_threads(saved);
 }
 
 TEST(matvec_ggml, F32TierIsTheFusedChainOverRoundedWeights) {

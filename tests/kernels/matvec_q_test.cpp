@@ -1,12 +1,15 @@
+#include "ops/matvec_q.h"
+
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "check/checks.h"
+#include "core/math.h"
 #include "core/rng.h"
 #include "core/test_data.h"
-#include "ops/matvec_q.h"
 #include "test_util.h"
 
 namespace moe {
@@ -123,6 +126,28 @@ TEST(matvec_q, FastIndependentOfThreadCount) {
   omp_set_num_threads(saved);
   matvec_q_fast(quant_params(W), W, x, yn);
   EXPECT_EQ(y1, yn);
+}
+
+TEST(matvec_q, RefIndependentOfThreadCount) {
+  // Above kRefThreadTerms the reference spreads blocks of rows over threads; each row is still
+  // summed by one thread in column order, so both tiers give the same bits with 1 or all threads.
+  const QuantStorage ws = random_quant(Rng(23), 1027, 2048, 4);
+  const QuantMatrix W = ws.view();
+  ASSERT_GE(W.rows * W.cols, kRefThreadTerms);
+  const std::vector<float> x = Rng(24).activations(2048);
+  const int saved = omp_get_max_threads();
+  for (int tier = 0; tier < 2; ++tier) {
+    std::vector<float> y1(W.rows), yn(W.rows);
+    const auto run = [&](std::vector<float>& y) {
+      tier == 0 ? matvec_q_ref<double>(quant_params(W), W, x, y) : matvec_q_ref<float>(quant_params(W), W, x, y);
+    };
+    omp_set_num_threads(1);
+    run(y1);
+    omp_set_num_threads(std::max(saved, 3));
+    run(yn);
+    EXPECT_EQ(y1, yn) << "tier " << tier;
+  }
+  omp_set_num_threads(saved);
 }
 
 TEST(matvec_q, NanPropagates) {
