@@ -41,17 +41,19 @@ OpCase swiglu_expert_instance(const std::string& label, uint64_t seed, const Swi
   OutputSpec s;
   s.name = "y", s.kind = Kind::Reduction;
   s.bound.resize(y.size());
-  std::vector<double> xd(static_cast<size_t>(d)), yx(static_cast<size_t>(d)), mag(static_cast<size_t>(d));
-  for (int64_t t = 0; t < T; ++t) {
-    for (int64_t k = 0; k < d; ++k) xd[size_t(k)] = x[size_t(t * d + k)];
-    const ActModel m = act_model(e.gate, e.up, xd.data());
-    const std::vector<double> v = m.down_input_bound();
-    quant_rows(e.down, v.data(), yx.data(), mag.data());
-    for (int64_t r = 0; r < d; ++r) {
-      const size_t j = size_t(t * d + r);
-      s.bound[j] = mag[size_t(r)] + kU32 * std::fabs(double(y[j])) + double(I + 2) * kMinNormal32;
+  for_blocks(T, 1, [&](int64_t t0, int64_t t1) {  // tokens are independent: each on its own core
+    std::vector<double> xd(static_cast<size_t>(d)), yx(static_cast<size_t>(d)), mag(static_cast<size_t>(d));
+    for (int64_t t = t0; t < t1; ++t) {
+      for (int64_t k = 0; k < d; ++k) xd[size_t(k)] = x[size_t(t * d + k)];
+      const ActModel m = act_model(e.gate, e.up, xd.data());
+      const std::vector<double> v = m.down_input_bound();
+      quant_rows(e.down, v.data(), yx.data(), mag.data());
+      for (int64_t r = 0; r < d; ++r) {
+        const size_t j = size_t(t * d + r);
+        s.bound[j] = mag[size_t(r)] + kU32 * std::fabs(double(y[j])) + double(I + 2) * kMinNormal32;
+      }
     }
-  }
+  });
   c.outputs["y"] = s;
   c.truth["y"] = widen(y);
   c.flops = 6.0 * double(T) * double(I) * double(d);
