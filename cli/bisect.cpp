@@ -17,23 +17,24 @@ namespace {
 struct BisectOptions {
   std::string model, kernels, kernels_root, device, tokens, tokens_file;
   std::string mode = "isolated";
-  int64_t prefill = 1;
+  int64_t prefill = 1, chunk = 1;
   uint32_t subgroup = 0;
   int64_t experts_per_token = 0;
   std::string qk_norm_eps = "hf";
   std::string case_out = "bisect_case.safetensors";
-  std::string html, json, dump, mutant;
+  std::string html, json, dump, truth_dump, mutant;
   uint64_t timeout_ms = 60000;
 };
 
 int run_bisect(const BisectOptions& o) {
   compare::ModelCompareOptions mo;
   mo.model = o.model, mo.kernels = o.kernels, mo.kernels_root = o.kernels_root, mo.device = o.device;
-  mo.mode = o.mode, mo.prefill = o.prefill;
+  mo.mode = o.mode, mo.prefill = o.prefill, mo.chunk = o.chunk;
   mo.subgroup = o.subgroup, mo.timeout_ms = o.timeout_ms, mo.case_out = o.case_out, mo.dump = o.dump,
-  mo.mutant = o.mutant;
+  mo.truth_dump = o.truth_dump, mo.mutant = o.mutant;
   mo.tokens = read_tokens(o.tokens, o.tokens_file, "bisect");
-  MOE_CHECK(o.prefill >= 1, "bisect: --prefill " << o.prefill << ", expected >= 1");
+  MOE_CHECK(o.prefill >= 1 && o.chunk >= 1,
+            "bisect: --prefill " << o.prefill << " --chunk " << o.chunk << ", expected both >= 1");
   mo.forward.experts_per_tok = o.experts_per_token;
   mo.forward.qk_norm_eps = o.qk_norm_eps == "engine" ? QkNormEps::Engine : QkNormEps::Hf;
   const compare::ModelCompareResult r = compare::run_model_compare(mo);
@@ -60,7 +61,9 @@ Command add_bisect(CLI::App& app) {
   b->add_option("--mode", bo.mode, "isolated (every op gets the truth's inputs) or free (the GPU runs on its own outputs)")
       ->check(CLI::IsMember({"isolated", "free"}))
       ->capture_default_str();
-  b->add_option("--prefill", bo.prefill, "Tokens in the first forward call (the rest are decoded one at a time)")
+  b->add_option("--prefill", bo.prefill, "Tokens in the first forward call")->capture_default_str();
+  b->add_option("--chunk", bo.chunk,
+                "Tokens in each later forward call (1: decoded one at a time; more: a corpus in batches)")
       ->capture_default_str();
   b->add_option("--device", bo.device, "Vulkan device index or name substring");
   b->add_option("--subgroup", bo.subgroup, "Pin kernels to this subgroup size (default: the device's)");
@@ -72,6 +75,9 @@ Command add_bisect(CLI::App& app) {
   b->add_option("--html", bo.html, "Write a self-contained HTML report");
   b->add_option("--json", bo.json, "Write a JSON report");
   b->add_option("--dump", bo.dump, "--mode free: write the GPU forward's taps (a dump `judge` takes)");
+  b->add_option(
+      "--truth-dump", bo.truth_dump,
+      "--mode free: write the truth run's taps on the same tokens (`drift TRUTH_DUMP DUMP`: KLD, same top p)");
   b->add_option(
       "--mutant", bo.mutant,
       "Run one mutant of a GLSL kernel: \"<kernel> <mutant id>\" (as mutate reports it) or \"<kernel> #<index>\"");

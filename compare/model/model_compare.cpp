@@ -58,23 +58,26 @@ int64_t tap_layer(const std::string& name) {
   return std::stoll(name.substr(pre.size()));
 }
 
-// Runs the forward over the tokens: a prefill of opt.prefill tokens, then one token per call.
+// Runs the forward over the tokens: a prefill of opt.prefill tokens, then opt.chunk tokens per call
+// (1: decode; more: a teacher-forced corpus in batches, as llama-perplexity runs one).
 void drive(const Model& model, OpBackend& be, GpuBackend* gpu, const ModelCompareOptions& opt, TapSink* taps) {
   ModelState state = ModelState::make(model.config(), int64_t(opt.tokens.size()));
   Forward fwd(model, be, opt.forward);
   const int64_t n = int64_t(opt.tokens.size());
   const int64_t first = std::min<int64_t>(std::max<int64_t>(opt.prefill, 1), n);
   for (int64_t at = 0; at < n;) {
-    const int64_t len = at == 0 ? first : 1;
+    const int64_t len = at == 0 ? first : std::min(std::max<int64_t>(opt.chunk, 1), n - at);
     if (gpu) gpu->begin(at, len);
     fwd.run(std::span<const int32_t>(opt.tokens).subspan(size_t(at), size_t(len)), state, taps);
     at += len;
   }
 }
 
-// The GPU forward's taps as a dump (`bisect --mode free --dump`): what an engine's tap writer
-// would write, for `judge` to hold to the truth module by module. Expert indices as i32.
-void write_gpu_dump(const ModelCompareOptions& opt, const TapStore& taps) {
+// A forward's taps as a dump. The GPU's (`bisect --mode free --dump`): what an engine's tap writer
+// would write, for `judge` to hold to the truth module by module; the truth run's (--truth-dump):
+// the base `drift` measures it against. Expert indices as i32.
+void write_dump(const ModelCompareOptions& opt, const std::string& path, const std::string& backend,
+                const TapStore& taps) {
   std::vector<std::vector<int32_t>> ints;
   std::vector<TensorOut> outs;
   ints.reserve(taps.order().size());
@@ -92,11 +95,11 @@ void write_gpu_dump(const ModelCompareOptions& opt, const TapStore& taps) {
     if (i) toks += ',';
     toks += std::to_string(opt.tokens[i]);
   }
-  write_safetensors(opt.dump, outs,
+  write_safetensors(path, outs,
                     {{"model", opt.model},
                      {"tokens", toks},
                      {"start_pos", "0"},
-                     {"backend", "vulkan"},
+                     {"backend", backend},
                      {"kernels", opt.kernels.empty() ? "bundled" : opt.kernels}});
 }
 
@@ -133,8 +136,12 @@ ModelCompareResult run_model_compare(const ModelCompareOptions& opt) {
   MOE_CHECK(opt.mode == "isolated" || opt.mode == "free",
             "bisect: --mode '" << opt.mode << "', expected isolated or free");
   MOE_CHECK(!opt.tokens.empty(), "bisect: no tokens");
+  MOE_CHECK(opt.prefill >= 1 && opt.chunk >= 1,
+            "bisect: --prefill " << opt.prefill << " --chunk " << opt.chunk << ", expected both >= 1");
   MOE_CHECK(opt.dump.empty() || opt.mode == "free",
             "bisect: --dump writes the GPU's own forward: it needs --mode free (isolated feeds the truth's inputs)");
+  MOE_CHECK(opt.truth_dump.empty() || opt.mode == "free",
+            "bisect: --truth-dump writes the truth run free mode measures drift against: it needs --mode free");
   std::unique_ptr<Model> model = Model::load(opt.model);
   for (int32_t t : opt.tokens)
     MOE_CHECK(t >= 0 && t < model->config().vocab,
@@ -191,10 +198,11 @@ ModelCompareResult run_model_compare(const ModelCompareOptions& opt) {
   }
   if (opt.progress && tty) std::fprintf(stderr, "\n");
   res.records = gpu.records();
-  if (!opt.dump.empty() && res.stopped.empty()) write_gpu_dump(opt, gpu_taps);
+  if (!opt.dump.empty() && res.stopped.empty()) write_dump(opt, opt.dump, "vulkan", gpu_taps);
   if (opt.mode == "free" && res.stopped.empty()) {
     std::unique_ptr<OpBackend> ref = make_cpu_backend("ref64");
     drive(*model, *ref, nullptr, opt, &ref_taps);
+    if (!opt.truth_dump.empty()) write_dump(opt, opt.truth_dump, "ref64", ref_taps);
     for (const std::string& name : ref_taps.order()) {
       const TapStore::Tensor* a = gpu_taps.find(name);
       const TapStore::Tensor* b = ref_taps.find(name);

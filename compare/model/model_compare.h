@@ -25,12 +25,14 @@ struct ModelCompareOptions {
   std::string device;
   std::vector<int32_t> tokens;
   std::string mode = "isolated";  // isolated | free
-  int64_t prefill = 1;          // tokens in the first forward call; the rest are decoded one at a time
+  int64_t prefill = 1;            // tokens in the first forward call
+  int64_t chunk = 1;              // tokens in each later call (1: decoded one at a time)
   uint32_t subgroup = 0;        // 0: the device's default size
   uint64_t timeout_ms = 60000;
   ForwardOptions forward;
   std::string case_out;         // where to write the first failure's case file ("" = none)
   std::string dump;             // free mode: the GPU forward's taps as a dump for `judge` ("" = none)
+  std::string truth_dump;       // free mode: the truth run's taps on the same tokens (`drift` against dump)
   std::string mutant;           // "<kernel> <mutant id>" or "<kernel> #<index>": run that mutant of a GLSL kernel
   bool progress = true;         // progress lines on stderr
 };

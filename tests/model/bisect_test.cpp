@@ -14,7 +14,9 @@
 #include "compare/run/driver.h"
 #include "compare/shaders/bundled.h"
 #include "compare/vk/runner.h"
+#include "oracle/drift.h"
 #include "oracle/judge.h"
+#include "oracle/safetensors.h"
 #include "oracle/synth.h"
 #include "test_util.h"
 
@@ -164,6 +166,44 @@ TEST(bisect, FreeDumpIsJudgedAndAMutantNamed) {
   ASSERT_GE(j.first_failed, 0);
   EXPECT_EQ(j.modules[size_t(j.first_failed)].tap, "model.layers.0.linear_attn.conv");
   o.mutant = "conv1d_step #999999";
+  EXPECT_THROW(run_model_compare(o), Error);
+}
+
+// A teacher-forced corpus in chunks (--prefill 2 --chunk 2): every forward call after the prefill
+// covers two tokens, and the truth run beside the GPU's is written as a dump whose logits `drift`
+// holds the GPU's against: a correct backend keeps the same top token at every position.
+TEST(bisect, FreeCorpusInChunksWritesTheTruthBesideTheGpu) {
+  if (!have_device()) GTEST_SKIP() << "no Vulkan device";
+  ModelCompareOptions o = options("free");
+  o.tokens = {1, 17, 42, 300, 7, 9};
+  o.chunk = 2;
+  o.dump = (work() / "chunks_gpu.safetensors").string();
+  o.truth_dump = (work() / "chunks_truth.safetensors").string();
+  const ModelCompareResult r = run_model_compare(o);
+  ASSERT_EQ(r.failed, 0);
+  // Whole-call ops cover a chunk; per-token ops (an expert's tokens) lie inside one.
+  std::set<int64_t> whole;
+  for (const OpRecord& rec : r.records) {
+    EXPECT_EQ(rec.token / 2, (rec.token + rec.tokens - 1) / 2) << rec.where << " at " << rec.token;
+    if (rec.tokens == 2) whole.insert(rec.token);
+  }
+  EXPECT_EQ(whole, (std::set<int64_t>{0, 2, 4}));
+  const SafetensorsFile gpu(o.dump), truth(o.truth_dump);
+  EXPECT_EQ(truth.metadata().at("backend"), "ref64");
+  const TensorInfo* a = truth.find("logits");
+  const TensorInfo* b = gpu.find("logits");
+  ASSERT_TRUE(a && b);
+  ASSERT_EQ(a->shape, (std::vector<int64_t>{6, a->shape[1]}));
+  ASSERT_EQ(b->shape, a->shape);
+  const auto f32 = [](const TensorInfo* t) {
+    return std::span<const float>(reinterpret_cast<const float*>(t->data), size_t(t->numel()));
+  };
+  const DriftStats d = drift_stats(f32(a), f32(b), 6, a->shape[1], o.tokens);
+  EXPECT_EQ(d.nonfinite, 0);
+  EXPECT_EQ(d.same_top.mean, 1.0);
+  // Kernels with f32 error only (worst logit drift ~1e-6 relative): a KLD far below 1e-9 nats.
+  EXPECT_LT(d.kld_max, 1e-9);
+  o.chunk = 0;
   EXPECT_THROW(run_model_compare(o), Error);
 }
 
