@@ -52,18 +52,6 @@ std::string idx_tap_of(const std::string& tap) {
   return tap.substr(0, tap.size() - (ends_with(tap, kIdx) ? kIdx : kWeight).size()) + kIdx;
 }
 
-// v's rows of k slots put in the order that sorts idx's rows ascending (stable).
-std::vector<double> in_expert_order(std::span<const double> v, std::span<const double> idx, int64_t k) {
-  std::vector<double> out(v.size());
-  std::vector<size_t> perm(static_cast<size_t>(k));
-  for (size_t r = 0; r + size_t(k) <= v.size(); r += size_t(k)) {
-    for (size_t j = 0; j < perm.size(); ++j) perm[j] = j;
-    std::stable_sort(perm.begin(), perm.end(), [&](size_t x, size_t y) { return idx[r + x] < idx[r + y]; });
-    for (size_t j = 0; j < perm.size(); ++j) out[r + j] = v[r + perm[j]];
-  }
-  return out;
-}
-
 // Both sides of a routing tap in expert order, when both dumps hold the layer's idx tap in the
 // same layout (A: the tap, or the token's row of it; B: the tensor mapped to it for that token).
 // Returns false (slot order kept) otherwise.

@@ -3,6 +3,8 @@
 // (one tap may then be a whole tensor or one token's row of it). A tap fails when NaN/Inf differ
 // or max|A-B| / max|A| exceeds the threshold.
 #pragma once
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -42,5 +44,22 @@ DumpDiff diff_dumps(const SafetensorsFile& a, const SafetensorsFile& b, const Ta
 // The values of a numeric tensor (f32, f64, bf16, f16, i32, u32, i64, u8) as doubles; another
 // dtype is a moe::Error naming the file and the tensor.
 std::vector<double> tensor_values(const TensorInfo& t);
+
+// A routing tap's rows of k slots put in the order that sorts the idx tap's rows ascending
+// (stable): the routing contract leaves slot order free, so routing is compared expert by expert.
+template <class V, class I>
+V in_expert_order(const V& v, const I& idx, int64_t k) {
+  V out(v.size());
+  std::vector<size_t> perm(static_cast<size_t>(k));
+  for (size_t r = 0; r + size_t(k) <= v.size(); r += size_t(k)) {
+    for (size_t j = 0; j < perm.size(); ++j) perm[j] = j;
+    std::stable_sort(perm.begin(), perm.end(), [&](size_t x, size_t y) { return idx[r + x] < idx[r + y]; });
+    for (size_t j = 0; j < perm.size(); ++j) out[r + j] = v[r + perm[j]];
+  }
+  return out;
+}
+
+// Two values that agree where one is not finite: equal (the same infinity), or both NaN.
+inline bool same_nonfinite(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
 
 }  // namespace moe

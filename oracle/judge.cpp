@@ -148,7 +148,7 @@ double row_err(std::span<const float> a, std::span<const float> b) {
   double e = 0;
   for (size_t i = 0; i < a.size(); ++i) {
     if (!std::isfinite(a[i]) || !std::isfinite(b[i])) {
-      if (!(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])))) return INFINITY;
+      if (!same_nonfinite(a[i], b[i])) return INFINITY;
       continue;
     }
     e = std::max(e, std::fabs(double(a[i]) - double(b[i])));
@@ -161,19 +161,6 @@ double row_max(std::span<const float> a) {
   for (float v : a)
     if (std::isfinite(v)) m = std::max(m, double(std::fabs(v)));
   return m;
-}
-
-// Each row's k slots ordered by ascending expert (the routing contract leaves slot order free).
-std::vector<float> in_expert_order(std::span<const float> v, std::span<const int32_t> idx, int64_t k) {
-  std::vector<float> out(v.size());
-  std::vector<int64_t> perm(static_cast<size_t>(k));
-  for (size_t r = 0; r + size_t(k) <= v.size(); r += size_t(k)) {
-    for (int64_t j = 0; j < k; ++j) perm[size_t(j)] = j;
-    std::stable_sort(perm.begin(), perm.end(),
-                     [&](int64_t x, int64_t y) { return idx[r + size_t(x)] < idx[r + size_t(y)]; });
-    for (int64_t j = 0; j < k; ++j) out[r + size_t(j)] = v[r + size_t(perm[size_t(j)])];
-  }
-  return out;
 }
 
 struct Replays {
@@ -293,8 +280,10 @@ void judge_rows(const Replays& r, const std::string& name, ModuleVerdict& m) {
   // storage at that element (the engine rounds its own value, which may sit across a rounding
   // boundary from the truth's). The token's figure is its element of largest error / bound.
   const double ulp = 2 * storage_unit_roundoff(r.opt.storage);
-  // Below the storage's smallest normal the spacing is fixed: f16's 2^-24 (f32's and bf16's 2^-149).
-  const double tiny = r.opt.storage == Storage::F16 ? 0x1.0p-24 : 0x1.0p-149;
+  // Below the storage's smallest normal the spacing is fixed: f16's 2^-24, bf16's 2^-133, f32's 2^-149.
+  const double tiny = r.opt.storage == Storage::F16    ? 0x1.0p-24
+                      : r.opt.storage == Storage::BF16 ? 0x1.0p-133
+                                                       : 0x1.0p-149;
   for (int64_t t = 0; t < T; ++t) {
     if (!e.present[size_t(t)] || !comparable[size_t(t)]) continue;
     const double order = r.opt.multiple * std::max(eh[size_t(t)], pooled * ymax[size_t(t)]);
@@ -302,7 +291,7 @@ void judge_rows(const Replays& r, const std::string& name, ModuleVerdict& m) {
     for (int64_t i = t * cols; i < (t + 1) * cols; ++i) {
       const double y = truth[size_t(i)], v = eng[size_t(i)];
       double d = std::fabs(v - y);
-      if (!std::isfinite(v) || !std::isfinite(y)) d = (v == y || (std::isnan(v) && std::isnan(y))) ? 0 : INFINITY;
+      if (!std::isfinite(v) || !std::isfinite(y)) d = same_nonfinite(v, y) ? 0 : INFINITY;
       const double b = order + std::max(ulp * (std::isfinite(y) ? std::fabs(y) : 0), tiny);
       const double ratio = b > 0 ? d / b : (d > 0 ? INFINITY : 0);
       if (ratio > worst) worst = ratio, err = d, bound = b;
