@@ -8,7 +8,6 @@
 #include "compare/model/html_report.h"
 #include "compare/model/model_compare.h"
 #include "compare/run/calibrate.h"
-#include "core/check.h"
 #include "oracle/tokens.h"
 
 namespace moe::cli {
@@ -33,8 +32,6 @@ int run_bisect(const BisectOptions& o) {
   mo.subgroup = o.subgroup, mo.timeout_ms = o.timeout_ms, mo.case_out = o.case_out, mo.dump = o.dump,
   mo.truth_dump = o.truth_dump, mo.mutant = o.mutant;
   mo.tokens = read_tokens(o.tokens, o.tokens_file, "bisect");
-  MOE_CHECK(o.prefill >= 1 && o.chunk >= 1,
-            "bisect: --prefill " << o.prefill << " --chunk " << o.chunk << ", expected both >= 1");
   mo.forward.experts_per_tok = o.experts_per_token;
   mo.forward.qk_norm_eps = o.qk_norm_eps == "engine" ? QkNormEps::Engine : QkNormEps::Hf;
   const compare::ModelCompareResult r = compare::run_model_compare(mo);

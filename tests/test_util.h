@@ -1,8 +1,10 @@
 // Helpers shared by the tests.
 #pragma once
 #include <gtest/gtest.h>
+#include <omp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <limits>
 #include <string>
@@ -86,6 +88,20 @@ void each_simd_target(F&& f) {
     f();
   }
   simd_pin("");
+}
+
+// Runs `run(y)` (y: n floats) on one OpenMP thread and on max(all, 3) and expects the same bits:
+// an op that spreads rows over threads must not depend on how many there are. Restores the count.
+template <class F>
+void expect_thread_count_invariant(size_t n, F&& run) {
+  const int saved = omp_get_max_threads();
+  std::vector<float> y1(n), yn(n);
+  omp_set_num_threads(1);
+  run(y1);
+  omp_set_num_threads(std::max(saved, 3));
+  run(yn);
+  omp_set_num_threads(saved);
+  EXPECT_EQ(y1, yn);
 }
 
 }  // namespace moe::test

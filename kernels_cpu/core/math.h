@@ -2,6 +2,7 @@
 // engines' f32 forms, double = the truth). Forms follow docs/ops/README.md "Scalar helpers": silu and sigmoid in
 // the division form the engines use, softplus as log(1 + exp(u)).
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -17,6 +18,17 @@ namespace moe {
 inline constexpr int64_t kRefThreadTerms = int64_t(1) << 20;
 // Rows per block a thread takes (a block is summed row by row, as one thread would).
 inline constexpr int64_t kRefRowBlock = 16;
+
+// f(r0, r1) over [0, rows) in blocks of kRefRowBlock rows, on OpenMP threads when the call has at
+// least kRefThreadTerms terms. For references whose rows are independent and each summed by one
+// call of f in its own order: threads change the speed, never the bits. f runs in OpenMP's
+// outlined body, which does not inherit a caller's target attribute: an FMA build belongs inside f.
+template <class F>
+void ref_row_blocks(int64_t rows, int64_t terms, F f) {
+  const int64_t blocks = (rows + kRefRowBlock - 1) / kRefRowBlock;
+#pragma omp parallel for schedule(static) if (terms >= kRefThreadTerms)
+  for (int64_t b = 0; b < blocks; ++b) f(b * kRefRowBlock, std::min(rows, (b + 1) * kRefRowBlock));
+}
 
 template <class T> inline T sigmoid(T x) { return T(1) / (T(1) + std::exp(-x)); }
 template <class T> inline T silu(T x) { return x / (T(1) + std::exp(-x)); }

@@ -26,20 +26,21 @@ void matvec_bf16_ref(const MatvecBf16Params& p, std::span<const bf16> W, std::sp
                      std::span<float> y) {
   matvec_bf16_validate(p, W, x, y);
   // Rows are independent, each summed by one thread in column order: threads never change bits.
-#pragma omp parallel for schedule(static) if (p.rows * p.cols >= kRefThreadTerms)
-  for (int64_t r = 0; r < p.rows; ++r) {
-    const bf16* wr = W.data() + r * p.cols;
-    Acc acc = 0;
-    for (int64_t c = 0; c < p.cols; ++c) {
-      const Acc w = Acc(bf16_to_f32(wr[c]));
-      if constexpr (std::is_same_v<Acc, float>) {
-        acc = std::fma(w, x[c], acc);  // CPU-R's mul_add
-      } else {
-        acc += w * Acc(x[c]);  // exact product, one f64 rounding per add
+  ref_row_blocks(p.rows, p.rows * p.cols, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const bf16* wr = W.data() + r * p.cols;
+      Acc acc = 0;
+      for (int64_t c = 0; c < p.cols; ++c) {
+        const Acc w = Acc(bf16_to_f32(wr[c]));
+        if constexpr (std::is_same_v<Acc, float>) {
+          acc = std::fma(w, x[c], acc);  // CPU-R's mul_add
+        } else {
+          acc += w * Acc(x[c]);  // exact product, one f64 rounding per add
+        }
       }
+      y[r] = float(acc);
     }
-    y[r] = float(acc);
-  }
+  });
 }
 
 template void matvec_bf16_ref<float>(const MatvecBf16Params&, std::span<const bf16>, std::span<const float>,

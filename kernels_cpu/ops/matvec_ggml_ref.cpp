@@ -73,26 +73,19 @@ __attribute__((target("fma"))) void rows_fma(const MatvecGgmlParams& p, const Bl
 
 }  // namespace
 
-// Rows are independent, each summed by one thread: threads change the speed, never the bits. The
-// threaded loop stays outside the FMA build (OpenMP's outlined body would not inherit its target).
+// Rows are independent, each summed by one thread: threads change the speed, never the bits.
 template <class Acc>
 void matvec_ggml_ref(const MatvecGgmlParams& p, const BlockMatrix& W, std::span<const float> X, std::span<float> Y) {
   matvec_ggml_validate(p, W, X, Y);
-  const int64_t blocks = (p.rows + kRefRowBlock - 1) / kRefRowBlock;
 #if defined(__x86_64__)
   const bool fma = __builtin_cpu_supports("fma");
 #endif
-#pragma omp parallel for schedule(static) if (p.rows * p.cols * std::max <int64_t>(p.tokens, 1) >= kRefThreadTerms)
-  for (int64_t b = 0; b < blocks; ++b) {
-    const int64_t r0 = b * kRefRowBlock, r1 = std::min(p.rows, r0 + kRefRowBlock);
+  ref_row_blocks(p.rows, p.rows * p.cols * std::max<int64_t>(p.tokens, 1), [&](int64_t r0, int64_t r1) {
 #if defined(__x86_64__)
-    if (fma) {
-      rows_fma<Acc>(p, W, X.data(), Y.data(), r0, r1);
-      continue;
-    }
+    if (fma) return rows_fma<Acc>(p, W, X.data(), Y.data(), r0, r1);
 #endif
     rows<Acc>(p, W, X.data(), Y.data(), r0, r1);
-  }
+  });
 }
 
 template void matvec_ggml_ref<float>(const MatvecGgmlParams&, const BlockMatrix&, std::span<const float>,

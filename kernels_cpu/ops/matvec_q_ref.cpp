@@ -1,4 +1,3 @@
-#include <algorithm>
 #include <cmath>
 
 #include "core/math.h"
@@ -55,26 +54,19 @@ __attribute__((target("fma"))) void rows_fma(const QuantMatrix& W, const float* 
 }  // namespace
 
 // Rows are independent and each is summed by one thread in column order, so threads (an lm_head
-// is 0.5 G terms) change the speed, never the bits. The threaded loop stays outside the FMA build:
-// OpenMP's outlined body would not inherit its target attribute.
+// is 0.5 G terms) change the speed, never the bits.
 template <class Acc>
 void matvec_q_ref(const MatvecQParams& p, const QuantMatrix& W, std::span<const float> x, std::span<float> y) {
   matvec_q_validate(p, W, x, y);
-  const int64_t blocks = (W.rows + kRefRowBlock - 1) / kRefRowBlock;
 #if defined(__x86_64__)
   const bool fma = __builtin_cpu_supports("fma");
 #endif
-#pragma omp parallel for schedule(static) if (W.rows * W.cols >= kRefThreadTerms)
-  for (int64_t b = 0; b < blocks; ++b) {
-    const int64_t r0 = b * kRefRowBlock, r1 = std::min(W.rows, r0 + kRefRowBlock);
+  ref_row_blocks(W.rows, W.rows * W.cols, [&](int64_t r0, int64_t r1) {
 #if defined(__x86_64__)
-    if (fma) {
-      rows_fma<Acc>(W, x.data(), y.data(), r0, r1);
-      continue;
-    }
+    if (fma) return rows_fma<Acc>(W, x.data(), y.data(), r0, r1);
 #endif
     rows<Acc>(W, x.data(), y.data(), r0, r1);
-  }
+  });
 }
 
 template void matvec_q_ref<float>(const MatvecQParams&, const QuantMatrix&, std::span<const float>, std::span<float>);

@@ -1,8 +1,5 @@
 #include "ops/matvec_q.h"
 
-#include <omp.h>
-
-#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -119,13 +116,8 @@ TEST(matvec_q, FastIndependentOfThreadCount) {
   const QuantStorage ws = random_quant(Rng(21), 1027, 2048, 4);
   const QuantMatrix W = ws.view();
   const std::vector<float> x = Rng(22).activations(2048);
-  std::vector<float> y1(W.rows), yn(W.rows);
-  const int saved = omp_get_max_threads();
-  omp_set_num_threads(1);
-  matvec_q_fast(quant_params(W), W, x, y1);
-  omp_set_num_threads(saved);
-  matvec_q_fast(quant_params(W), W, x, yn);
-  EXPECT_EQ(y1, yn);
+  test::expect_thread_count_invariant(size_t(W.rows),
+                                      [&](std::vector<float>& y) { matvec_q_fast(quant_params(W), W, x, y); });
 }
 
 TEST(matvec_q, RefIndependentOfThreadCount) {
@@ -135,19 +127,10 @@ TEST(matvec_q, RefIndependentOfThreadCount) {
   const QuantMatrix W = ws.view();
   ASSERT_GE(W.rows * W.cols, kRefThreadTerms);
   const std::vector<float> x = Rng(24).activations(2048);
-  const int saved = omp_get_max_threads();
-  for (int tier = 0; tier < 2; ++tier) {
-    std::vector<float> y1(W.rows), yn(W.rows);
-    const auto run = [&](std::vector<float>& y) {
-      tier == 0 ? matvec_q_ref<double>(quant_params(W), W, x, y) : matvec_q_ref<float>(quant_params(W), W, x, y);
-    };
-    omp_set_num_threads(1);
-    run(y1);
-    omp_set_num_threads(std::max(saved, 3));
-    run(yn);
-    EXPECT_EQ(y1, yn) << "tier " << tier;
-  }
-  omp_set_num_threads(saved);
+  test::expect_thread_count_invariant(size_t(W.rows),
+                                      [&](std::vector<float>& y) { matvec_q_ref<double>(quant_params(W), W, x, y); });
+  test::expect_thread_count_invariant(size_t(W.rows),
+                                      [&](std::vector<float>& y) { matvec_q_ref<float>(quant_params(W), W, x, y); });
 }
 
 TEST(matvec_q, NanPropagates) {
