@@ -46,17 +46,32 @@ void add_words(TensorFacts& f, const HostTensor& t) {
   }
 }
 
+// The facts of input tensor `name` over its first contents and every step's uploads.
+TensorFacts input_facts(const OpCase& c, const std::string& name, const HostTensor& t) {
+  TensorFacts f;
+  add_words(f, t);
+  for (const CaseStep& s : c.steps) {
+    auto it = s.upload.find(name);
+    if (it != s.upload.end()) add_words(f, it->second);
+  }
+  return f;
+}
+
 }  // namespace
+
+bool inputs_all_finite(const OpCase& c) {
+  for (const auto& [name, t] : c.tensors) {
+    if (t.output) continue;
+    const TensorFacts f = input_facts(c, name, t);
+    if (f.any_nan || f.any_inf) return false;
+  }
+  return true;
+}
 
 void add_data_vars(ExprVars& vars, const OpCase& c) {
   for (const auto& [name, t] : c.tensors) {
     if (t.output) continue;  // the op's result, not an input
-    TensorFacts f;
-    add_words(f, t);
-    for (const CaseStep& s : c.steps) {
-      auto it = s.upload.find(name);
-      if (it != s.upload.end()) add_words(f, it->second);
-    }
+    const TensorFacts f = input_facts(c, name, t);
     vars[data_predicate_var("all_finite", name)] = !f.any_nan && !f.any_inf;
     vars[data_predicate_var("any_nan", name)] = f.any_nan;
     vars[data_predicate_var("any_inf", name)] = f.any_inf;

@@ -15,6 +15,8 @@ namespace moe::compare {
 // any_inf(t) (0 or 1) and max_abs(t) (the largest |x| over the elements that are not NaN; 0
 // for a tensor of NaNs only; integer tensors by their values).
 void add_data_vars(ExprVars& vars, const OpCase& c);
+// Whether every input tensor of the case (as add_data_vars reads them) holds finite values only.
+bool inputs_all_finite(const OpCase& c);
 // Whether some limit or difference of a kernel of the plan (any alternative) reads a data
 // predicate (the harness computes them only then: a pass over every input of a large case is
 // not free).

@@ -497,11 +497,13 @@ void Context::Impl::read_access_checks(const std::vector<Dispatch>& sequence, co
     if (!bd.checks[i]) continue;
     uint32_t site = 0;
     bd.checks[i]->download(&site, 4);
-    site &= detail::kAccessSiteRootCause - 1u;
+    const uint32_t rank = site / detail::kAccessSiteRank;
+    site %= detail::kAccessSiteRank;
     const std::vector<std::string>& sites = bd.pipes[i]->check_sites;
-    if (site != 0)
-      result.access_violations.push_back(sequence[i].label + ": " +
-                                         (site <= sites.size() ? sites[site - 1] : "site " + std::to_string(site)));
+    if (site == 0) continue;
+    result.access_violations.push_back(sequence[i].label + ": " +
+                                       (site <= sites.size() ? sites[site - 1] : "site " + std::to_string(site)));
+    result.nan_operand.push_back(rank == 0);
   }
 }
 

@@ -181,8 +181,11 @@ struct RunResult {
   double warmup_ms = 0;  // the warm-up fills, all together
   double wall_ms = 0;  // submit to fence, on the host's steady clock
   // Per dispatch with check_access that made an out-of-range access: "label: what and where"
-  // (the highest-numbered violated site of the kernel; one line per dispatch).
+  // (the highest-ranked violated site of the kernel; one line per dispatch).
   std::vector<std::string> access_violations;
+  // Beside each: true when it is a NaN operand of min / max / clamp (the lowest rank), which a
+  // case with non-finite inputs may deliver legitimately (run_case.cpp).
+  std::vector<bool> nan_operand;
 };
 
 class Context {

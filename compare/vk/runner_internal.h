@@ -95,10 +95,13 @@ std::vector<uint32_t> poison_locals(std::span<const uint32_t> words, const std::
 // a storage buffer at set 0, `binding` (the first number >= min_binding that the module does not
 // use), whose word 1 + j holds the element count of `lengths[j]`: (usable bytes of the binding -
 // offset) / stride, 0 when the binding is shorter than the offset. A code is 0 (none) or the 1-based
-// site, plus kAccessSiteRootCause for an index or shift (which outranks the data races its
-// clamped index may cause); `sites[i]` describes site i + 1.
+// site plus its rank times kAccessSiteRank: an index or shift (2) outranks the data races and
+// uninitialised reads (1) its clamped index may cause, and those outrank a NaN operand of min,
+// max or clamp (0) that such a read may deliver; `sites[i]` describes site i + 1. min / max /
+// clamp (GLSL.std.450 FMin, FMax, FClamp) with a NaN operand: which operand the result is, is
+// undefined (a driver may return the NaN or the other one).
 // Empty `words`: nothing to check (no entry point `entry`, no access).
-constexpr uint32_t kAccessSiteRootCause = 0x10000u;
+constexpr uint32_t kAccessSiteRank = 0x10000u;
 struct AccessLimits {
   uint32_t min_binding = 0;
   std::vector<SpecConstant> spec;  // the dispatch's, for lengths of shared arrays

@@ -47,6 +47,8 @@ class Checker {
     prepare_locals();
     std::vector<uint32_t> body = instrument_functions();
     if (sites_.empty()) return res;
+    MOE_CHECK(sites_.size() < kAccessSiteRank, "vulkan: " << label_ << ": " << sites_.size() << " checked sites, at most "
+                                                           << kAccessSiteRank - 1 << " can be told apart");
     res.binding = check_binding_;
     res.sites = sites_;
     res.lengths = lengths_;
@@ -101,6 +103,8 @@ class Checker {
         if (first_capability_ == 0) first_capability_ = i;
         if (a[0] == spv::CapabilityGroupNonUniform) has_group_non_uniform_ = true;
       }
+      if (op == spv::OpExtInstImport && count >= 3 && std::string(reinterpret_cast<const char*>(&a[1])) == "GLSL.std.450")
+        glsl_set_ = a[0];
       if (op == spv::OpDecorate && count >= 4 && a[1] == spv::DecorationBuiltIn) builtin_[a[2]] = a[0];
       if (op == spv::OpDecorate && count >= 4 && a[1] == spv::DecorationSpecId) spec_id_[a[0]] = a[2];
       if (op == spv::OpSpecConstant && count == 4) spec_default_[a[1]] = a[2];
@@ -408,6 +412,14 @@ class Checker {
     return it == base_of_shadow_ptr_.end() ? sp : it->second;
   }
 
+  // ---- NaN operands --------------------------------------------------------------------------
+  // min, max and clamp (FMin, FMax, FClamp) with a NaN operand return one of their operands, which
+  // one being undefined: lavapipe returns the other (LLVM's maxnum), another driver may return the NaN.
+  // A kernel whose identity or padding is a NaN (a -inf bit pattern off by one) is then right on
+  // them only by chance; the check names the instruction wherever an operand is a NaN.
+  void nan_operand(std::vector<uint32_t>& to, const std::vector<uint32_t>& inst);
+  uint32_t bool_vector(uint32_t n);  // the type id of a vector of n bools (declared if missing)
+
   // ---- per instruction ------------------------------------------------------------------------
   std::optional<Type> type_of_id(uint32_t id) const {
     auto t = result_type_.find(id);
@@ -443,13 +455,14 @@ class Checker {
   }
 
   // Records a new site, violated where `cond` holds: bad = cond ? max(bad, code) : bad (the
-  // entry's returns publish the largest code over all invocations). Index and shift sites code
-  // as kAccessSiteRootCause | site,
-  // above every race site, so an out-of-range index is named rather than the race its clamping
-  // (to index 0) may cause.
-  void record(std::vector<uint32_t>& to, uint32_t cond, const std::string& what, bool root_cause = true) {
+  // entry's returns publish the largest code over all invocations). The code's rank names the
+  // cause before its consequences: an out-of-range index (kIndex) rather than the race its clamping
+  // to index 0 may cause (kMemory), and that rather than the NaN an uninitialised read delivers to
+  // a max (kValue).
+  enum class Rank : uint32_t { kValue = 0, kMemory = 1, kIndex = 2 };
+  void record(std::vector<uint32_t>& to, uint32_t cond, const std::string& what, Rank rank = Rank::kIndex) {
     sites_.push_back(what + line_);
-    const uint32_t site = constant(uint_, uint32_t(sites_.size()) | (root_cause ? kAccessSiteRootCause : 0u));
+    const uint32_t site = constant(uint_, uint32_t(sites_.size()) + uint32_t(rank) * kAccessSiteRank);
     const uint32_t cur = fresh(), above = fresh(), take = fresh(), next = fresh();
     emit(to, spv::OpLoad, {uint_, cur, bad_var_});
     emit(to, spv::OpUGreaterThan, {bool_, above, site, cur});
@@ -589,6 +602,7 @@ class Checker {
       return;
     }
     if (op == spv::OpLine && inst.size() >= 4) line_ = " at line " + std::to_string(inst[2]);
+    if (op == spv::OpExtInst) nan_operand(to, inst);
     if ((op == spv::OpAccessChain || op == spv::OpInBoundsAccessChain) && inst.size() >= 5)
       return access_chain(to, std::move(inst));
     if ((op == spv::OpVectorExtractDynamic && inst.size() == 5) || (op == spv::OpVectorInsertDynamic && inst.size() == 6)) {
@@ -678,7 +692,8 @@ class Checker {
   uint32_t bound_;
   size_t first_function_ = 0, first_annotation_ = 0, entry_at_ = 0;
   uint32_t entry_fn_ = 0, uint_ = 0, bool_ = 0, sc_ = 0, ptr_buf_uint_ = 0, check_var_ = 0, bad_var_ = 0;
-  uint32_t check_binding_ = 0;
+  uint32_t check_binding_ = 0, glsl_set_ = 0;
+  std::map<uint32_t, uint32_t> made_bool_vector_;  // components -> a vector type the checks declared
   bool storage_buffer_seen_ = false;
   std::map<uint32_t, uint32_t> result_type_, binding_, set_, stride_, constant_, global_var_;
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> offset_, made_const_;

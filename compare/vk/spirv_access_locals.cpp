@@ -69,7 +69,7 @@ void Checker::local_read(std::vector<uint32_t>& to, uint32_t ptr) {
   emit(to, spv::OpIEqual, {bool_, never, one, constant(uint_, 0)});
   record(to, never, name_of(var) + ": a load of an element this invocation never stored (an uninitialised " +
                         (locals_.at(var).storage == spv::StorageClassPrivate ? "private" : "local") + " variable)",
-         false);
+         Rank::kMemory);
 }
 
 void Checker::local_write(std::vector<uint32_t>& to, uint32_t ptr) {

@@ -33,7 +33,7 @@ void Checker::race_check(std::vector<uint32_t>& to, uint32_t ptr, Access kind, u
   record(to, race, var + ": " + (store ? "a store to" : kind == Access::kLoad ? "a load of" : "an atomic on") +
                        " an element another " + (per_lane_ ? "invocation" : "subgroup") +
                        " stored since the last barrier (a data race)",
-         false);
+         Rank::kMemory);
   // A tag of 0: no invocation has stored the element since the workgroup started. Only where
   // every write to the variable passes through here (fully_seen_), else a write the shadow
   // missed would read as none.
@@ -43,7 +43,7 @@ void Checker::race_check(std::vector<uint32_t>& to, uint32_t ptr, Access kind, u
     emit(to, spv::OpIEqual, {bool_, never, s, constant(uint_, 0)});
     record(to, never, var + ": " + (atomic ? "an atomic read of" : "a load of") +
                           " an element no invocation stored since the workgroup started (uninitialised shared memory)",
-           false);
+           Rank::kMemory);
   }
   if (atomic && kind != Access::kAtomicLoad) {  // written now: a tag with no subgroup (no race)
     const uint32_t hi = fresh(), never = fresh(), tag = fresh();
@@ -132,7 +132,7 @@ void Checker::reader_check(std::vector<uint32_t>& to, uint32_t rp, bool store, u
     }
     record(to, cond, var + ": a store to an element another " + (per_lane_ ? "invocation" : "subgroup") +
                          " loaded since the last barrier (a write-after-read race)",
-           false);
+           Rank::kMemory);
     return;
   }
   // Several readers: 0xFFF, the largest tag of this epoch (a max with 0 leaves the word as it is).

@@ -32,7 +32,9 @@ using test::glsl;
 // stores over an element a neighbouring lane has just loaded (a write-after-read race), 12 has
 // every lane of subgroup 0 load one element and then its last lane store over it: readers and
 // writer share a subgroup, so a GPU (or lavapipe's vector lanes) may record all the reads in one
-// step, and the writer's own read must not hide the others'.
+// step, and the writer's own read must not hide the others'. 13 takes a max with a NaN for its
+// identity (-inf's bit pattern plus one: lavapipe returns the other operand, another driver may
+// return the NaN), 14 the same in a vector; mode 0's identity is -inf itself.
 const std::vector<uint32_t>& defects_spv() {
   static const std::vector<uint32_t> words = glsl("defects.comp", R"(#version 450
 #extension GL_KHR_shader_subgroup_basic : require
@@ -59,6 +61,9 @@ void main() {
   u[l % 2u] = v;
   if (mode == 9u && u[(l + 1u) % 2u] == 12345.0) v += 1.0;
   v = u[l % 2u];
+  const float lowest = uintBitsToFloat(mode == 13u || mode == 14u ? 0xFF800001u : 0xFF800000u);
+  if (mode == 14u) v = max(vec2(lowest, -1.0), vec2(v)).x;
+  else v = max(lowest, v);
   lanes[l] = v;
   if (mode == 10u) v += lanes[l ^ 1u];
   barrier();
@@ -170,6 +175,16 @@ TEST_F(AccessCheck, EachDefectIsNamed) {
                     std::string::npos)
         << "mode " << mode << ": " << war;
   }
+  // A NaN identity changes nothing in lavapipe's outputs: the check names it.
+  std::vector<float> correct, nan_identity;
+  EXPECT_TRUE(run(0, false, &correct).empty());
+  EXPECT_TRUE(run(13, false, &nan_identity).empty());
+  if (in_order) {
+    EXPECT_EQ(nan_identity, correct) << "lavapipe's max returns the operand that is not a NaN";
+  }
+  EXPECT_NE(first(13).find("max (FMax) with a NaN operand (which operand it returns is undefined)"), std::string::npos)
+      << first(13);
+  EXPECT_NE(first(14).find("max (FMax) with a NaN operand"), std::string::npos) << first(14);
   EXPECT_TRUE(run(3, true, nullptr, 31).empty()) << "a shift by 31 is defined";
   const uint32_t sg = ctx->info().subgroup_size;
   const std::vector<std::string> past = run(7, true, nullptr, sg);
