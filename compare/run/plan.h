@@ -74,6 +74,8 @@ Verdict decide_output(const OutputSpec& spec, const HostTensor& t, const std::ve
 // was there (often zeros). On a CPU driver a dispatch's shared memory is malloc'ed, so a kernel
 // reading shared memory it never wrote computes with -1.7e38 and fails visibly.
 void poison_fresh_memory();
+// Malloc as it was (a host process that goes on after a run: the Python module).
+void restore_fresh_memory();
 
 struct CompareOptions {
   std::string kernels;        // manifest path; "" = the bundled kernels

@@ -1,7 +1,6 @@
 // The Vulkan kernel gate from Python: `moeoracle compare` (compare/run/driver.h compare_cases) on a
 // manifest or the bundled kernels, its results as the JSON report (compare/report/report.h
 // write_json) that python/moeoracle/compare.py parses.
-#include <malloc.h>
 
 #include <sstream>
 
@@ -34,12 +33,12 @@ py::tuple run(const PyCompareOptions& o) {
     try {
       results = compare::compare_cases(co);
     } catch (...) {
-      mallopt(M_PERTURB, 0);
+      compare::restore_fresh_memory();
       throw;
     }
     // On a CPU driver the run poisons fresh malloc blocks (poison_fresh_memory) to expose kernels
     // reading shared memory they never wrote; the Python process gets its malloc back.
-    mallopt(M_PERTURB, 0);
+    compare::restore_fresh_memory();
     for (const auto& [path, format] :
          {std::pair{co.json, compare::ReportFormat::Json}, std::pair{co.junit, compare::ReportFormat::Junit},
           std::pair{co.html, compare::ReportFormat::Html}})
