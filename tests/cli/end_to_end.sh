@@ -170,14 +170,17 @@ check case_not_a_case 2 "$bin" compare --case "$dir/ref.st"
 expect_text case_not_a_case "not a moeoracle case file"
 # --perf: a perf line per (op, kernel, shape) against the measured copy bandwidth; a multi-step
 # op (delta_net) and one-step ops (rmsnorm, timed by a burst) both get one.
-check perf 0 "$bin" compare --ops rmsnorm,delta_net --shapes remainders --seeds 1 --perf
+# One case each: --perf times every case it runs (all remainders took 28 s on 2 cores).
+check perf 0 "$bin" compare --ops rmsnorm --shapes 'remainder dim 33' --seeds 1 --perf
 expect_text perf "measured by a copy kernel"
 expect_text perf "  rmsnorm  rmsnorm  [remainder dim 33]"
-expect_text perf "  delta_net  delta_net  ["
 expect_text perf "% of copy"
 expect_text perf "% of same-size"
 expect_text perf "  stream "
 expect_text perf "\"stream\": the case as a decode runs it"
+check perf_steps 0 "$bin" compare --ops delta_net --shapes 'remainder dk 520, dv 259, r 2, 3 steps' --seeds 1 --perf
+expect_text perf_steps "  delta_net  delta_net  [remainder dk 520, dv 259, r 2, 3 steps]"
+expect_text perf_steps "% of copy)"
 # The stream figure in the JSON report, through an isolated worker; MOE_PERF_STREAM=0 leaves it out.
 check perf_json 0 "$bin" compare --ops rmsnorm --shapes 'remainder dim 33' --seeds 1 --perf --json "$dir/perf.json"
 check perf_json_stream 0 python3 -c "
@@ -190,7 +193,7 @@ expect_text perf_no_stream "% of same-size"
 expect_no_text perf_no_stream "stream"
 # A cache flush larger than a storage buffer may be (lavapipe: 128 MiB), as a host with a 480 MiB
 # L3 asks for: the reader binds and reads the part it can (it failed every case once).
-check perf_big_flush 0 env MOE_PERF_FLUSH_MB=200 "$bin" compare --ops rmsnorm --shapes remainders --seeds 1 --perf
+check perf_big_flush 0 env MOE_PERF_FLUSH_MB=200 "$bin" compare --ops rmsnorm --shapes 'remainder dim 33' --seeds 1 --perf
 expect_text perf_big_flush "% of same-size"
 # A case with a flop count is also set against the device's measured FMA peak.
 check perf_flops 0 "$bin" compare --ops matmul_q --shapes 'remainder rows 33 T 64' --seeds 1 --perf --no-isolate
