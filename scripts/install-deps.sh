@@ -2,7 +2,7 @@
 # Installs moeoracle's build and test dependencies from Debian 12 packages (idempotent: apt runs
 # only when something is missing). Needs root, as the README's commands are run.
 set -euo pipefail
-packages=(cmake g++ make pkg-config libeigen3-dev libopenblas-dev nlohmann-json3-dev libcli11-dev
+packages=(cmake g++ make lld pkg-config libeigen3-dev libopenblas-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libbenchmark-dev libhwy-dev libvulkan-dev glslc libspirv-cross-c-shared-dev libshaderc-dev
   mesa-vulkan-drivers python3-pybind11 python3-numpy python3-pytest python3-dev)
 # --test: the tests also render the HTML report in a headless browser.

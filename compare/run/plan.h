@@ -70,9 +70,10 @@ Verdict decide_output(const OutputSpec& spec, const HostTensor& t, const std::ve
                       const std::vector<uint32_t>& got);
 
 
-// From now on every malloc'ed block of this process starts as bytes 0xFE instead of whatever
-// was there (often zeros). On a CPU driver a dispatch's shared memory is malloc'ed, so a kernel
-// reading shared memory it never wrote computes with -1.7e38 and fails visibly.
+// From now on every block malloc'ed while a dispatch runs starts as bytes 0xFE instead of
+// whatever was there (often zeros; vk::poison_dispatch_malloc). On a CPU driver a dispatch's
+// shared memory is malloc'ed, so a kernel reading shared memory it never wrote computes with
+// -1.7e38 and fails visibly.
 void poison_fresh_memory();
 // Malloc as it was (a host process that goes on after a run: the Python module).
 void restore_fresh_memory();

@@ -563,8 +563,7 @@ void main() {
 }  // namespace
 
 void poison_fresh_memory() {
-  // glibc: every malloc'ed block starts as bytes 0xFE (-1.7e38 as a float, a huge index).
-  mallopt(M_PERTURB, 1);
+  vk::poison_dispatch_malloc(true);
   // Blocks up to 32 MiB (glibc's largest threshold) come from the heap and freed memory stays
   // there: the cases' vectors of a few MiB are otherwise mapped and unmapped each time, and
   // faulting their pages in again costs more than the fill (8-9 % of a compare run, lavapipe).
@@ -573,7 +572,7 @@ void poison_fresh_memory() {
 }
 
 void restore_fresh_memory() {
-  mallopt(M_PERTURB, 0);
+  vk::poison_dispatch_malloc(false);
   mallopt(M_MMAP_THRESHOLD, 128 << 10);  // glibc's defaults (fixed now: no longer adjusted on free)
   mallopt(M_TRIM_THRESHOLD, 128 << 10);
 }

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <malloc.h>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -23,6 +24,30 @@
 namespace moe::vk {
 using namespace detail;
 namespace {
+
+std::atomic<bool> g_poison_dispatch_malloc{false};
+
+// M_PERTURB on from the first running sequence to the last one's end (Contexts of other threads).
+class DispatchMallocPoison {
+ public:
+  DispatchMallocPoison() : on_(g_poison_dispatch_malloc.load()) {
+    if (!on_) return;
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (depth_++ == 0) mallopt(M_PERTURB, 1);
+  }
+  ~DispatchMallocPoison() {
+    if (!on_) return;
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (--depth_ == 0) mallopt(M_PERTURB, 0);
+  }
+  DispatchMallocPoison(const DispatchMallocPoison&) = delete;
+  DispatchMallocPoison& operator=(const DispatchMallocPoison&) = delete;
+
+ private:
+  bool on_;
+  static inline std::mutex mutex_;
+  static inline int depth_ = 0;
+};
 
 // The bytes a binding views (its range, or to the end of the buffer's usable size).
 uint64_t usable_range(const Binding& b) { return b.range ? b.range : b.buffer->size() - b.offset; }
@@ -591,8 +616,12 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
     const auto t0 = std::chrono::steady_clock::now();
     // Host writes to coherent memory before the submit are visible to it (queue submission
     // is a host-write -> device-access dependency).
-    m.core->queue.submit(::vk::SubmitInfo{.commandBufferCount = 1, .pCommandBuffers = &cb}, *job->fence);
-    const ::vk::Result r = dev.waitForFences(*job->fence, VK_TRUE, timeout_ms * 1'000'000ull);
+    ::vk::Result r;
+    {
+      const DispatchMallocPoison poison;
+      m.core->queue.submit(::vk::SubmitInfo{.commandBufferCount = 1, .pCommandBuffers = &cb}, *job->fence);
+      r = dev.waitForFences(*job->fence, VK_TRUE, timeout_ms * 1'000'000ull);
+    }
     result.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (r != ::vk::Result::eSuccess) {
       m.abandoned = std::move(job);  // the device may still use all of it
@@ -606,5 +635,7 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
   }
   return result;
 }
+
+void poison_dispatch_malloc(bool on) { g_poison_dispatch_malloc = on; }
 
 }  // namespace moe::vk

@@ -220,4 +220,11 @@ class Context {
   std::unique_ptr<Impl> impl_;
 };
 
+// On: while any Context's sequence runs (submit to fence), every block this process mallocs starts
+// as bytes 0xFE (glibc's M_PERTURB) — a CPU driver's workgroup shared memory among them, so a
+// kernel reading shared memory it never wrote computes with -1.7e38 instead of the zeros a fresh
+// allocation often holds. Only then: the fill also costs every host allocation (a third of the
+// f64 truth's time for the large cases), which needs none of it.
+void poison_dispatch_malloc(bool on);
+
 }  // namespace moe::vk
