@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -34,6 +35,7 @@
 #include "oracle/atomic_file.h"
 #include "compare/shaders/bundled.h"
 #include "compare/vk/runner.h"
+#include "compare/vk/thread_cpu.h"
 #include "core/strings.h"
 #include "core/check.h"
 
@@ -249,7 +251,7 @@ struct Child {
   bool in_case = false, hung = false, finished = false;
   CaseResult current;
   int steps = 1;
-  Clock::time_point since;
+  vk::JobWatch watch;  // the case it runs
   json last;  // the fail/pass/error message
 };
 
@@ -285,7 +287,8 @@ bool read_child(Child& c) {
     c.buf.erase(0, nl + 1);
     if (j.contains("start")) {
       c.current = result_from_json(j["start"]), c.steps = j["steps"].get<int>();
-      c.in_case = true, c.since = Clock::now();
+      c.in_case = true;
+      c.watch.start();
     } else {
       c.last = j, c.in_case = false, c.finished = true;
     }
@@ -369,7 +372,7 @@ void kill_children(std::vector<Child>& active) {
 // Runs the jobs of one unit, `jobs` children at a time. The baseline (result SIZE_MAX) must pass:
 // where it does not, the rest is stopped and the reason returned (empty: it passed).
 std::string run_jobs(Manifest& m, const Unit& u, std::deque<Job> queue, const CaseSets& cases,
-                     const std::vector<std::string>& ops, const MutateOptions& opt, MutateReport& rep) {
+                     const std::vector<std::string>& ops, const MutateOptions& opt, bool cpu_driver, MutateReport& rep) {
   std::vector<Child> active;
   bool alone = false;  // a job that must run by itself is running
   while (!queue.empty() || !active.empty()) {
@@ -392,7 +395,7 @@ std::string run_jobs(Manifest& m, const Unit& u, std::deque<Job> queue, const Ca
       bool open = true;
       if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) open = read_child(c);
       const auto limit = std::chrono::milliseconds(int64_t(timeout_of(c.job, opt)) * c.steps + 60000);
-      if (c.in_case && !c.hung && Clock::now() - c.since > limit) ::kill(c.pid, SIGKILL), c.hung = true;
+      if (c.in_case && !c.hung && c.watch.hangs(c.pid, limit, cpu_driver)) ::kill(c.pid, SIGKILL), c.hung = true;
       if (open) continue;
       ::close(c.fd);
       int status = 0;
@@ -646,6 +649,7 @@ MutateReport run_mutate(const MutateOptions& opt) {
   }
   const std::vector<Unit> units = make_units(m, selected);
   const Shard sh = parse_shard_text(opt.shard, "mutate: --shard");
+  std::optional<bool> cpu_driver;  // the device's kind, for JobWatch: asked when a unit first runs
   const size_t shard = size_t(sh.index), shards = size_t(sh.count);
   size_t order = 0;             // a mutant's index in the whole run's order
   std::vector<char> elsewhere;  // per rep.mutants entry: another shard's
@@ -691,7 +695,11 @@ MutateReport run_mutate(const MutateOptions& opt) {
       std::cerr << "mutate: " << u.name << " (" << u.kernels.size() << (u.kernels.size() == 1 ? " kernel" : " kernels")
                 << "): " << jobs.size() - 1 << " mutants to run\n";
     const int64_t before = rep.baseline_cases;
-    const std::string bad = run_jobs(m, u, std::move(jobs), cases, ops, opt, rep);
+    if (!cpu_driver) {
+      const std::vector<vk::DeviceInfo> devs = vk::list_devices();
+      cpu_driver = devs.at(size_t(vk::choose_device(devs, opt.device))).type == "cpu";
+    }
+    const std::string bad = run_jobs(m, u, std::move(jobs), cases, ops, opt, *cpu_driver, rep);
     rep.baseline_units[u.name] = rep.baseline_cases - before;
     if (!bad.empty()) {
       if (!opt.quiet) std::cerr << "mutate: " << u.name << ": not judged: " << bad << "\n";

@@ -28,6 +28,7 @@
 #include "compare/run/calibrate.h"
 #include "compare/report/result_codec.h"
 #include "compare/vk/runner.h"
+#include "compare/vk/thread_cpu.h"
 #include "core/check.h"
 
 extern char** environ;
@@ -163,7 +164,7 @@ struct Worker {
   CaseResult current;  // the case it is running (without outputs), for a death report
   int64_t unit = -1;
   int steps = 1;
-  Clock::time_point since;
+  vk::JobWatch watch;  // the case it runs
   bool done = false, hung = false;
   std::string fatal;  // an {"error"} message
   std::string device_error;  // a {"device_error"}: the worker could not open the device
@@ -264,7 +265,8 @@ void take_line(Worker& w, const std::string& line, PlanState& st, std::vector<Ca
   if (j.contains("start")) {
     w.current = result_from_json(j["start"]);
     w.unit = j.at("unit").get<int64_t>(), w.steps = j.at("steps").get<int>();
-    w.in_case = true, w.since = Clock::now();
+    w.in_case = true;
+    w.watch.start();
   } else if (j.contains("result")) {
     results.push_back(result_from_json(j["result"]));
     w.in_case = false;
@@ -380,7 +382,7 @@ std::vector<CaseResult> compare_isolated(const CompareOptions& opt) {
         if (!drain(w.err, w.err_tail)) ::close(w.err), w.err = -1;
         if (w.err_tail.size() > 4096) w.err_tail.erase(0, w.err_tail.size() - 4096);
       }
-      if (w.in_case && !w.hung && Clock::now() - w.since > hang_limit(opt, w.steps)) {
+      if (w.in_case && !w.hung && w.watch.hangs(w.pid, hang_limit(opt, w.steps), info.type == "cpu")) {
         ::kill(w.pid, SIGKILL);
         w.hung = true;
       }

@@ -1,0 +1,193 @@
+// A dispatch's time limit and the machine's load: on a CPU driver the limit is on the busiest
+// driver thread's CPU time (compare/vk/thread_cpu.h), so a kernel that a loaded machine cannot
+// finish within the limit of wall-clock time is not taken for a hung one.
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "compare/vk/runner.h"
+#include "compare/vk/thread_cpu.h"
+#include "vulkan/test_glsl.h"
+
+namespace moe::vk {
+namespace {
+
+double thread_cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
+}
+
+void spin_cpu_ms(double ms) {
+  const double t0 = thread_cpu_ms();
+  while (thread_cpu_ms() - t0 < ms) {
+  }
+}
+
+TEST(ThreadCpuClock, TheBusiestThreadsCpuTimeSinceTheStart) {
+  spin_cpu_ms(100);  // before the start: not counted
+  const ThreadCpuClock clock;
+  std::atomic<bool> spun{false}, stop{false};
+  std::thread spinner([&] {
+    spin_cpu_ms(50);
+    spun = true;
+    while (!stop) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  while (!spun) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // While the spinner still exists: an ended thread is gone from /proc.
+  const double ms = clock.busiest_ms();
+  const bool within = within_limit(30, 20, &clock);
+  stop = true;
+  spinner.join();
+  EXPECT_GE(ms, 50);
+  EXPECT_LT(ms, 100) << "this thread's CPU time before the start was counted";
+  // Within the limit of wall-clock time; past it, by CPU time, up to 10x the limit.
+  const ThreadCpuClock idle;
+  EXPECT_TRUE(within_limit(10, 20, nullptr));
+  EXPECT_FALSE(within_limit(30, 20, nullptr));
+  EXPECT_TRUE(within_limit(30, 20, &idle));
+  EXPECT_FALSE(within) << "50 ms of CPU time on one thread";
+  EXPECT_FALSE(within_limit(201, 20, &idle)) << "past 10x the limit in wall-clock time";
+}
+
+// A child process that spins (a hung worker) or sleeps (one blocked), killed at the end of the scope.
+class Child {
+ public:
+  explicit Child(bool spin) : pid_(fork()) {
+    if (pid_ != 0) return;
+    if (spin) {
+      volatile unsigned n = 0;
+      for (;;) n = n + 1;
+    }
+    for (;;) pause();
+  }
+  ~Child() { kill(pid_, SIGKILL), waitpid(pid_, nullptr, 0); }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_;
+};
+
+TEST(JobWatch, ACpuDriversChildGetsAGraceInCpuTime) {
+  using std::chrono::milliseconds;
+  const milliseconds limit(300);
+  {
+    // Blocked: past the limit it uses no CPU time, so it is waited for up to 10x the limit.
+    const Child sleeper(false);
+    JobWatch watch;
+    watch.start();
+    std::this_thread::sleep_for(milliseconds(400));
+    EXPECT_FALSE(watch.hangs(sleeper.pid(), limit, true));
+    EXPECT_TRUE(watch.hangs(sleeper.pid(), limit, false)) << "a GPU's job: wall-clock time";
+    std::this_thread::sleep_for(milliseconds(2700));
+    EXPECT_TRUE(watch.hangs(sleeper.pid(), limit, true)) << "past 10x the limit";
+  }
+  // Spinning: hung once it has spun the limit again in CPU time past the limit.
+  const Child spinner(true);
+  JobWatch watch;
+  watch.start();
+  std::this_thread::sleep_for(milliseconds(310));
+  watch.hangs(spinner.pid(), limit, true);  // the grace starts
+  const ThreadCpuClock spun(spinner.pid());
+  while (spun.busiest_ms() <= double(limit.count()) + 20) std::this_thread::sleep_for(milliseconds(5));
+  EXPECT_TRUE(watch.hangs(spinner.pid(), limit, true));
+}
+
+std::vector<pid_t> thread_ids() {
+  std::vector<pid_t> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task"))
+    out.push_back(pid_t(std::stol(e.path().filename().string())));
+  return out;
+}
+
+// Every thread of this process on one CPU, and busy processes beside them there: undone at the
+// end of the scope.
+class OneLoadedCpu {
+ public:
+  explicit OneLoadedCpu(int hogs) {
+    sched_getaffinity(0, sizeof saved_, &saved_);
+    int cpu = 0;
+    while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &saved_)) ++cpu;
+    CPU_ZERO(&one_);
+    CPU_SET(cpu, &one_);
+    set_all(one_);
+    for (int i = 0; i < hogs; ++i) {
+      const pid_t pid = fork();
+      if (pid == 0) {
+        sched_setaffinity(0, sizeof one_, &one_);
+        volatile unsigned n = 0;
+        for (;;) n = n + 1;
+      }
+      if (pid > 0) hogs_.push_back(pid);
+    }
+  }
+  ~OneLoadedCpu() {
+    for (pid_t p : hogs_) kill(p, SIGKILL), waitpid(p, nullptr, 0);
+    set_all(saved_);
+  }
+  OneLoadedCpu(const OneLoadedCpu&) = delete;
+  OneLoadedCpu& operator=(const OneLoadedCpu&) = delete;
+
+ private:
+  static void set_all(const cpu_set_t& set) {
+    for (pid_t tid : thread_ids()) sched_setaffinity(tid, sizeof set, &set);
+  }
+  cpu_set_t saved_{}, one_{};
+  std::vector<pid_t> hogs_;
+};
+
+TEST(VulkanRunnerLoad, ALoadedCpuDriverDoesNotTimeAKernelOut) {
+  if (list_devices().empty()) GTEST_SKIP() << "no Vulkan device";
+  // One driver thread (lavapipe reads LP_NUM_THREADS when a Context opens it): all the work lands
+  // on it whatever the scheduling, so its CPU time is the kernel's.
+  setenv("LP_NUM_THREADS", "1", 1);
+  Context ctx;
+  unsetenv("LP_NUM_THREADS");
+  if (ctx.info().type != "cpu") GTEST_SKIP() << ctx.info().name << " is a GPU: its limit is wall-clock time";
+  const std::vector<uint32_t> spin = test::glsl("spin.comp", R"(#version 450
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 0) writeonly buffer Y { uint y[]; };
+void main() {
+  uint acc = gl_WorkGroupID.x;
+  for (uint k = 0u; k < 60000u; ++k) acc = acc * 1664525u + 1013904223u + k;
+  y[gl_WorkGroupID.x] = acc;
+})");
+  const uint32_t groups = 2048;  // 0.1-0.3 s on one lavapipe thread
+  Buffer y = ctx.make_buffer(4 * groups);
+  Dispatch d;
+  d.label = "spin", d.spirv = spin, d.bindings = {{0, &y, 0, 0}}, d.groups[0] = groups;
+  const ThreadCpuClock clock;
+  ctx.run({d}, 600000);
+  const double alone = clock.busiest_ms();
+  ASSERT_GT(alone, 0);
+  // 2.5x its CPU time as the limit; beside 4 busy processes on one CPU it takes about 5x that
+  // long in wall-clock time.
+  const uint64_t limit_ms = uint64_t(2.5 * alone) + 1;
+  double wall_ms = 0;
+  {
+    const OneLoadedCpu loaded(4);
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_NO_THROW(ctx.run({d}, limit_ms));
+    wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+  EXPECT_GT(wall_ms, double(limit_ms)) << "the load did not stretch the run (" << alone
+                                        << " ms of CPU alone): the test shows nothing";
+}
+
+}  // namespace
+}  // namespace moe::vk
