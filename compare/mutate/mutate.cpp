@@ -20,7 +20,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -216,7 +215,9 @@ void emit(int fd, const json& msg) {
             CaseResult proto;
             proto.op = c.op, proto.kernel = plan.label, proto.manifest = m.path, proto.params = c.params;
             proto.shape = c.shape, proto.seed = c.seed, proto.subgroup = sg;
-            emit(fd, {{"start", result_to_json(proto)}, {"steps", std::max<size_t>(1, c.steps.size())}});
+            emit(fd, {{"start", result_to_json(proto)},
+                      {"steps", std::max<size_t>(1, c.steps.size())},
+                      {"cpu_driver", ctx.info().type == "cpu"}});
             const CaseResult r = run_plan_case(ctx, m, plan, c, sg, timeout_of(job, opt));
             const uint32_t size = sg ? sg : ctx.info().subgroup_size;  // 0: the driver's choice
             min_subgroup = std::min(min_subgroup, size), max_subgroup = std::max(max_subgroup, size);
@@ -252,6 +253,7 @@ struct Child {
   CaseResult current;
   int steps = 1;
   vk::JobWatch watch;  // the case it runs
+  bool cpu_driver = false;  // the child's device is a CPU driver (its JobWatch's kind)
   json last;  // the fail/pass/error message
 };
 
@@ -287,6 +289,7 @@ bool read_child(Child& c) {
     c.buf.erase(0, nl + 1);
     if (j.contains("start")) {
       c.current = result_from_json(j["start"]), c.steps = j["steps"].get<int>();
+      c.cpu_driver = j.value("cpu_driver", false);
       c.in_case = true;
       c.watch.start();
     } else {
@@ -372,7 +375,7 @@ void kill_children(std::vector<Child>& active) {
 // Runs the jobs of one unit, `jobs` children at a time. The baseline (result SIZE_MAX) must pass:
 // where it does not, the rest is stopped and the reason returned (empty: it passed).
 std::string run_jobs(Manifest& m, const Unit& u, std::deque<Job> queue, const CaseSets& cases,
-                     const std::vector<std::string>& ops, const MutateOptions& opt, bool cpu_driver, MutateReport& rep) {
+                     const std::vector<std::string>& ops, const MutateOptions& opt, MutateReport& rep) {
   std::vector<Child> active;
   bool alone = false;  // a job that must run by itself is running
   while (!queue.empty() || !active.empty()) {
@@ -395,7 +398,7 @@ std::string run_jobs(Manifest& m, const Unit& u, std::deque<Job> queue, const Ca
       bool open = true;
       if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) open = read_child(c);
       const auto limit = std::chrono::milliseconds(int64_t(timeout_of(c.job, opt)) * c.steps + 60000);
-      if (c.in_case && !c.hung && c.watch.hangs(c.pid, limit, cpu_driver)) ::kill(c.pid, SIGKILL), c.hung = true;
+      if (c.in_case && !c.hung && c.watch.hangs(c.pid, limit, c.cpu_driver)) ::kill(c.pid, SIGKILL), c.hung = true;
       if (open) continue;
       ::close(c.fd);
       int status = 0;
@@ -649,7 +652,6 @@ MutateReport run_mutate(const MutateOptions& opt) {
   }
   const std::vector<Unit> units = make_units(m, selected);
   const Shard sh = parse_shard_text(opt.shard, "mutate: --shard");
-  std::optional<bool> cpu_driver;  // the device's kind, for JobWatch: asked when a unit first runs
   const size_t shard = size_t(sh.index), shards = size_t(sh.count);
   size_t order = 0;             // a mutant's index in the whole run's order
   std::vector<char> elsewhere;  // per rep.mutants entry: another shard's
@@ -695,11 +697,7 @@ MutateReport run_mutate(const MutateOptions& opt) {
       std::cerr << "mutate: " << u.name << " (" << u.kernels.size() << (u.kernels.size() == 1 ? " kernel" : " kernels")
                 << "): " << jobs.size() - 1 << " mutants to run\n";
     const int64_t before = rep.baseline_cases;
-    if (!cpu_driver) {
-      const std::vector<vk::DeviceInfo> devs = vk::list_devices();
-      cpu_driver = devs.at(size_t(vk::choose_device(devs, opt.device))).type == "cpu";
-    }
-    const std::string bad = run_jobs(m, u, std::move(jobs), cases, ops, opt, *cpu_driver, rep);
+    const std::string bad = run_jobs(m, u, std::move(jobs), cases, ops, opt, rep);
     rep.baseline_units[u.name] = rep.baseline_cases - before;
     if (!bad.empty()) {
       if (!opt.quiet) std::cerr << "mutate: " << u.name << ": not judged: " << bad << "\n";
