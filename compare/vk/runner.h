@@ -206,9 +206,9 @@ class Context {
   Buffer make_buffer(size_t bytes, size_t guard_bytes = 4096);
   // Records the dispatches in order with a compute->compute memory barrier (shader write ->
   // shader read|write) between consecutive ones and a shader write -> host read barrier at
-  // the end, submits, and waits at most `timeout_ms`: of wall-clock time on a GPU; on a CPU
-  // driver, whose threads in this process run the sequence, of CPU time on its busiest thread
-  // (thread_cpu.h: the machine's load does not decide; 10x the wall-clock limit at most). A
+  // the end, submits, and waits at most `timeout_ms` of wall-clock time; on a CPU driver, whose
+  // threads in this process run the sequence, then a grace of as much CPU time on its busiest
+  // thread (thread_cpu.h, JobWatch: the machine's load does not decide; 10x the limit at most). A
   // timeout throws moe::Error "kernel hung or too slow: <labels> did not finish within N ms". The abandoned sequence keeps its
   // buffers alive; the next run() first waits up to its own timeout for it to end (and throws
   // if it has not), and ~Context waits up to a minute, then leaks the device rather than free

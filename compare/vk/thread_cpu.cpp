@@ -58,20 +58,13 @@ double ThreadCpuClock::busiest_ms() const {
   return double(most) / 1e6;
 }
 
-bool within_limit(double wall_ms, double limit_ms, const ThreadCpuClock* cpu) {
-  if (wall_ms <= limit_ms) return true;  // a thread's CPU time is at most the wall time
-  if (!cpu || wall_ms > 10 * limit_ms) return false;
-  const double busiest = cpu->busiest_ms();
-  return busiest >= 0 && busiest <= limit_ms;
-}
-
-bool JobWatch::hangs(pid_t child, std::chrono::milliseconds limit, bool cpu_driver) {
+bool JobWatch::hangs(pid_t pid, std::chrono::milliseconds limit, bool cpu_driver) {
   const auto wall = std::chrono::steady_clock::now() - since_;
   if (wall <= limit) return false;
   if (!cpu_driver || wall > 10 * limit) return true;
-  if (!grace_) grace_.emplace(child);
+  if (!grace_) grace_.emplace(pid);
   const double busiest = grace_->busiest_ms();
-  return busiest < 0 || busiest > double(limit.count());  // < 0: the child is gone
+  return busiest < 0 || busiest > double(limit.count());  // < 0: the process is gone
 }
 
 }  // namespace moe::vk

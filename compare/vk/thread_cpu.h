@@ -27,14 +27,8 @@ class ThreadCpuClock {
   std::map<pid_t, uint64_t> start_ns_;  // per thread id, its CPU time at the start
 };
 
-// Waits for a job whose wall-clock limit is `limit_ms`: true while it may go on. The wall clock
-// judges a job on a device of its own (a GPU). On the CPU (`cpu` true, a clock started with the
-// job) the limit is on the busiest thread's CPU time, with 10 x the limit of wall-clock time as a
-// backstop against a job that blocks instead of running (then the machine's load could still
-// decide: past 10x).
-bool within_limit(double wall_ms, double limit_ms, const ThreadCpuClock* cpu);
-
-// A child process's job (a compare worker's or a mutate child's case) watched for a hang. Past its
+// A job watched for a hang: a dispatch (pid 0: this process, whose threads a CPU driver runs it
+// on), a compare worker's or a mutate child's case. Past its
 // limit of wall-clock time, a job on a CPU driver gets a grace of the limit again in CPU time on
 // the child's busiest thread: a job that needed less than the limit on an idle machine, stretched
 // by the load, finishes in it; a hung child spins through it. 10x the limit of wall-clock time at
@@ -42,7 +36,7 @@ bool within_limit(double wall_ms, double limit_ms, const ThreadCpuClock* cpu);
 class JobWatch {
  public:
   void start() { since_ = std::chrono::steady_clock::now(), grace_.reset(); }
-  bool hangs(pid_t child, std::chrono::milliseconds limit, bool cpu_driver);
+  bool hangs(pid_t pid, std::chrono::milliseconds limit, bool cpu_driver);
 
  private:
   std::chrono::steady_clock::time_point since_;

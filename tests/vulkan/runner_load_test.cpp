@@ -1,6 +1,6 @@
-// A dispatch's time limit and the machine's load: on a CPU driver the limit is on the busiest
-// driver thread's CPU time (compare/vk/thread_cpu.h), so a kernel that a loaded machine cannot
-// finish within the limit of wall-clock time is not taken for a hung one.
+// A dispatch's time limit and the machine's load: on a CPU driver a dispatch past its limit gets a
+// grace in the driver threads' CPU time (compare/vk/thread_cpu.h, JobWatch), so a kernel that a
+// loaded machine cannot finish within the limit of wall-clock time is not taken for a hung one.
 #include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -49,18 +49,10 @@ TEST(ThreadCpuClock, TheBusiestThreadsCpuTimeSinceTheStart) {
   while (!spun) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   // While the spinner still exists: an ended thread is gone from /proc.
   const double ms = clock.busiest_ms();
-  const bool within = within_limit(30, 20, &clock);
   stop = true;
   spinner.join();
   EXPECT_GE(ms, 50);
   EXPECT_LT(ms, 100) << "this thread's CPU time before the start was counted";
-  // Within the limit of wall-clock time; past it, by CPU time, up to 10x the limit.
-  const ThreadCpuClock idle;
-  EXPECT_TRUE(within_limit(10, 20, nullptr));
-  EXPECT_FALSE(within_limit(30, 20, nullptr));
-  EXPECT_TRUE(within_limit(30, 20, &idle));
-  EXPECT_FALSE(within) << "50 ms of CPU time on one thread";
-  EXPECT_FALSE(within_limit(201, 20, &idle)) << "past 10x the limit in wall-clock time";
 }
 
 // A child process that spins (a hung worker) or sleeps (one blocked), killed at the end of the scope.
