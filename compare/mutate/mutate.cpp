@@ -90,6 +90,7 @@ std::string criterion_of(const CaseResult& r) {
   const std::string& e = r.error;
   if (!e.empty()) {
     if (e.find("killed by signal") != std::string::npos || e.find("exited with code") != std::string::npos) return "crash";
+    if (e.find("did not finish compiling") != std::string::npos) return "compile_timeout";
     if (e.find("hung") != std::string::npos || e.find("did not finish") != std::string::npos) return "timeout";
     if (e.find("past its end") != std::string::npos) return "guard";
     if (e.find("out-of-range access") != std::string::npos) return "bounds";
@@ -361,6 +362,9 @@ void apply(MutantResult& mr, const Outcome& o) {
   mr.criterion = criterion_of(o.failure);
   mr.status = mr.criterion == "timeout" ? MutantStatus::TimedOut : MutantStatus::Killed;
   mr.evidence = first_reason(o.failure);
+  // The driver's compile outlasted the limit, alone and with five times it: the mutant never ran,
+  // so the gate was not tested on it (a GPU's driver compiles before any limit starts).
+  if (mr.criterion == "compile_timeout") mr.status = MutantStatus::NotCompiled;
 }
 
 void kill_children(std::vector<Child>& active) {
@@ -397,7 +401,8 @@ std::string run_jobs(Manifest& m, const Unit& u, std::deque<Job> queue, const Ca
       Child& c = active[i];
       bool open = true;
       if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) open = read_child(c);
-      const auto limit = std::chrono::milliseconds(int64_t(timeout_of(c.job, opt)) * c.steps + 60000);
+      // Each step's dispatch, the driver's compile of the new pipelines, a minute for the host.
+      const auto limit = std::chrono::milliseconds(int64_t(timeout_of(c.job, opt)) * (c.steps + 1) + 60000);
       if (c.in_case && !c.hung && c.watch.hangs(c.pid, limit, c.cpu_driver)) ::kill(c.pid, SIGKILL), c.hung = true;
       if (open) continue;
       ::close(c.fd);
@@ -420,7 +425,8 @@ std::string run_jobs(Manifest& m, const Unit& u, std::deque<Job> queue, const Ca
         continue;
       }
       // A timeout, the baseline's or a mutant's: a hang, or slow? Again, alone, with a longer limit.
-      if (o.failed && !c.job.confirm && criterion_of(o.failure) == "timeout") {
+      if (o.failed && !c.job.confirm &&
+          (criterion_of(o.failure) == "timeout" || criterion_of(o.failure) == "compile_timeout")) {
         c.job.confirm = c.job.alone = true;
         queue.push_front(std::move(c.job));
         active.erase(active.begin() + std::ptrdiff_t(i));

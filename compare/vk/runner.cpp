@@ -517,6 +517,65 @@ std::optional<Dispatch> Context::Impl::flush_reader(Context& ctx, const Repeat& 
   return reader;
 }
 
+// Submits the job's command buffer and waits for its fence: the limit of wall time, then on a CPU
+// driver, which runs it on this process's threads, a grace of as much CPU time on the busiest one
+// (JobWatch; read only past the limit, never for a submission that ends in time).
+::vk::Result Context::Impl::submit_and_wait(InFlight& job, uint64_t timeout_ms) const {
+  const ::vk::raii::Device& dev = core->device;
+  const ::vk::CommandBuffer cb = *job.cmd;
+  JobWatch watch;
+  watch.start();
+  core->queue.submit(::vk::SubmitInfo{.commandBufferCount = 1, .pCommandBuffers = &cb}, *job.fence);
+  ::vk::Result r = dev.waitForFences(*job.fence, VK_TRUE, timeout_ms * 1'000'000ull);
+  const uint64_t slice_ns = std::clamp<uint64_t>(timeout_ms / 4, 1, 100) * 1'000'000ull;
+  const bool cpu_driver = core->probe.info.type == "cpu";
+  while (r == ::vk::Result::eTimeout && !watch.hangs(0, std::chrono::milliseconds(timeout_ms), cpu_driver))
+    r = dev.waitForFences(*job.fence, VK_TRUE, slice_ns);
+  return r;
+}
+
+// lavapipe compiles a pipeline's machine code at its first dispatch, not at its creation (llvmpipe
+// builds the shader variant in launch_grid, before it looks at the grid), and a checked kernel
+// can take minutes to compile there. So every pipeline of the sequence new to this Context is
+// first dispatched with no workgroups (valid Vulkan: nothing runs), with its own descriptor set
+// and push constants, in a submission of its own: the kernel's time limit and timestamps never
+// include the compile, and a compile that outlasts the limit is reported as one. A driver that
+// compiles at creation (a GPU's) pays one empty submission per pipeline.
+void Context::Impl::compile_first(std::unique_ptr<InFlight>& job, const std::vector<Dispatch>& sequence,
+                                  const Bound& bd, uint64_t timeout_ms) {
+  std::vector<uint32_t> fresh;
+  for (uint32_t i = 0; i < sequence.size(); ++i)
+    if (!bd.pipes[i]->compiled &&
+        std::none_of(fresh.begin(), fresh.end(), [&](uint32_t j) { return bd.pipes[j] == bd.pipes[i]; }))
+      fresh.push_back(i);
+  if (fresh.empty()) return;
+  const ::vk::raii::Device& dev = core->device;
+  job->cmd = std::move(dev.allocateCommandBuffers(::vk::CommandBufferAllocateInfo{
+      .commandPool = *commands, .level = ::vk::CommandBufferLevel::ePrimary, .commandBufferCount = 1})[0]);
+  job->cmd.begin(::vk::CommandBufferBeginInfo{.flags = ::vk::CommandBufferUsageFlagBits::eOneTimeSubmit});
+  std::string labels;
+  for (uint32_t i : fresh) {
+    const Dispatch& d = sequence[i];
+    labels += (labels.empty() ? "" : ", ") + (d.label.empty() ? std::string("(unlabelled)") : d.label);
+    job->cmd.bindPipeline(::vk::PipelineBindPoint::eCompute, *bd.pipes[i]->pipeline);
+    job->cmd.bindDescriptorSets(::vk::PipelineBindPoint::eCompute, *bd.pipes[i]->layout, 0, bd.sets[i], nullptr);
+    if (!d.push_constants.empty())
+      job->cmd.pushConstants<uint8_t>(*bd.pipes[i]->layout, ::vk::ShaderStageFlagBits::eCompute, 0, d.push_constants);
+    job->cmd.dispatch(0, 0, 0);
+  }
+  job->cmd.end();
+  job->fence = ::vk::raii::Fence(dev, ::vk::FenceCreateInfo{});
+  if (submit_and_wait(*job, timeout_ms) != ::vk::Result::eSuccess) {
+    const DeviceInfo& info = core->probe.info;
+    abandoned = std::move(job);  // the driver may still be compiling with the sets bound
+    MOE_FAIL("vulkan: the driver did not finish compiling " << labels << " within " << timeout_ms << " ms"
+             << (info.type == "cpu" ? " and a grace of as much CPU time on any one thread" : "") << " on "
+             << info.name << "; the kernel never ran (a CPU driver compiles a pipeline at its first dispatch;"
+             << " moeoracle's access checks, where on, add code to every access)");
+  }
+  for (uint32_t i : fresh) bd.pipes[i]->compiled = true;
+}
+
 void Context::Impl::read_access_checks(const std::vector<Dispatch>& sequence, const Bound& bd,
                                        RunResult& result) const {
   for (size_t i = 0; i < sequence.size(); ++i) {
@@ -581,7 +640,9 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
       descriptors = uniforms = 0;  // validate() counts up
       m.validate(with_reader, &descriptors, &uniforms);
     }
-    const Impl::Bound bd = m.bind(*this, *job, with_reader.empty() ? sequence : with_reader, descriptors, uniforms);
+    const std::vector<Dispatch>& bound = with_reader.empty() ? sequence : with_reader;
+    const Impl::Bound bd = m.bind(*this, *job, bound, descriptors, uniforms);
+    m.compile_first(job, bound, bd, timeout_ms);
     const ::vk::raii::Device& dev = m.core->device;
     const uint32_t n = static_cast<uint32_t>(sequence.size());
     MOE_CHECK(repeated || repeat.warmup == 0, "vulkan: a repeat with warm-up fills but no copies");
@@ -613,22 +674,13 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
     cmd.end();
 
     job->fence = ::vk::raii::Fence(dev, ::vk::FenceCreateInfo{});
-    const ::vk::CommandBuffer cb = *cmd;
     const auto t0 = std::chrono::steady_clock::now();
     // Host writes to coherent memory before the submit are visible to it (queue submission
     // is a host-write -> device-access dependency).
     ::vk::Result r;
     {
       const DispatchMallocPoison poison;
-      // A CPU driver runs the sequence on this process's threads: past the limit, a grace in
-      // their CPU time (JobWatch; read only then, never on a dispatch that ends in time).
-      JobWatch watch;
-      watch.start();
-      m.core->queue.submit(::vk::SubmitInfo{.commandBufferCount = 1, .pCommandBuffers = &cb}, *job->fence);
-      r = dev.waitForFences(*job->fence, VK_TRUE, timeout_ms * 1'000'000ull);
-      const uint64_t slice_ns = std::clamp<uint64_t>(timeout_ms / 4, 1, 100) * 1'000'000ull;
-      while (r == ::vk::Result::eTimeout && !watch.hangs(0, std::chrono::milliseconds(timeout_ms), info.type == "cpu"))
-        r = dev.waitForFences(*job->fence, VK_TRUE, slice_ns);
+      r = m.submit_and_wait(*job, timeout_ms);
     }
     result.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (r != ::vk::Result::eSuccess) {

@@ -117,6 +117,8 @@ struct Pipeline {
   std::vector<std::string> check_sites;
   std::vector<detail::RuntimeLength> check_lengths;
   bool checked() const { return !check_sites.empty(); }
+  // Dispatched once already (with no workgroups): a CPU driver has compiled it (Context::run).
+  bool compiled = false;
 };
 
 // A submitted sequence: what the device may still be using until `fence` signals.
@@ -149,6 +151,7 @@ struct Context::Impl {
   void build_pipeline(detail::Pipeline& p, const Dispatch& d, const std::vector<uint32_t>& words,
                       const std::vector<std::pair<uint32_t, bool>>& slots);
   void retire_abandoned(uint64_t timeout_ms);
+  ::vk::Result submit_and_wait(detail::InFlight& job, uint64_t timeout_ms) const;
   // run()'s steps.
   struct Bound {
     std::vector<detail::Pipeline*> pipes;
@@ -159,6 +162,8 @@ struct Context::Impl {
   std::optional<Dispatch> flush_reader(Context& ctx, const Repeat& repeat);
   Bound bind(Context& ctx, detail::InFlight& job, const std::vector<Dispatch>& sequence, uint32_t descriptors,
              uint32_t uniforms);
+  void compile_first(std::unique_ptr<detail::InFlight>& job, const std::vector<Dispatch>& sequence, const Bound& bd,
+                     uint64_t timeout_ms);
   void record_copy(::vk::raii::CommandBuffer& cmd, const std::vector<Dispatch>& sequence, const Bound& bd,
                    const ::vk::raii::QueryPool* queries, uint32_t first, bool per_dispatch);
   void record_repeat(Context& ctx, detail::InFlight& job, const std::vector<Dispatch>& sequence, const Bound& bd,

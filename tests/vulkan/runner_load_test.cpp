@@ -1,6 +1,7 @@
 // A dispatch's time limit and the machine's load: on a CPU driver a dispatch past its limit gets a
 // grace in the driver threads' CPU time (compare/vk/thread_cpu.h, JobWatch), so a kernel that a
-// loaded machine cannot finish within the limit of wall-clock time is not taken for a hung one.
+// loaded machine cannot finish within the limit of wall-clock time is not taken for a hung one;
+// and the driver's compile at a pipeline's first dispatch is limited apart from the kernel.
 #include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -20,6 +21,7 @@
 
 #include "compare/vk/runner.h"
 #include "compare/vk/thread_cpu.h"
+#include "core/check.h"
 #include "vulkan/test_glsl.h"
 
 namespace moe::vk {
@@ -179,6 +181,58 @@ void main() {
   }
   EXPECT_GT(wall_ms, double(limit_ms)) << "the load did not stretch the run (" << alone
                                         << " ms of CPU alone): the test shows nothing";
+}
+
+// A kernel with `steps` barrier-separated shared-memory steps, each its own constant (lavapipe
+// compiles a kernel with barriers as a coroutine: its compile time grows with the steps, its run
+// on one workgroup stays well under a millisecond). `salt` makes its SPIR-V new to the driver
+// (and to Mesa's shader cache).
+std::vector<uint32_t> barrier_steps(uint32_t steps, uint64_t salt) {
+  std::string src = "#version 450\nlayout(local_size_x = 64) in;\n"
+                    "layout(set = 0, binding = 0) writeonly buffer Y { uint y[]; };\n"
+                    "shared uint s[64];\nvoid main() {\n  uint i = gl_LocalInvocationIndex;\n"
+                    "  uint a = i + " + std::to_string(salt % 1000003u) + "u;\n";
+  for (uint32_t k = 0; k < steps; ++k) {
+    const std::string c = std::to_string(2654435761u * (k + 1) + uint32_t(salt >> 20));
+    src += "  s[i] = a * " + c + "u + " + std::to_string(k) + "u;\n  barrier();\n  a ^= s[(i + " +
+           std::to_string(k % 63 + 1) + "u) & 63u];\n  barrier();\n";
+  }
+  src += "  y[i] = a;\n}\n";
+  return test::glsl("barrier_steps.comp", src.c_str());
+}
+
+TEST(VulkanRunnerLoad, ACpuDriversCompileIsNotTheKernelsTime) {
+  if (list_devices().empty()) GTEST_SKIP() << "no Vulkan device";
+  Context ctx;
+  if (ctx.info().type != "cpu") GTEST_SKIP() << ctx.info().name << " compiles a pipeline when it is created";
+  const uint64_t salt = uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()) ^ uint64_t(getpid());
+  Buffer y = ctx.make_buffer(4 * 64);
+  const auto dispatch = [&](const std::vector<uint32_t>& spirv) {  // spirv: kept alive by the caller
+    Dispatch d;
+    d.label = "barrier_steps", d.spirv = spirv, d.bindings = {{0, &y, 0, 0}}, d.groups[0] = 1;
+    return d;
+  };
+  // The compile's CPU time, measured on a kernel of the same size (the first run compiles it).
+  const std::vector<uint32_t> sized = barrier_steps(80, salt), other = barrier_steps(80, salt + 1);
+  const ThreadCpuClock clock;
+  ctx.run({dispatch(sized)}, 600000);
+  const double compile_ms = clock.busiest_ms();
+  const uint64_t limit_ms = 10;  // the kernel itself: one workgroup of 64, far under 1 ms
+  ASSERT_GT(compile_ms, 20.0 * limit_ms) << "the compile is too quick for this test to show anything";
+
+  const Dispatch fresh = dispatch(other);
+  try {
+    ctx.run({fresh}, limit_ms);
+    ADD_FAILURE() << "a compile of about " << compile_ms << " ms of CPU time passed a limit of " << limit_ms << " ms";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("did not finish compiling barrier_steps"), std::string::npos) << what;
+    EXPECT_NE(what.find("the kernel never ran"), std::string::npos) << what;
+  }
+  // Once compiled (the next run first waits for the abandoned compile), the same limit holds the
+  // kernel alone.
+  ctx.run({fresh}, 600000);
+  EXPECT_NO_THROW(ctx.run({fresh}, limit_ms));
 }
 
 }  // namespace

@@ -271,7 +271,7 @@ layout(push_constant) uniform PC { uint k; };
 void main() { c[k] = c[k] + c[1 - k] + 1u; })");
   Buffer c = ctx->make_buffer(8);
   c.fill_u32(0);
-  const Repeat rep{.cold = 3, .warm = 4, .flush_bytes = 1 << 20};
+  const Repeat rep{.cold = 3, .warm = 4, .flush_bytes = 1 << 20, .warmup = 0, .flush_reader = {}};
   const RunResult r = ctx->run({dispatch("bump0", bump, {{0, &c}}, push(0), 1), dispatch("bump1", bump, {{0, &c}}, push(1), 1)},
                                10000, rep);
   // Per copy: c0 += c1 + 1, then c1 += c0 + 1 (sees the new c0 only if the barrier holds).
@@ -293,7 +293,7 @@ void main() { c[k] = c[k] + c[1 - k] + 1u; })");
   const RunResult once = ctx->run({dispatch("bump0", bump, {{0, &c}}, push(0), 1)});
   EXPECT_EQ(read<uint32_t>(c)[0], 1u);
   EXPECT_TRUE(once.cold_ms.empty() && once.warm_ms.empty());
-  EXPECT_THROW(ctx->run({dispatch("bump0", bump, {{0, &c}}, push(0), 1)}, 10000, {.cold = 4000, .warm = 200}), Error);
+  EXPECT_THROW(ctx->run({dispatch("bump0", bump, {{0, &c}}, push(0), 1)}, 10000, {.cold = 4000, .warm = 200, .flush_bytes = 0, .warmup = 0, .flush_reader = {}}), Error);
 }
 
 // With a flush reader each cold copy follows a dispatch of it over the scratch buffer (instead of
@@ -519,8 +519,12 @@ TEST_F(VulkanRunner, ReportsTheDriversLoopIterationLimit) {
 // (lavapipe: 65535 iterations), 1024 invocations of 60000 (0.5 ms each on one lavapipe
 // thread: 0.5 s on one, 16 ms on the 32 threads lavapipe uses at most: still 8x the timeout).
 // The loops are bounded, so the SPIR-V is legal.
-Dispatch slow_kernel(const DeviceInfo& info, Buffer& y, uint32_t* result) {
-  const uint32_t limit = info.loop_iteration_limit;
+// Compiled first by a short run of the same SPIR-V, so that a short limit is the kernel's alone
+// (a CPU driver compiles at the first dispatch, limited apart: vk::Context::run).
+Dispatch slow_kernel(Context& ctx, Buffer& y, uint32_t* result) {
+  Buffer warm = ctx.make_buffer(4);
+  ctx.run({dispatch("spin", spin_spv(), {{0, &warm}}, push(1u, 1u))}, 60000);
+  const uint32_t limit = ctx.info().loop_iteration_limit;
   const uint32_t outer = limit ? 1u : 1u << 12, inner = limit ? std::min(limit - 1, 60000u) : 1u << 16;
   *result = spin_on_host(outer, inner);
   return dispatch("spin", spin_spv(), {{0, &y}}, push(outer, inner), limit ? 1024 : 1);
@@ -529,7 +533,7 @@ Dispatch slow_kernel(const DeviceInfo& info, Buffer& y, uint32_t* result) {
 TEST_F(VulkanRunner, HungKernelTimesOutAndTheContextRecovers) {
   Buffer y = ctx->make_buffer(4);
   uint32_t expect = 0;
-  const Dispatch spin = slow_kernel(ctx->info(), y, &expect);
+  const Dispatch spin = slow_kernel(*ctx, y, &expect);
   test::expect_error([&] { ctx->run({spin}, 2); }, "kernel hung or too slow: spin did not finish within 2 ms");
   // The next run waits out the abandoned one (its buffer stays alive meanwhile), then works.
   Buffer out = ctx->make_buffer(4);
@@ -543,7 +547,7 @@ TEST_F(VulkanRunner, ContextDestroyedWhileAKernelStillRuns) {
   // AddressSanitizer a use after free would show here).
   Buffer y = ctx->make_buffer(4);
   uint32_t expect = 0;
-  const Dispatch spin = slow_kernel(ctx->info(), y, &expect);
+  const Dispatch spin = slow_kernel(*ctx, y, &expect);
   test::expect_error([&] { ctx->run({spin}, 2); }, "did not finish within 2 ms");
   ctx.reset();
   EXPECT_EQ(read<uint32_t>(y)[0], expect);
