@@ -102,7 +102,9 @@ TEST(expert_compare, PlantedStageBugFailsTheChain) {
   EXPECT_FALSE(chain.empty());
   for (const CaseResult* r : chain) {
     EXPECT_TRUE(failed_by_element(*r)) << case_line(*r) << " " << r->error;
-    if (!r->outputs.empty()) EXPECT_EQ(r->outputs[0].output, "y");
+    if (!r->outputs.empty()) {
+      EXPECT_EQ(r->outputs[0].output, "y");
+    }
   }
 }
 

@@ -65,19 +65,6 @@ bool by_index_set(const CaseResult& r) {
   return v && !v->pass && (v->failed & kIndexSet);
 }
 
-// The worker running the case was killed (or died too often for the plan's other cases to run).
-bool by_crash(const CaseResult& r) {
-  return r.error.find("killed by signal") != std::string::npos ||
-         r.error.find("were not run: its worker died") != std::string::npos;
-}
-
-// Any output beyond its bound or NaN where the truth has none (a read of memory nobody wrote).
-bool by_value(const CaseResult& r) {
-  for (const Verdict& v : r.outputs)
-    if (!v.pass && v.unwritten == 0 && ((v.failed & kElement) || v.nan_found > 0)) return r.error.empty();
-  return false;
-}
-
 // The case's error names `what` ("past its end": the guard region; "outside its views").
 Pred by_error(const std::string& what) {
   return [what](const CaseResult& r) { return r.error.find(what) != std::string::npos; };

@@ -70,7 +70,9 @@ TEST(glu_compare, PlantedBugsAreCaughtWhereTheyChangeTheResult) {
       EXPECT_EQ(r->status(), CaseResult::Status::Fail) << case_line(*r);
       wide_caught = true;
     }
-    if (param(*r, "act") != 1) EXPECT_EQ(r->status(), CaseResult::Status::Pass) << case_line(*r);
+    if (param(*r, "act") != 1) {
+      EXPECT_EQ(r->status(), CaseResult::Status::Pass) << case_line(*r);
+    }
   }
   EXPECT_TRUE(wide_caught);
 }

@@ -73,7 +73,9 @@ TEST(permute_compare, PlantedBugsAreCaught) {
     }
   }
   EXPECT_EQ(caught, wrong_here);
-  if (non32) EXPECT_GT(wrong_here, 0);  // inter 128 at 4 bits: 16 words, more than a subgroup of 8
+  if (non32) {
+    EXPECT_GT(wrong_here, 0);  // inter 128 at 4 bits: 16 words, more than a subgroup of 8
+  }
 }
 
 // The chain's composition decides out: a wrong down_scatter stage (weights ignored) behind the
