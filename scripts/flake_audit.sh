@@ -8,7 +8,10 @@
 #
 # Load: CTest runs 2 x nproc tests at once and nproc / 2 (at least one) busy loops run beside it
 # at the same priority, so every test gets well under a core and timings stretch 2-3x.
-# MOE_AUDIT_JOBS and MOE_AUDIT_HOGS override the two. Needs a build with tests in ./build
+# MOE_AUDIT_JOBS and MOE_AUDIT_HOGS override the two. Mesa's shader cache is off
+# (MESA_SHADER_CACHE_DISABLE): every lavapipe compile is cold, as on a fresh CI machine, where a
+# warm cache from earlier runs would hide a compile's cost (records/runs/
+# 2026-12-07-compile-first-and-pch.md). Needs a build with tests in ./build
 # (scripts/build.sh -DMOE_BUILD_TESTS=ON -DMOE_BUILD_BENCH=ON); it builds nothing itself.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -29,7 +32,7 @@ for ((i = 1; i <= runs; ++i)); do
   w=${widths[$(( (i - 1) % 3 ))]}
   for ((h = 0; h < hogs; ++h)); do (while :; do :; done) & hog_pids+=($!); done
   start=$(date +%s)
-  (cd build && LP_NATIVE_VECTOR_WIDTH=$w ctest -j"$jobs" --timeout 900 --output-on-failure >"$log_dir/run$i.log" 2>&1)
+  (cd build && MESA_SHADER_CACHE_DISABLE=true LP_NATIVE_VECTOR_WIDTH=$w ctest -j"$jobs" --timeout 900 --output-on-failure >"$log_dir/run$i.log" 2>&1)
   rc=$?
   stop_hogs
   secs=$(( $(date +%s) - start ))
@@ -49,7 +52,7 @@ done
   echo
   echo "- machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB"
   echo "- Vulkan: $(build/cli/moeoracle devices 2>/dev/null | head -1 || echo 'no device')"
-  echo "- load: ctest -j$jobs with $hogs busy loop(s) beside it; $runs runs, widths cycling ${widths[*]}"
+  echo "- load: ctest -j$jobs with $hogs busy loop(s) beside it; $runs runs, widths cycling ${widths[*]}; Mesa's shader cache off"
   echo
   echo "| run | LP_NATIVE_VECTOR_WIDTH | wall | result | failed |"
   echo "| --- | --- | --- | --- | --- |"

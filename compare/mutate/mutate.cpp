@@ -402,7 +402,8 @@ std::string run_jobs(Manifest& m, const Unit& u, std::deque<Job> queue, const Ca
       bool open = true;
       if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) open = read_child(c);
       // Each step's dispatch, the driver's compile of the new pipelines, a minute for the host.
-      const auto limit = std::chrono::milliseconds(int64_t(timeout_of(c.job, opt)) * (c.steps + 1) + 60000);
+      const uint64_t t = timeout_of(c.job, opt);
+      const auto limit = std::chrono::milliseconds(int64_t(t) * c.steps + int64_t(vk::compile_limit_ms(t)) + 60000);
       if (c.in_case && !c.hung && c.watch.hangs(c.pid, limit, c.cpu_driver)) ::kill(c.pid, SIGKILL), c.hung = true;
       if (open) continue;
       ::close(c.fd);

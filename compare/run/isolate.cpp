@@ -331,11 +331,12 @@ void finish(Worker& w, int status, const CompareRun& run, std::vector<PlanState>
 }
 
 // How long a case may run before its worker is taken to hang: every step's dispatch has its own
-// timeout (the worker reports those itself), plus one for the driver's compile of the case's new
-// pipelines (limited apart: vk::Context::run), plus the --perf batch (at most 2 x 25 + 1 runs'
-// worth), plus a minute for the host side (big cases' downloads and decisions).
+// timeout (the worker reports those itself), plus the driver's compile of the case's new pipelines
+// (limited apart: vk::compile_limit_ms), plus the --perf batch (at most 2 x 25 + 1 runs' worth),
+// plus a minute for the host side (big cases' downloads and decisions).
 std::chrono::milliseconds hang_limit(const CompareOptions& opt, int steps) {
-  return std::chrono::milliseconds(int64_t(opt.timeout_ms) * (steps + 1 + (opt.perf ? 51 : 0)) + 60000);
+  return std::chrono::milliseconds(int64_t(opt.timeout_ms) * (steps + (opt.perf ? 51 : 0)) +
+                                   int64_t(vk::compile_limit_ms(opt.timeout_ms)) + 60000);
 }
 
 }  // namespace

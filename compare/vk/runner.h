@@ -215,12 +215,25 @@ class Context {
   // memory a kernel may still write.
   // With `repeat` (cold + warm > 0) the sequence runs that many times instead (see Repeat); the
   // timeout covers them all.
+  // Every pipeline new to this Context is first compiled apart (a CPU driver compiles at the first
+  // dispatch): an empty dispatch of its own under compile_limit_ms(timeout_ms), or the limit set
+  // here (0: that default). Past it, run() throws "the driver did not finish compiling <labels>
+  // ...; the kernel never ran".
   RunResult run(const std::vector<Dispatch>& sequence, uint64_t timeout_ms = 10000, const Repeat& repeat = {});
+  void set_compile_limit(uint64_t ms);
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// The limit on the driver's compile of the pipelines new to a run: on a CPU driver, the CPU time
+// of its busiest thread since the compile's submit (10x in wall-clock time at most), on a GPU,
+// wall-clock time. At least 5 minutes, never less than the dispatch's limit: a compile is no
+// verdict on the kernel, and a cold one (Mesa's shader cache empty, as on a fresh CI machine) of
+// a checked bundled chain at subgroup 4 took 23 s of CPU on a 2-core Zen 5, beside other work 80 s
+// of wall-clock time (records/runs/2026-12-07-compile-first-and-pch.md).
+uint64_t compile_limit_ms(uint64_t timeout_ms);
 
 // On: while any Context's sequence runs (submit to fence), every block this process mallocs starts
 // as bytes 0xFE (glibc's M_PERTURB) — a CPU driver's workgroup shared memory among them, so a

@@ -152,6 +152,8 @@ struct Context::Impl {
                       const std::vector<std::pair<uint32_t, bool>>& slots);
   void retire_abandoned(uint64_t timeout_ms);
   ::vk::Result submit_and_wait(detail::InFlight& job, uint64_t timeout_ms) const;
+  bool compiled_in_time(detail::InFlight& job, uint64_t limit_ms) const;
+  uint64_t compile_limit = 0;  // Context::set_compile_limit (0: compile_limit_ms of the run's)
   // run()'s steps.
   struct Bound {
     std::vector<detail::Pipeline*> pipes;
