@@ -363,6 +363,32 @@ void Context::Impl::validate(const std::vector<Dispatch>& sequence, uint32_t* de
   }
 }
 
+namespace {
+
+// The shadows of the races between workgroups (spirv_access_global.cpp), after the slots of
+// `init` (word 0, then a slot per entry of `lens`, each an element count so far): a scratch pair
+// first, which every shadow slot the budget of `max_words` leaves out points at (its flag clear:
+// the kernel records nothing there), then two zeroed words per element of each buffer.
+void place_global_shadows(const std::vector<detail::RuntimeLength>& lens, std::vector<uint32_t>& init,
+                          uint64_t max_words) {
+  if (std::none_of(lens.begin(), lens.end(), [](const detail::RuntimeLength& l) { return l.shadow; })) return;
+  const uint32_t scratch = static_cast<uint32_t>(init.size() - 1);  // an index after word 0
+  uint64_t end = uint64_t(scratch) + 2;
+  for (size_t j = 0; j < lens.size(); ++j) {
+    if (!lens[j].shadow) continue;
+    const uint64_t n = init[1 + j];
+    if (n == 0 || 1 + end + 2 * n > max_words) {
+      init[1 + j] = scratch;
+      continue;
+    }
+    init[1 + j] = static_cast<uint32_t>(end) | 0x80000000u;
+    end += 2 * n;
+  }
+  init.resize(1 + end, 0u);
+}
+
+}  // namespace
+
 // The access-check buffer of each checked pipeline (word 0 the violated site, word 1 + j the
 // element count of the kernel's runtime-array access j over its binding's usable bytes, not the
 // guard), and one descriptor set per dispatch in the job's pool.
@@ -385,6 +411,7 @@ Context::Impl::Bound Context::Impl::bind(Context& ctx, InFlight& job, const std:
         init[1 + j] = range < lens[j].offset ? 0u : static_cast<uint32_t>(std::min<uint64_t>(
                                                         (range - lens[j].offset) / lens[j].stride, UINT32_MAX));
       }
+    place_global_shadows(lens, init, std::min<uint64_t>(detail::kMaxGlobalShadowWords, info.max_storage_buffer_range / 4));
     bd.checks[i] = ctx.make_buffer(init.size() * 4, 0);
     bd.checks[i]->upload(init.data(), init.size() * 4);
     ++descriptors;
@@ -667,6 +694,10 @@ RunResult Context::run(const std::vector<Dispatch>& sequence, uint64_t timeout_m
     const std::vector<Dispatch>& bound = with_reader.empty() ? sequence : with_reader;
     const Impl::Bound bd = m.bind(*this, *job, bound, descriptors, uniforms);
     m.compile_first(job, bound, bd, timeout_ms);
+    for (const Pipeline* p : bd.pipes)  // the shadows hold one copy's accesses
+      MOE_CHECK(!repeated || std::none_of(p->check_lengths.begin(), p->check_lengths.end(),
+                                          [](const detail::RuntimeLength& l) { return l.shadow; }),
+                "vulkan: " << labels << ": a repeated run with the access checks on (run repeats without them)");
     const ::vk::raii::Device& dev = m.core->device;
     const uint32_t n = static_cast<uint32_t>(sequence.size());
     MOE_CHECK(repeated || repeat.warmup == 0, "vulkan: a repeat with warm-up fills but no copies");

@@ -100,6 +100,11 @@ std::vector<uint32_t> poison_locals(std::span<const uint32_t> words, const std::
 // max or clamp (0) that such a read may deliver; `sites[i]` describes site i + 1. min / max /
 // clamp (GLSL.std.450 FMin, FMax, FClamp) with a NaN operand: which operand the result is, is
 // undefined (a driver may return the NaN or the other one).
+// Storage buffers the kernel stores to with plain stores are checked for races between
+// workgroups of one dispatch (nothing orders them): a load or store of an element another
+// workgroup stored, or a store to one another workgroup loaded, each access through a pointer to
+// a whole element of the buffer's runtime array; `lengths` entries with `shadow` set locate the
+// shadows. A module with a device-scope barrier is not checked so (it may order workgroups).
 // Empty `words`: nothing to check (no entry point `entry`, no access).
 constexpr uint32_t kAccessSiteRank = 0x10000u;
 struct AccessLimits {
@@ -114,8 +119,14 @@ struct AccessLimits {
 std::vector<uint32_t> bare_variables(std::span<const uint32_t> words);
 struct RuntimeLength {
   uint32_t binding = 0, offset = 0, stride = 0;  // a runtime array member of a buffer block
+  // Instead of the element count n, the slot holds where the member's workgroup shadow starts
+  // in the check buffer's words after word 0 (two words per element: the writer, then the
+  // readers), with bit 31 set; 0 where the runner gave it none (too large: the check is off).
+  bool shadow = false;
   bool operator==(const RuntimeLength&) const = default;
 };
+// Two words per element; the runner gives no shadow past this many words in one check buffer.
+constexpr uint64_t kMaxGlobalShadowWords = uint64_t(1) << 26;
 struct AccessCheck {
   std::vector<uint32_t> words;
   uint32_t binding = 0;

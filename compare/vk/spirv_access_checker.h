@@ -43,6 +43,7 @@ class Checker {
     check_binding_ = used;
     prepare_globals();
     prepare_races();
+    prepare_global_races();
     find_fully_seen();
     prepare_locals();
     std::vector<uint32_t> body = instrument_functions();
@@ -412,6 +413,21 @@ class Checker {
     return it == base_of_shadow_ptr_.end() ? sp : it->second;
   }
 
+  // ---- races between workgroups (spirv_access_global.cpp) --------------------------------------
+  // Nothing orders two workgroups of one dispatch: an element of a storage buffer stored by one
+  // workgroup and loaded or stored by another is a data race whatever order they happened to run
+  // in. Each such buffer the module stores to gets a shadow in the check buffer: per element its
+  // writer (workgroup + 1 of its last plain store) and readers (workgroup + 1, ~0 for several).
+  // Accesses through a pointer to a whole element are checked; atomics are not (they neither race
+  // among themselves nor leave a tag), nor is a module with a device-scope barrier, nor an access
+  // through a pointer the shadow does not follow (a component, a function parameter).
+  void prepare_global_races();
+  void global_element(std::vector<uint32_t>& to, uint32_t chain, uint32_t var, uint32_t block, uint32_t member,
+                      uint32_t array_type, uint32_t index);
+  void global_check(std::vector<uint32_t>& to, uint32_t ptr, bool store, uint32_t value);
+  uint32_t workgroup_index(std::vector<uint32_t>& to);  // gl_WorkGroupID flattened, as a uint
+  uint32_t uvec3_input(uint32_t builtin);                // the builtin's Input variable (a 3-vector)
+
   // ---- NaN operands --------------------------------------------------------------------------
   // min, max and clamp (FMin, FMax, FClamp) with a NaN operand return one of their operands, which
   // one being undefined: lavapipe returns the other (LLVM's maxnum), another driver may return the NaN.
@@ -507,6 +523,8 @@ class Checker {
                              global_var_[base] == spv::StorageClassUniform) &&
                             (!set_.count(base) || set_[base] == 0);
     uint32_t block = 0, member = 0;
+    size_t rt_at = 0;  // the index of the buffer's runtime array, if the chain has one
+    uint32_t rt_type = 0;
     for (size_t k = 4; k < inst.size() && cur; ++k) {
       auto t = type_.find(cur);
       if (t == type_.end()) break;
@@ -525,6 +543,7 @@ class Checker {
         what = "index into " + name_of(base) + " (an array of " + length_text(len) + ")";
       } else if (ty.op == spv::OpTypeRuntimeArray && buffer_var && k == 5 && block) {
         if (it) len = runtime_length(to, binding_[base], block, member, cur);
+        if (it) rt_at = k, rt_type = cur;
         auto mn = member_name_.find({block, member});
         what = "index into " + (mn != member_name_.end() && !mn->second.empty() ? "'" + mn->second + "'" : name_of(base)) +
                " (binding " + std::to_string(binding_[base]) + ") past the buffer's usable size";
@@ -536,6 +555,8 @@ class Checker {
       cur = ty.a[0];
     }
     to.insert(to.end(), inst.begin(), inst.end());
+    if (rt_at && rt_at + 1 == inst.size() && global_tracked_.count(base))  // a whole element
+      global_element(to, inst[2], base, block, member, rt_type, inst[rt_at]);
     auto tr = tracked_.find(base);
     const size_t levels = tr == tracked_.end() ? 0 : tr->second.dims.size();
     if (levels && inst.size() >= 4 + levels) {  // every array level indexed: the element's shadow
@@ -593,6 +614,9 @@ class Checker {
                                                                                                      : Access::kAtomicUpdate);
     }
     if (op == spv::OpStore && inst.size() >= 3 && shadow_of_.count(inst[1])) race_check(to, inst[1], Access::kStore, inst[2]);
+    if (op == spv::OpLoad && inst.size() >= 4 && global_shadow_of_.count(inst[3])) global_check(to, inst[3], false, 0);
+    if (op == spv::OpStore && inst.size() >= 3 && global_shadow_of_.count(inst[1]))
+      global_check(to, inst[1], true, inst[2]);
     if (op == spv::OpControlBarrier && inst.size() == 4 && value_of(inst[1]) == spv::ScopeWorkgroup && epoch_var_) {
       to.insert(to.end(), inst.begin(), inst.end());
       const uint32_t e0 = fresh(), e1 = fresh();  // the next epoch
@@ -720,6 +744,14 @@ class Checker {
   std::map<uint32_t, uint32_t> builtin_, spec_id_, spec_default_, shadow_of_, base_of_shadow_ptr_;
   std::map<uint32_t, Tracked> tracked_;
   std::set<uint32_t> fully_seen_;  // tracked variables every write of which updates the shadow
+  // Races between workgroups.
+  struct GlobalShadow {
+    uint32_t writer = 0, reader = 0, on = 0;  // pointers to the two words; bool: a shadow was given
+    std::string what;                          // the buffer, as a site names it
+  };
+  std::set<uint32_t> global_tracked_;                 // storage-buffer variables with shadows
+  std::map<uint32_t, GlobalShadow> global_shadow_of_;  // pointer to a whole element -> its shadow
+  uint32_t uvec3_ = 0;
   // Uninitialised locals.
   std::map<uint32_t, Local> locals_;
   std::map<uint32_t, std::pair<uint32_t, uint32_t>> local_elem_;  // pointer -> (variable, flat element)

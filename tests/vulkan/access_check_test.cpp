@@ -5,6 +5,7 @@
 // kernels too.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -196,6 +197,119 @@ TEST_F(AccessCheck, EachDefectIsNamed) {
 
 TEST_F(AccessCheck, UncheckedRunsReportNothing) {
   for (uint32_t mode : {1u, 3u, 4u}) EXPECT_TRUE(run(mode, false).empty()) << mode;
+}
+
+// Races between workgroups of one dispatch (storage buffers): four workgroups of 32 lanes in a
+// 2 x 2 grid, each owning a slice of 32 elements of y, updated in place. Mode 0 is correct; 1
+// reads the slice of the workgroup in the other row (wg ^ 2: only gl_WorkGroupID.y tells the two
+// apart) before storing its own; 2 has every workgroup store its index to y[0]; 3 has every
+// workgroup store 1.0 to a flag (the same value: benign, as in shared memory).
+const std::vector<uint32_t>& workgroups_spv() {
+  static const std::vector<uint32_t> words = glsl("workgroups.comp", R"(#version 450
+layout(local_size_x = 32) in;
+layout(set = 0, binding = 0) buffer Y { float y[]; };
+layout(set = 0, binding = 1) buffer F { float f[]; };
+layout(push_constant) uniform PC { uint mode; };
+void main() {
+  const uint wg = gl_WorkGroupID.x + gl_NumWorkGroups.x * gl_WorkGroupID.y, l = gl_LocalInvocationID.x;
+  const uint from = mode == 1u ? wg ^ 2u : wg;
+  const float v = y[from * 32u + l];
+  y[wg * 32u + l] = 2.0 * v + 1.0;
+  if (mode == 2u && l == 0u) y[0] = float(wg);
+  if (mode == 3u && l == 0u) f[0] = 1.0;
+})");
+  return words;
+}
+
+// The "last workgroup reduces" idiom: each workgroup stores its partial, then the last one to
+// count itself in (an atomic counter, ordered by device-scope barriers) reads every partial.
+// Correct under Vulkan's memory model; the shadows cannot follow it, so it is not checked.
+const std::vector<uint32_t>& last_workgroup_spv() {
+  static const std::vector<uint32_t> words = glsl("last_workgroup.comp", R"(#version 450
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 0) buffer P { float partial[]; };
+layout(set = 0, binding = 1) buffer C { uint count; float total; };
+void main() {
+  const uint wg = gl_WorkGroupID.x;
+  partial[wg] = float(wg + 1u);
+  memoryBarrierBuffer();
+  if (atomicAdd(count, 1u) != gl_NumWorkGroups.x - 1u) return;
+  memoryBarrierBuffer();
+  float t = 0.0;
+  for (uint i = 0u; i < gl_NumWorkGroups.x; ++i) t += partial[i];
+  total = t;
+})");
+  return words;
+}
+
+TEST_F(AccessCheck, RacesBetweenWorkgroupsAreNamedInAnyOrder) {
+  const auto run_mode = [&](uint32_t mode, bool checked, std::vector<float>* out = nullptr) {
+    std::vector<float> yv(128);
+    for (size_t i = 0; i < yv.size(); ++i) yv[i] = 0.5f * float(i);
+    Buffer y = ctx->make_buffer(128 * 4), f = ctx->make_buffer(4);
+    y.upload(yv.data(), 128 * 4);
+    Dispatch d;
+    d.label = "workgroups";
+    d.spirv = workgroups_spv();
+    d.bindings = {{0, &y}, {1, &f}};
+    d.groups[0] = 2, d.groups[1] = 2;
+    d.push_constants.resize(4);
+    std::memcpy(d.push_constants.data(), &mode, 4);
+    d.check_access = checked;
+    const RunResult r = ctx->run({d});
+    if (out) out->resize(128), y.download(out->data(), 128 * 4);
+    return r.access_violations.empty() ? std::string("(none)") : r.access_violations[0];
+  };
+  std::vector<float> plain, checked;
+  EXPECT_EQ(run_mode(0, false, &plain), "(none)");
+  EXPECT_EQ(run_mode(0, true, &checked), "(none)");
+  EXPECT_EQ(plain, checked) << "the checks change no result";
+  EXPECT_EQ(run_mode(3, true), "(none)") << "every workgroup storing the same value is not a race";
+  // Whichever workgroup runs first, one side of each pair finds the other's access: a load after
+  // the other's store, or a store after the other's load.
+  const std::string cross = run_mode(1, true);
+  EXPECT_NE(cross.find("'y' (binding 0): a "), std::string::npos) << cross;
+  EXPECT_TRUE(cross.find("a load of an element another workgroup stored in this dispatch") != std::string::npos ||
+              cross.find("a store to an element another workgroup loaded in this dispatch") != std::string::npos)
+      << cross;
+  EXPECT_NE(cross.find("(a data race between workgroups: nothing orders them)"), std::string::npos) << cross;
+  const std::string both = run_mode(2, true);
+  EXPECT_NE(both.find("another workgroup"), std::string::npos) << both;
+  // The shadows hold one run: a repeat (--perf's timing) with the checks on is refused.
+  Buffer y = ctx->make_buffer(128 * 4), f = ctx->make_buffer(4);
+  Dispatch d;
+  d.spirv = workgroups_spv();
+  d.bindings = {{0, &y}, {1, &f}};
+  d.push_constants.resize(4);
+  d.check_access = true;
+  Repeat twice;
+  twice.warm = 2;
+  EXPECT_THROW(ctx->run({d}, 10000, twice), Error);
+  // The checked module is valid SPIR-V, its shadow slot found by the runner.
+  const detail::AccessLimits lim{
+      .min_binding = 2, .spec = {}, .invocations = 32, .max_shared_bytes = 32768, .subgroup_size = 0, .bare_vars = {}};
+  const detail::AccessCheck ac = detail::check_access(workgroups_spv(), "workgroups", "main", lim);
+  ASSERT_FALSE(ac.words.empty());
+  EXPECT_NO_THROW(compare::validate_spirv(ac.words, "workgroups (checked)"));
+  EXPECT_EQ(std::count_if(ac.lengths.begin(), ac.lengths.end(), [](const detail::RuntimeLength& l) { return l.shadow; }),
+            2) << "y and f";
+}
+
+TEST_F(AccessCheck, DeviceScopeOrderingIsNotCalledARace) {
+  Buffer p = ctx->make_buffer(8 * 4), c = ctx->make_buffer(8);
+  const uint32_t zero[2] = {0, 0};
+  c.upload(zero, 8);
+  Dispatch d;
+  d.label = "last_workgroup";
+  d.spirv = last_workgroup_spv();
+  d.bindings = {{0, &p}, {1, &c}};
+  d.groups[0] = 8;
+  d.check_access = true;
+  const RunResult r = ctx->run({d});
+  EXPECT_TRUE(r.access_violations.empty()) << r.access_violations[0];
+  float out[2];
+  c.download(out, 8);
+  EXPECT_EQ(out[1], 36.0f);  // 1 + ... + 8
 }
 
 // The checked form of every bundled kernel is valid SPIR-V (the driver would otherwise be handed
