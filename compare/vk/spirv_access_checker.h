@@ -425,7 +425,7 @@ class Checker {
   void global_element(std::vector<uint32_t>& to, uint32_t chain, uint32_t var, uint32_t block, uint32_t member,
                       uint32_t array_type, uint32_t index);
   void global_check(std::vector<uint32_t>& to, uint32_t ptr, bool store, uint32_t value);
-  uint32_t workgroup_index(std::vector<uint32_t>& to);  // gl_WorkGroupID flattened, as a uint
+  uint32_t workgroup_me(std::vector<uint32_t>& to);  // gl_WorkGroupID flattened, + 1 (the tag)
   uint32_t uvec3_input(uint32_t builtin);                // the builtin's Input variable (a 3-vector)
 
   // ---- NaN operands --------------------------------------------------------------------------
@@ -595,6 +595,7 @@ class Checker {
         op != spv::OpVariable && op != spv::OpLine && op != spv::OpNoLine) {
       clear_pending_ = false;
       if (!tracked_.empty()) clear_shadows(to);
+      if (!global_tracked_.empty()) emit(to, spv::OpStore, {wg_me_var_, workgroup_me(to)});
     }
     if (op == spv::OpLoad && inst.size() >= 4 && shadow_of_.count(inst[3])) race_check(to, inst[3], Access::kLoad);
     if (op == spv::OpVariable && inst.size() >= 4 && inst[3] == spv::StorageClassFunction && locals_.count(inst[2])) {
@@ -751,7 +752,7 @@ class Checker {
   };
   std::set<uint32_t> global_tracked_;                 // storage-buffer variables with shadows
   std::map<uint32_t, GlobalShadow> global_shadow_of_;  // pointer to a whole element -> its shadow
-  uint32_t uvec3_ = 0;
+  uint32_t uvec3_ = 0, wg_me_var_ = 0;  // wg_me_var_: the workgroup's tag, set at the entry's start
   // Uninitialised locals.
   std::map<uint32_t, Local> locals_;
   std::map<uint32_t, std::pair<uint32_t, uint32_t>> local_elem_;  // pointer -> (variable, flat element)

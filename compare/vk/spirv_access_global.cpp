@@ -42,6 +42,11 @@ void Checker::prepare_global_races() {
   for (const auto& [id, ty] : type_)
     if (ty.op == spv::OpTypeVector && ty.a.size() == 2 && ty.a[0] == uint_ && ty.a[1] == 3) uvec3_ = id;
   if (!uvec3_) uvec3_ = fresh(), emit(globals_, spv::OpTypeVector, {uvec3_, uint_, 3});
+  const uint32_t ptr_private = fresh();
+  wg_me_var_ = fresh();
+  emit(globals_, spv::OpTypePointer, {ptr_private, spv::StorageClassPrivate, uint_});
+  emit(globals_, spv::OpVariable, {ptr_private, wg_me_var_, spv::StorageClassPrivate, constant(uint_, 0)});
+  new_globals_.push_back(wg_me_var_);
 }
 
 // The shadow words of the element `index` of the runtime array reached by `chain`.
@@ -91,8 +96,8 @@ uint32_t Checker::uvec3_input(uint32_t builtin) {
   return v;
 }
 
-// x + nx (y + ny z): the workgroup's index in the dispatch.
-uint32_t Checker::workgroup_index(std::vector<uint32_t>& to) {
+// x + nx (y + ny z) + 1: the workgroup's index in the dispatch, as its tag (0: none).
+uint32_t Checker::workgroup_me(std::vector<uint32_t>& to) {
   uint32_t c[2][3];
   const uint32_t vars[2] = {uvec3_input(spv::BuiltInWorkgroupId), uvec3_input(spv::BuiltInNumWorkgroups)};
   for (int k = 0; k < 2; ++k) {
@@ -107,12 +112,13 @@ uint32_t Checker::workgroup_index(std::vector<uint32_t>& to) {
       if (comp != uint_) c[k][j] = fresh(), emit(to, spv::OpBitcast, {uint_, c[k][j], e});
     }
   }
-  const uint32_t zy = fresh(), yz = fresh(), xyz = fresh(), idx = fresh();
+  const uint32_t zy = fresh(), yz = fresh(), xyz = fresh(), idx = fresh(), me = fresh();
   emit(to, spv::OpIMul, {uint_, zy, c[0][2], c[1][1]});
   emit(to, spv::OpIAdd, {uint_, yz, zy, c[0][1]});
   emit(to, spv::OpIMul, {uint_, xyz, yz, c[1][0]});
   emit(to, spv::OpIAdd, {uint_, idx, xyz, c[0][0]});
-  return idx;
+  emit(to, spv::OpIAdd, {uint_, me, idx, constant(uint_, 1)});
+  return me;
 }
 
 // A load: another workgroup's store before it is a race; the load enters itself as a reader
@@ -123,8 +129,8 @@ uint32_t Checker::workgroup_index(std::vector<uint32_t>& to) {
 void Checker::global_check(std::vector<uint32_t>& to, uint32_t ptr, bool store, uint32_t value) {
   const GlobalShadow& g = global_shadow_of_.at(ptr);
   const uint32_t dev = constant(uint_, spv::ScopeDevice), relaxed = constant(uint_, spv::MemorySemanticsMaskNone);
-  const uint32_t wg = workgroup_index(to), me = fresh();
-  emit(to, spv::OpIAdd, {uint_, me, wg, constant(uint_, 1)});
+  const uint32_t me = fresh();
+  emit(to, spv::OpLoad, {uint_, me, wg_me_var_});
   // tag != 0 && tag != me && the shadow is on && (not a store of the same value)
   const uint32_t eq = store ? same_value(to, ptr, value) : 0;
   const auto other = [&](uint32_t tag) {
