@@ -363,15 +363,14 @@ void Context::Impl::validate(const std::vector<Dispatch>& sequence, uint32_t* de
   }
 }
 
-namespace {
+namespace detail {
 
 // The shadows of the races between workgroups (spirv_access_global.cpp), after the slots of
 // `init` (word 0, then a slot per entry of `lens`, each an element count so far): a scratch pair
 // first, which every shadow slot the budget of `max_words` leaves out points at (its flag clear:
 // the kernel records nothing there), then two zeroed words per element of each buffer.
-void place_global_shadows(const std::vector<detail::RuntimeLength>& lens, std::vector<uint32_t>& init,
-                          uint64_t max_words) {
-  if (std::none_of(lens.begin(), lens.end(), [](const detail::RuntimeLength& l) { return l.shadow; })) return;
+void place_global_shadows(const std::vector<RuntimeLength>& lens, std::vector<uint32_t>& init, uint64_t max_words) {
+  if (std::none_of(lens.begin(), lens.end(), [](const RuntimeLength& l) { return l.shadow; })) return;
   const uint32_t scratch = static_cast<uint32_t>(init.size() - 1);  // an index after word 0
   uint64_t end = uint64_t(scratch) + 2;
   for (size_t j = 0; j < lens.size(); ++j) {
@@ -387,11 +386,12 @@ void place_global_shadows(const std::vector<detail::RuntimeLength>& lens, std::v
   init.resize(1 + end, 0u);
 }
 
-}  // namespace
+}  // namespace detail
 
 // The access-check buffer of each checked pipeline (word 0 the violated site, word 1 + j the
 // element count of the kernel's runtime-array access j over its binding's usable bytes, not the
-// guard), and one descriptor set per dispatch in the job's pool.
+// guard, or where its workgroup shadow starts; the shadows after), and one descriptor set per
+// dispatch in the job's pool.
 Context::Impl::Bound Context::Impl::bind(Context& ctx, InFlight& job, const std::vector<Dispatch>& sequence,
                                          uint32_t descriptors, uint32_t uniforms) {
   Bound bd;
@@ -411,7 +411,7 @@ Context::Impl::Bound Context::Impl::bind(Context& ctx, InFlight& job, const std:
         init[1 + j] = range < lens[j].offset ? 0u : static_cast<uint32_t>(std::min<uint64_t>(
                                                         (range - lens[j].offset) / lens[j].stride, UINT32_MAX));
       }
-    place_global_shadows(lens, init, std::min<uint64_t>(detail::kMaxGlobalShadowWords, info.max_storage_buffer_range / 4));
+    detail::place_global_shadows(lens, init, std::min<uint64_t>(detail::kMaxGlobalShadowWords, info.max_storage_buffer_range / 4));
     bd.checks[i] = ctx.make_buffer(init.size() * 4, 0);
     bd.checks[i]->upload(init.data(), init.size() * 4);
     ++descriptors;

@@ -121,12 +121,17 @@ struct RuntimeLength {
   uint32_t binding = 0, offset = 0, stride = 0;  // a runtime array member of a buffer block
   // Instead of the element count n, the slot holds where the member's workgroup shadow starts
   // in the check buffer's words after word 0 (two words per element: the writer, then the
-  // readers), with bit 31 set; 0 where the runner gave it none (too large: the check is off).
+  // readers), with bit 31 set; where the runner gave it none (too large), where its scratch pair
+  // starts, bit 31 clear: the kernel then records nothing for this buffer.
   bool shadow = false;
   bool operator==(const RuntimeLength&) const = default;
 };
 // Two words per element; the runner gives no shadow past this many words in one check buffer.
 constexpr uint64_t kMaxGlobalShadowWords = uint64_t(1) << 26;
+// Places the workgroup shadows of a check buffer's `lens` (compare/vk/runner.cpp): `init` holds
+// word 0 and a slot per entry (its element count); returns with each shadow slot set, and the
+// buffer's words grown to hold the shadows that fit in `max_words`.
+void place_global_shadows(const std::vector<RuntimeLength>& lens, std::vector<uint32_t>& init, uint64_t max_words);
 struct AccessCheck {
   std::vector<uint32_t> words;
   uint32_t binding = 0;

@@ -124,8 +124,12 @@ uint32_t Checker::workgroup_me(std::vector<uint32_t>& to) {
 // A load: another workgroup's store before it is a race; the load enters itself as a reader
 // (an atomic exchange, raised to "several" when another workgroup's tag comes back). A store:
 // another workgroup's store or load before it is a race, unless it stores the value the element
-// already holds (the benign "every workgroup writes the flag" idiom, as for shared memory). The
-// order the driver ran the workgroups in decides which of the two sides reports, never whether.
+// already holds (the benign "every workgroup writes the flag" idiom, as for shared memory). Each
+// side swaps its own word first and reads the other's after, so a load and a store of two
+// workgroups cannot both miss each other where the exchange orders what follows it (an x86 CPU
+// driver: a locked exchange); on a GPU whose relaxed atomics do not, both may, in the one
+// interleaving where each reads before the other's swap lands (a missed race, never a false one).
+// The order the driver ran the workgroups in decides which of the two sides reports.
 void Checker::global_check(std::vector<uint32_t>& to, uint32_t ptr, bool store, uint32_t value) {
   const GlobalShadow& g = global_shadow_of_.at(ptr);
   const uint32_t dev = constant(uint_, spv::ScopeDevice), relaxed = constant(uint_, spv::MemorySemanticsMaskNone);
@@ -154,9 +158,9 @@ void Checker::global_check(std::vector<uint32_t>& to, uint32_t ptr, bool store, 
     record(to, other(r), g.what + ": a store to an element another workgroup loaded" + between, Rank::kMemory);
     return;
   }
+  emit(to, spv::OpAtomicExchange, {uint_, r, g.reader, dev, relaxed, me});
   emit(to, spv::OpAtomicLoad, {uint_, w, g.writer, dev, relaxed});
   record(to, other(w), g.what + ": a load of an element another workgroup stored" + between, Rank::kMemory);
-  emit(to, spv::OpAtomicExchange, {uint_, r, g.reader, dev, relaxed, me});
   const uint32_t some = fresh(), not_me = fresh(), several = fresh(), raise = fresh(), old = fresh();
   emit(to, spv::OpINotEqual, {bool_, some, r, constant(uint_, 0)});
   emit(to, spv::OpINotEqual, {bool_, not_me, r, me});

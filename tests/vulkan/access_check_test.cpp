@@ -266,13 +266,18 @@ TEST_F(AccessCheck, RacesBetweenWorkgroupsAreNamedInAnyOrder) {
   EXPECT_EQ(plain, checked) << "the checks change no result";
   EXPECT_EQ(run_mode(3, true), "(none)") << "every workgroup storing the same value is not a race";
   // Whichever workgroup runs first, one side of each pair finds the other's access: a load after
-  // the other's store, or a store after the other's load.
+  // the other's store, or a store after the other's load. On a CPU driver even when the two run at
+  // once (each swaps its own shadow word, a locked exchange, before reading the other's); a GPU's
+  // relaxed atomics may let both sides of a pair read first (a miss, never a false alarm).
   const std::string cross = run_mode(1, true);
-  EXPECT_NE(cross.find("'y' (binding 0): a "), std::string::npos) << cross;
-  EXPECT_TRUE(cross.find("a load of an element another workgroup stored in this dispatch") != std::string::npos ||
-              cross.find("a store to an element another workgroup loaded in this dispatch") != std::string::npos)
-      << cross;
-  EXPECT_NE(cross.find("(a data race between workgroups: nothing orders them)"), std::string::npos) << cross;
+  if (ctx->info().type == "cpu" || cross != "(none)") {
+    EXPECT_NE(cross.find("'y' (binding 0): a "), std::string::npos) << cross;
+    EXPECT_TRUE(cross.find("a load of an element another workgroup stored in this dispatch") != std::string::npos ||
+                cross.find("a store to an element another workgroup loaded in this dispatch") != std::string::npos)
+        << cross;
+    EXPECT_NE(cross.find("(a data race between workgroups: nothing orders them)"), std::string::npos) << cross;
+  }
+  // Stores of one element by every workgroup meet on one shadow word: seen on every device.
   const std::string both = run_mode(2, true);
   EXPECT_NE(both.find("another workgroup"), std::string::npos) << both;
   // The shadows hold one run: a repeat (--perf's timing) with the checks on is refused.
@@ -310,6 +315,21 @@ TEST_F(AccessCheck, DeviceScopeOrderingIsNotCalledARace) {
   float out[2];
   c.download(out, 8);
   EXPECT_EQ(out[1], 36.0f);  // 1 + ... + 8
+}
+
+// The runner places the workgroup shadows after the slots: those that fit the budget get their
+// start with the flag; one that does not points at the scratch pair with the flag clear, so its
+// kernel records nothing (the check is off there, never a false alarm from shared words).
+TEST(AccessCheckModule, ShadowsPastTheBudgetAreSwitchedOff) {
+  const std::vector<detail::RuntimeLength> lens = {{.binding = 0, .offset = 0, .stride = 4, .shadow = false},
+                                                  {.binding = 1, .offset = 0, .stride = 4, .shadow = true},
+                                                  {.binding = 2, .offset = 0, .stride = 4, .shadow = true}};
+  std::vector<uint32_t> init = {0, 100, 10, 1000};  // word 0, then each slot's element count
+  detail::place_global_shadows(lens, init, 64);
+  EXPECT_EQ(init[1], 100u) << "a length slot stays a length";
+  EXPECT_EQ(init[2], 5u | 0x80000000u) << "after the 3 slots and the scratch pair (3, 4)";
+  EXPECT_EQ(init[3], 3u) << "2000 words past a budget of 64: the scratch pair, flag clear";
+  EXPECT_EQ(init.size(), 1u + 5u + 20u);
 }
 
 // The checked form of every bundled kernel is valid SPIR-V (the driver would otherwise be handed
